@@ -1,0 +1,7 @@
+! qmmm_accel_cube.f90 -- Fortran interface to the cube family of qmmm-accel (re-exported by qmmm_accel).
+module qmmm_accel_cube
+  use, intrinsic :: iso_c_binding
+  use qmmm_accel_core
+  implicit none
+  private
+end module qmmm_accel_cube

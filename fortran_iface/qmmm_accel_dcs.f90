@@ -1,0 +1,7 @@
+! qmmm_accel_dcs.f90 -- Fortran interface to the dcs family of qmmm-accel (re-exported by qmmm_accel).
+module qmmm_accel_dcs
+  use, intrinsic :: iso_c_binding
+  use qmmm_accel_core
+  implicit none
+  private
+end module qmmm_accel_dcs

@@ -1,0 +1,12 @@
+/* qmmm_accel_cube.h -- the cube family of the qmmm-accel C API (included by qmmm_accel.h). */
+#ifndef QMMM_ACCEL_CUBE_H
+#define QMMM_ACCEL_CUBE_H
+#include "qmmm_accel.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

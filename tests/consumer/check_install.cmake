@@ -1,0 +1,23 @@
+# Installs the build tree into a scratch prefix, then configures, builds and runs tests/consumer against it.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  message("${out}")
+endfunction()
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_INSTALL_RPATH=${prefix}/lib -DCMAKE_BUILD_RPATH=${prefix}/lib)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer_cxx)
+run(${WORK_DIR}/build/consumer_f90)
+# pkg-config file: the plain `-lqmmm_accel` link line a Makefile would use.
+file(GLOB_RECURSE pcfile ${prefix}/*/qmmm_accel.pc)
+file(READ "${pcfile}" pc)
+if(NOT pc MATCHES "-lqmmm_accel")
+  message(FATAL_ERROR "qmmm_accel.pc lacks -lqmmm_accel")
+endif()
+message("consumer: ok")

@@ -1,0 +1,72 @@
+// field_reference.hpp -- an independent reference for U_ES: long double terms summed with Neumaier
+// compensation, the singular-cell rule written out from its definition. Test helpers only.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace qmmm_test {
+
+struct System {
+    std::vector<double> cell_xyz, cell_q, nuc_xyz, nuc_z;
+    int64_t n_cells() const { return static_cast<int64_t>(cell_q.size()); }
+    int64_t n_nuclei() const { return static_cast<int64_t>(nuc_z.size()); }
+};
+
+struct Neumaier {
+    long double s = 0, c = 0;
+    void add(long double x) {
+        long double t = s + x;
+        c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+        s = t;
+    }
+    long double value() const { return s + c; }
+};
+
+// Returns U_ES at p and, in *scale, sum of |terms| (the natural size for relative errors).
+inline double reference_u(const System &sys, const double *p, double cell_volume = 0, double *scale = nullptr) {
+    Neumaier sum, abs_sum;
+    const long double self = cell_volume > 0 ? 2.3800772417739768L / std::cbrt((long double)cell_volume) : NAN;
+    for (int64_t m = 0; m < sys.n_cells(); ++m) {
+        long double dx = (long double)p[0] - sys.cell_xyz[3 * m], dy = (long double)p[1] - sys.cell_xyz[3 * m + 1],
+                    dz = (long double)p[2] - sys.cell_xyz[3 * m + 2];
+        long double r = std::sqrt(dx * dx + dy * dy + dz * dz);
+        long double t = sys.cell_q[m] * (r < 1e-10L ? self : 1.0L / r);
+        sum.add(t), abs_sum.add(std::fabs(t));
+    }
+    for (int64_t b = 0; b < sys.n_nuclei(); ++b) {
+        long double dx = (long double)p[0] - sys.nuc_xyz[3 * b], dy = (long double)p[1] - sys.nuc_xyz[3 * b + 1],
+                    dz = (long double)p[2] - sys.nuc_xyz[3 * b + 2];
+        long double t = -sys.nuc_z[b] / std::sqrt(dx * dx + dy * dy + dz * dz);
+        sum.add(t), abs_sum.add(std::fabs(t));
+    }
+    if (scale) *scale = static_cast<double>(abs_sum.value());
+    return static_cast<double>(sum.value());
+}
+
+// A molecule-like environment: cells on a jittered grid in a box, positive populations, a few nuclei.
+inline System random_system(int64_t n_cells, int64_t n_nuclei, uint64_t seed, double box = 20.0) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> pos(-box / 2, box / 2), pop(1e-6, 1e-2), zz(1.0, 8.0);
+    System s;
+    for (int64_t m = 0; m < n_cells; ++m) {
+        for (int k = 0; k < 3; ++k) s.cell_xyz.push_back(pos(rng));
+        s.cell_q.push_back(pop(rng));
+    }
+    for (int64_t b = 0; b < n_nuclei; ++b) {
+        for (int k = 0; k < 3; ++k) s.nuc_xyz.push_back(pos(rng));
+        s.nuc_z.push_back(std::round(zz(rng)));
+    }
+    return s;
+}
+
+inline std::vector<double> random_points(int64_t n, uint64_t seed, double box = 24.0) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> pos(-box / 2, box / 2);
+    std::vector<double> p(3 * n);
+    for (auto &x : p) x = pos(rng);
+    return p;
+}
+
+}  // namespace qmmm_test

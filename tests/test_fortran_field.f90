@@ -1,0 +1,80 @@
+! test_fortran_field.f90 -- the Fortran module: options, create/eval against closed forms, async,
+! error statuses and messages through the wrappers.
+program test_fortran_field
+  use qmmm_accel
+  use, intrinsic :: iso_c_binding, only: c_associated
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  implicit none
+  real(8) :: cells(3,8), q(8), nuc(3,2), z(2), pts(3,3), u(3), v(3), empty(3,0), noq(0)
+  type(qmmm_field) :: f
+  type(qmmm_options) :: opt
+  integer :: i, j, k, n, s, b, p, d, failures
+  character(len=:), allocatable :: msg
+
+  failures = 0
+  n = 0
+  do i = -1, 1, 2
+    do j = -1, 1, 2
+      do k = -1, 1, 2
+        n = n + 1
+        cells(:, n) = [dble(i), dble(j), dble(k)]
+      end do
+    end do
+  end do
+  q = 0.125d0
+  nuc(:, 1) = [0d0, 0d0, 3d0]; nuc(:, 2) = [0d0, 4d0, 0d0]
+  z = [1d0, 2d0]
+  pts(:, 1) = [0d0, 0d0, 0d0]
+  pts(:, 2) = [0d0, 0d0, 1d0]
+  pts(:, 3) = [5d0, 5d0, 5d0]
+
+  opt%backend = QMMM_BACKEND_CPU
+  call check(qmmm_field_create(f, cells, q, nuc, z, opt=opt) == QMMM_SUCCESS, 'create')
+  call check(qmmm_field_eval(f, pts, u) == QMMM_SUCCESS, 'eval')
+  ! centre: 8 x 0.125 / sqrt(3) minus 1/3 + 2/4
+  call check(abs(u(1) - (1d0 / sqrt(3d0) - 1d0 / 3d0 - 2d0 / 4d0)) < 1d-14, 'cube centre value')
+  call check(abs(u(2) - (4 * 0.125d0 / sqrt(2d0) + 4 * 0.125d0 / sqrt(6d0) - 1d0 / 2d0 - 2d0 / sqrt(17d0))) &
+       < 1d-14, 'off-centre value')
+  call check(qmmm_field_backend(f, b, p, d) == QMMM_SUCCESS .and. b == QMMM_BACKEND_CPU .and. &
+       p == QMMM_PRECISION_DOUBLE .and. d == -1, 'backend report')
+  v = -1
+  call check(qmmm_field_eval_async(f, pts, v) == QMMM_SUCCESS, 'eval_async')
+  call check(qmmm_field_wait(f) == QMMM_SUCCESS, 'wait')
+  call check(all(u == v), 'async values equal sync values')
+  call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy')
+  call check(.not. c_associated(f%ptr), 'destroy clears the handle')
+
+  ! Empty cell set: nuclei alone.
+  call check(qmmm_field_create(f, empty, noq, nuc, z, backend=QMMM_BACKEND_CPU, &
+       precision=QMMM_PRECISION_MIXED) == QMMM_SUCCESS, 'create nuclei only')
+  call check(qmmm_field_eval(f, pts(:, 1:1), u(1:1)) == QMMM_SUCCESS, 'eval nuclei only')
+  call check(abs(u(1) - (-1d0 / 3d0 - 0.5d0)) < 1d-15, 'nuclei-only value')
+  ! Errors through the wrappers: a point on a nucleus, a used-up handle.
+  s = qmmm_field_eval(f, reshape([0d0, 0d0, 3d0], [3, 1]), u(1:1))
+  call check(s == QMMM_ERR_SINGULAR, 'point on nucleus is QMMM_ERR_SINGULAR')
+  msg = qmmm_error_message()
+  call check(index(msg, 'nucleus 0') > 0, 'message names the nucleus: '//msg)
+  call check(qmmm_status_string(s) == 'QMMM_ERR_SINGULAR', 'status string')
+  call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy 2')
+  call check(qmmm_field_eval(f, pts, u) == QMMM_ERR_BAD_HANDLE, 'destroyed handle is rejected')
+  call check(qmmm_field_eval(f, pts(:, 1:2), u) == QMMM_ERR_INVALID_ARG, 'shape mismatch is rejected')
+  opt%precision = 9
+  call check(qmmm_field_create(f, cells, q, nuc, z, opt=opt) == QMMM_ERR_INVALID_ARG, 'bad precision')
+  call check(index(qmmm_error_message(), 'precision') > 0, 'message names precision')
+
+  if (failures == 0) then
+    print '(a)', 'fortran_field: all passed'
+  else
+    write(error_unit, '(i0,a)') failures, ' check(s) failed'
+    error stop 1
+  end if
+contains
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(*), intent(in) :: what
+    if (.not. ok) then
+      failures = failures + 1
+      write(error_unit, '(a,a)') 'FAILED: ', what
+    end if
+  end subroutine
+end program test_fortran_field
