@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+"""Builds the reference systems of data/ with psi4 (Debian's psi4 1.3.2 under /usr/bin/python3).
+
+    /usr/bin/python3 data/psi4_systems.py water|hydrogen|water_dimer|glycine_trimer OUTDIR
+
+Everything psi4 is given is in bohr unless stated; geometries are written in Angstrom in the inputs
+below because that is how they are published. Energies are hartree.
+
+Embedding (water_dimer, glycine_trimer): psi4 sees the environment as exactly the point charges the
+library reads from the committed cube files: one charge -q_m at each cell centre whose density is
+>= THRESHOLD (q_m = rho_m * dV, the electron population, parsed from the cube text as written, so
+the rounding of the file is the rounding of both), and +Z_b at each nucleus of the cube. psi4 1.3.2
+adds the nucleus-charge interaction to the nuclear repulsion ("Additional nuclear repulsion" in the
+output, also recomputed here); the electron-environment energy is tr[(Da+Db) V_ext] with V_ext from
+ExternalPotential.computePotentialMatrix (psi4's analytic point-charge integrals).
+"""
+import gzip
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, '/usr/lib/x86_64-linux-gnu')
+import numpy as np  # noqa: E402
+import psi4  # noqa: E402
+
+BOHR_ANG = psi4.constants.bohr2angstroms
+
+
+def options(basis, reference='rhf', **extra):
+    psi4.core.clean_options()
+    o = {'basis': basis, 'reference': reference, 'scf_type': 'pk', 'e_convergence': 1e-10,
+         'd_convergence': 1e-8, 'maxiter': 200}
+    o.update(extra)
+    psi4.set_options(o)
+    return o
+
+
+def geometry(xyz_ang, charge=0, mult=1, name='mol'):
+    lines = ['%d %d' % (charge, mult)] + ['%s %.8f %.8f %.8f' % a for a in xyz_ang]
+    lines += ['units angstrom', 'symmetry c1', 'no_com', 'no_reorient']
+    return psi4.geometry('\n'.join(lines), name=name)
+
+
+def write_json(path, obj):
+    with open(path, 'w') as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write('\n')
+
+
+def mol_info(mol):
+    return [{'symbol': mol.symbol(i), 'Z': mol.Z(i),
+             'xyz_bohr': [mol.x(i), mol.y(i), mol.z(i)]} for i in range(mol.natom())]
+
+
+def molden_kind(wfn):
+    # psi4's molden writer states [5D7F]-style tags only for spherical (puream) basis sets.
+    return 'spherical: psi4 writes [5D] (Molden: 5D and 7F) and [9G]' if wfn.basisset().has_puream() else 'cartesian (6D/10F)'
+
+
+# ---------------------------------------------------------------- cube files
+def read_cube(path):
+    """The same semantics as the library's reader: returns (cells_xyz[n,3] bohr, rho[n], dV, nuclei)."""
+    op = gzip.open if path.endswith('.gz') else open
+    with op(path, 'rt') as f:
+        lines = f.read().split('\n')
+    head = lines[2].split()
+    natom = int(head[0])
+    origin = np.array([float(x) for x in head[1:4]])
+    n = []
+    axes = []
+    for k in range(3):
+        t = lines[3 + k].split()
+        n.append(int(t[0]))
+        axes.append([float(x) for x in t[1:4]])
+    axes = np.array(axes)
+    scale = 1.0
+    if n[0] < 0:  # the format's flag: negative count = Angstrom units
+        scale = 1.0 / BOHR_ANG
+    n = [abs(x) for x in n]
+    axes *= scale
+    origin *= scale
+    nat = abs(natom)
+    nuclei = []
+    for a in range(nat):
+        t = lines[6 + a].split()
+        nuclei.append((int(round(float(t[0]))), np.array([float(x) for x in t[2:5]]) * scale))
+    data_start = 6 + nat + (1 if natom < 0 else 0)
+    vals = np.array(' '.join(lines[data_start:]).split(), dtype=float)
+    assert vals.size == n[0] * n[1] * n[2], 'cube %s: %d values, expected %d' % (path, vals.size, n[0] * n[1] * n[2])
+    dV = abs(np.linalg.det(axes))
+    i, j, k = np.meshgrid(np.arange(n[0]), np.arange(n[1]), np.arange(n[2]), indexing='ij')
+    idx = np.stack([i.ravel(), j.ravel(), k.ravel()], axis=1).astype(float)
+    xyz = origin + idx @ axes
+    return xyz, vals, dV, nuclei
+
+
+def density_cube(wfn, outdir, spacing, overage, name):
+    """psi4 cubeprop total density (Dt.cube) on a grid of `spacing` bohr, gzipped into outdir/name."""
+    tmp = os.path.join(outdir, '_cube_tmp')
+    os.makedirs(tmp, exist_ok=True)
+    psi4.set_options({'cubeprop_tasks': ['density'], 'cubeprop_filepath': tmp,
+                      'cubic_grid_spacing': [spacing] * 3, 'cubic_grid_overage': [overage] * 3})
+    psi4.cubeprop(wfn)
+    src = os.path.join(tmp, 'Dt.cube')
+    dst = os.path.join(outdir, name)
+    with open(src, 'rb') as fi, gzip.GzipFile(dst, 'wb', mtime=0) as fo:
+        fo.write(fi.read())
+    for fn in os.listdir(tmp):
+        os.remove(os.path.join(tmp, fn))
+    os.rmdir(tmp)
+    return dst
+
+
+def environment_charges(cube_paths, threshold):
+    """Point charges of the environment as the library reads it: -rho*dV at cells, +Z at nuclei."""
+    charges = []
+    stats = []
+    for p in cube_paths:
+        xyz, rho, dV, nuclei = read_cube(p)
+        keep = rho >= threshold
+        q = rho[keep] * dV
+        for c, qq in zip(xyz[keep], q):
+            charges.append((-qq, c[0], c[1], c[2]))
+        for z, r in nuclei:
+            charges.append((float(z), r[0], r[1], r[2]))
+        stats.append({'file': os.path.basename(p), 'grid_points': int(rho.size), 'cells_kept': int(keep.sum()),
+                      'dV_bohr3': dV, 'sum_rho_dV_all': float(rho.sum() * dV),
+                      'sum_rho_dV_kept': float(q.sum()), 'n_nuclei': len(nuclei),
+                      'sum_Z': int(sum(z for z, _ in nuclei))})
+    return charges, stats
+
+
+def add_charge_bohr(ext, q, xyz):
+    # psi4 1.3.2's ExternalPotential.addCharge takes Angstrom (checked: its 'Additional nuclear repulsion'
+    # for a charge at 6 units matches 6 A, not 6 bohr), although psi4.QMMM.addChargeBohr suggests bohr.
+    ext.addCharge(q, xyz[0] * BOHR_ANG, xyz[1] * BOHR_ANG, xyz[2] * BOHR_ANG)
+
+
+def esp_analytic(wfn, points):
+    """psi4's analytic electrostatic potential of wfn's molecule (nuclei + electrons) at points (bohr):
+    ESP(p) = sum_A Z_A/|p-R_A| + tr[D V_p], V_p the integrals of one unit point charge at p."""
+    mol = wfn.molecule()
+    D = wfn.Da().np + wfn.Db().np
+    out = []
+    for p in points:
+        ext = psi4.core.ExternalPotential()
+        add_charge_bohr(ext, 1.0, p)
+        V = ext.computePotentialMatrix(wfn.basisset()).np
+        nuc = sum(mol.Z(a) / math.dist(p, (mol.x(a), mol.y(a), mol.z(a))) for a in range(mol.natom()))
+        out.append(nuc + float(np.sum(D * V)))
+    return out
+
+
+def embedded_scf(qm_xyz, charges, basis, outdir, tag):
+    """HF of the QM part in the field of `charges` (Q, x, y, z in bohr); returns reference dict."""
+    options(basis)
+    mol = geometry(qm_xyz, name=tag)
+    ext = psi4.QMMM()
+    for q in charges:
+        add_charge_bohr(ext.extern, q[0], q[1:])
+    psi4.core.set_global_option_python('EXTERN', ext.extern)
+    t0 = time.time()
+    E, wfn = psi4.energy('scf', return_wfn=True)
+    t_scf = time.time() - t0
+    V = ext.extern.computePotentialMatrix(wfn.basisset()).np
+    D = wfn.Da().np + wfn.Db().np
+    e_el_env = float(np.sum(D * V))
+    e_nuc_env = 0.0
+    for a in range(mol.natom()):
+        R = (mol.x(a), mol.y(a), mol.z(a))
+        e_nuc_env += sum(mol.Z(a) * q[0] / math.dist(R, q[1:]) for q in charges)
+    e_nn = mol.nuclear_repulsion_energy()
+    add_nuc = [l for l in open('psi4_output.dat') if 'Additional nuclear repulsion' in l]
+    psi4_nuc_env = float(add_nuc[-1].split('=')[1])
+    if abs(psi4_nuc_env - e_nuc_env) > 1e-8 * max(1.0, abs(e_nuc_env)):
+        raise RuntimeError('nucleus-environment energy %r differs from psi4\'s %r' % (e_nuc_env, psi4_nuc_env))
+    psi4.molden(wfn, os.path.join(outdir, tag + '.molden'), dovirtual=False)
+    psi4.core.set_global_option_python('EXTERN', None)
+    return wfn, {
+        'total_energy': E,
+        'electron_environment_energy': e_el_env,
+        'nucleus_environment_energy': e_nuc_env,
+        'nucleus_environment_energy_psi4_printed': psi4_nuc_env,
+        'nuclear_repulsion_qm': e_nn,
+        'energy_without_environment_terms': E - e_el_env - e_nuc_env,
+        'scf_seconds': t_scf,
+        'n_point_charges': len(charges),
+    }
+
+
+def provenance(basis, reference, extra=None):
+    p = {'program': 'psi4', 'psi4_version': psi4.__version__, 'method': 'HF', 'basis': basis,
+         'reference': reference, 'scf_type': 'pk (exact integrals)', 'e_convergence': 1e-10,
+         'd_convergence': 1e-8, 'symmetry': 'c1, no_com, no_reorient (input frame kept)',
+         'units': 'bohr, hartree'}
+    if extra:
+        p.update(extra)
+    return p
+
+
+# ---------------------------------------------------------------- systems
+def water_geometry():
+    # Experimental gas-phase water: r(OH) = 0.9572 A, angle(HOH) = 104.52 deg, O at the origin, C2 axis z.
+    r, th = 0.9572, math.radians(104.52)
+    return [('O', 0.0, 0.0, 0.0), ('H', 0.0, r * math.sin(th / 2), r * math.cos(th / 2)),
+            ('H', 0.0, -r * math.sin(th / 2), r * math.cos(th / 2))]
+
+
+def gen_water(out):
+    options('cc-pvdz')
+    mol = geometry(water_geometry(), name='water')
+    E, wfn = psi4.energy('scf', return_wfn=True)
+    psi4.molden(wfn, os.path.join(out, 'water.molden'), dovirtual=False)
+    write_json(os.path.join(out, 'reference.json'), {
+        'system': 'one water molecule, r(OH)=0.9572 A, angle 104.52 deg',
+        'geometry_angstrom': [list(a) for a in water_geometry()], 'atoms': mol_info(mol),
+        'total_energy': E, 'nuclear_repulsion': mol.nuclear_repulsion_energy(),
+        'n_electrons': 10, 'multiplicity': 1, 'molden': 'water.molden', 'molden_basis_functions': molden_kind(wfn),
+        'provenance': provenance('cc-pVDZ', 'RHF')})
+
+
+def gen_hydrogen(out):
+    options('cc-pvtz', reference='uhf')
+    mol = geometry([('H', 0.0, 0.0, 0.0)], mult=2, name='hydrogen')
+    E, wfn = psi4.energy('scf', return_wfn=True)
+    psi4.molden(wfn, os.path.join(out, 'hydrogen.molden'), dovirtual=False)
+    write_json(os.path.join(out, 'reference.json'), {
+        'system': 'hydrogen atom at the origin, doublet (1 alpha electron)', 'atoms': mol_info(mol),
+        'total_energy': E, 'exact_energy': -0.5, 'basis_error': E + 0.5, 'nuclear_repulsion': 0.0,
+        'n_electrons': 1, 'multiplicity': 2, 'molden': 'hydrogen.molden', 'molden_basis_functions': molden_kind(wfn),
+        'provenance': provenance('cc-pVTZ', 'UHF (identical to ROHF for one electron)')})
+
+
+# S22 water dimer (Jurecka et al. 2006), Angstrom: water 1 (donor) is QM, water 2 the environment.
+DIMER_QM = [('O', -1.551007, -0.114520, 0.0), ('H', -1.934259, 0.762503, 0.0), ('H', -0.599677, 0.040712, 0.0)]
+DIMER_ENV = [('O', 1.350625, 0.111469, 0.0), ('H', 1.680398, -0.373741, -0.758561),
+             ('H', 1.680398, -0.373741, 0.758561)]
+DIMER_THRESHOLD = 1e-3
+DIMER_SPACINGS = [(0.4, 'water2_density.cube.gz'), (0.2, 'water2_density_fine.cube.gz')]
+
+
+def esp_points(qm_mol, extra):
+    pts = [(qm_mol.x(a), qm_mol.y(a), qm_mol.z(a)) for a in range(qm_mol.natom())]
+    return pts + extra
+
+
+def gen_water_dimer(out):
+    options('cc-pvdz')
+    env = geometry(DIMER_ENV, name='water2')
+    E_env, wfn_env = psi4.energy('scf', return_wfn=True)
+    cubes = []
+    for h, name in DIMER_SPACINGS:
+        density_cube(wfn_env, out, h, 4.0, name)
+        cubes.append(name)
+    # ESP of the environment (analytic, psi4 integrals) at water 1's nuclei and points around it (bohr).
+    qm_mol = geometry(DIMER_QM, name='water1_probe')
+    extra = [(-4.0, 0.0, 0.0), (-2.93, 1.5, 1.0), (-2.0, -1.5, -1.0), (-3.5, 2.5, 0.0), (-1.0, 0.0, 2.0)]
+    pts = esp_points(qm_mol, extra)
+    esp = esp_analytic(wfn_env, pts)
+    # The environment the library reads: the coarse cube at DIMER_THRESHOLD.
+    charges, stats = environment_charges([os.path.join(out, cubes[0])], DIMER_THRESHOLD)
+    stats_fine = environment_charges([os.path.join(out, cubes[1])], DIMER_THRESHOLD)[1]
+    wfn, ref = embedded_scf(DIMER_QM, charges, 'cc-pvdz', out, 'water1_embedded')
+    options('cc-pvdz')
+    mol1 = geometry(DIMER_QM, name='water1_free')
+    E_free = psi4.energy('scf')
+    write_json(os.path.join(out, 'reference.json'), dict(ref, **{
+        'system': 'S22 water dimer; water 1 (donor, QM) in the field of water 2 (environment)',
+        'qm_atoms': mol_info(mol1), 'environment_atoms': mol_info(env),
+        'qm_energy_without_environment': E_free, 'environment_hf_energy': E_env,
+        'environment_cubes': stats + stats_fine, 'environment_cube_used_by_psi4': cubes[0],
+        'density_threshold': DIMER_THRESHOLD,
+        'environment_charges': 'cells of %s with rho >= threshold as -rho*dV, nuclei of the cube as +Z' % cubes[0],
+        'molden': 'water1_embedded.molden', 'molden_basis_functions': molden_kind(wfn),
+        'esp_reference': {
+            'what': 'psi4 analytic electrostatic potential of water 2 alone (its HF/cc-pVDZ density and nuclei), '
+                    'ESP = sum Z/|p-R| - int rho/|p-r|; the library\'s U_ES = -ESP',
+            'points_bohr': [list(p) for p in pts], 'esp_hartree': esp},
+        'provenance': provenance('cc-pVDZ', 'RHF', {'cube_grid_overage_bohr': 4.0,
+                                                    'cube_spacings_bohr': [h for h, _ in DIMER_SPACINGS]})}))
+
+
+if __name__ == '__main__':
+    system, out = sys.argv[1], os.path.abspath(sys.argv[2])
+    os.makedirs(out, exist_ok=True)
+    os.chdir(out)
+    psi4.set_output_file(os.path.join(out, 'psi4_output.dat'), False)
+    psi4.set_memory('2 GB')
+    psi4.set_num_threads(int(os.environ.get('PSI4_THREADS', '2')))
+    t0 = time.time()
+    {'water': gen_water, 'hydrogen': gen_hydrogen, 'water_dimer': gen_water_dimer}[system](out)
+    print('%s: done in %.1f s' % (system, time.time() - t0))
