@@ -1,0 +1,216 @@
+// field_bench -- the embedding field on the GPU against its baselines, measured in one run:
+// seed 004's algorithm as published (coalesced Eq. 8 and non-coalesced Eq. 7, float and double), the CPU
+// backend in double on 1 thread and on all threads, and the library's CUDA backend in SINGLE, MIXED and
+// DOUBLE, for several field sizes M and points per call N. Prints a table and writes JSON.
+//
+// Error: max over the N points of |u - u_cpu_double| / sum|terms| (sum|terms| = sum |q|/r + sum Z/r),
+// the CPU double backend on all threads being the reference. Ratios: time per point of the seed's
+// coalesced kernel of the same precision family (float for SINGLE/MIXED, double for DOUBLE and CPU)
+// divided by the row's time per point. Units: atomic (bohr, e, hartree); times in microseconds.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "field_reference.hpp"
+#include "field_seed.hpp"
+#include "qmmm_accel.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+    double mean_us = 0, median_us = 0;
+    int reps = 0;
+};
+
+// Calls f until min_time has passed (at least once, at most max_reps), after one warm-up call when
+// a call is short.
+Timing time_calls(const std::function<void()> &f, double min_time, int max_reps = 20000) {
+    auto t0 = Clock::now();
+    f();
+    const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::vector<double> t;
+    if (first > min_time) t.push_back(first);
+    double total = 0;
+    while (t.empty() || (total < min_time && static_cast<int>(t.size()) < max_reps)) {
+        auto a = Clock::now();
+        f();
+        const double d = std::chrono::duration<double>(Clock::now() - a).count();
+        t.push_back(d), total += d;
+    }
+    Timing r;
+    r.reps = static_cast<int>(t.size());
+    double s = 0;
+    for (double x : t) s += x;
+    r.mean_us = 1e6 * s / t.size();
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    r.median_us = 1e6 * t[t.size() / 2];
+    return r;
+}
+
+void ok(int status, const char *what) {
+    if (status != QMMM_SUCCESS)
+        throw std::runtime_error(std::string(what) + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
+}
+
+qmmm_field make(const qmmm_test::System &s, int backend, int precision, int threads = 0) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = backend, o.precision = precision, o.n_threads = threads;
+    qmmm_field f = nullptr;
+    ok(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),
+                         s.nuc_z.data(), &o), "qmmm_field_create");
+    return f;
+}
+
+double nuclear(const qmmm_test::System &s, const double *p) {
+    double sum = 0;
+    for (int64_t b = 0; b < s.n_nuclei(); ++b) {
+        const double dx = p[0] - s.nuc_xyz[3 * b], dy = p[1] - s.nuc_xyz[3 * b + 1], dz = p[2] - s.nuc_xyz[3 * b + 2];
+        sum += s.nuc_z[b] / std::sqrt(dx * dx + dy * dy + dz * dz);
+    }
+    return sum;
+}
+
+struct Row {
+    int64_t m, n;
+    std::string impl;
+    Timing t;
+    double err = NAN;
+    double ratio = NAN;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"field_bench: the embedding field, CUDA backend vs seed 004 and the CPU backend"};
+    std::string json_path = "field_bench.json";
+    std::vector<int64_t> sizes = {10000, 268782, 1000000}, npts = {1, 32, 256, 1024, 8192};
+    double min_time = 0.2, cpu1_limit = 2.5e9;
+    int n_nuclei = 30;
+    app.add_option("--json", json_path, "JSON output path");
+    app.add_option("--cells", sizes, "field sizes M");
+    app.add_option("--points", npts, "points per call N");
+    app.add_option("--min-time", min_time, "seconds of timed calls per measurement");
+    app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread");
+    app.add_option("--nuclei", n_nuclei, "environment nuclei");
+    CLI11_PARSE(app, argc, argv);
+
+    int n_dev = 0;
+    qmmm_cuda_device_count(&n_dev);
+    if (n_dev == 0) {
+        std::fprintf(stderr, "field_bench: no CUDA device; nothing to compare\n");
+        return 2;
+    }
+    const int64_t n_max = *std::max_element(npts.begin(), npts.end());
+    std::vector<Row> rows;
+    try {
+        for (int64_t m : sizes) {
+            auto sys = qmmm_test::random_system(m, n_nuclei, 1234 + m);
+            auto pts = qmmm_test::random_points(n_max, 4321 + m);
+            // Reference and scale on the CPU in double (all threads).
+            std::vector<double> ref(n_max), scale(n_max);
+            qmmm_field cpu = make(sys, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
+            ok(qmmm_field_eval(cpu, n_max, pts.data(), ref.data()), "reference");
+            {
+                auto abs_sys = sys;
+                for (auto &z : abs_sys.nuc_z) z = -z;  // populations are positive already
+                qmmm_field a = make(abs_sys, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
+                ok(qmmm_field_eval(a, n_max, pts.data(), scale.data()), "scale");
+                qmmm_field_destroy(a);
+            }
+            auto max_err = [&](const std::vector<double> &u, int64_t n) {
+                double e = 0;
+                for (int64_t p = 0; p < n; ++p) e = std::max(e, std::fabs(u[p] - ref[p]) / scale[p]);
+                return e;
+            };
+            // Seed baselines: one point per call.
+            double seed_us[2] = {0, 0};  // [float, double], coalesced
+            for (int dbl = 0; dbl < 2; ++dbl) {
+                SeedField *sf = seed_create(m, sys.cell_xyz.data(), sys.cell_q.data(), dbl);
+                for (int coal = 1; coal >= 0; --coal) {
+                    int64_t i = 0;
+                    Timing t = time_calls([&] {
+                        const double *p = &pts[3 * (i++ % n_max)];
+                        volatile double u = seed_eval(sf, p, coal) - nuclear(sys, p);
+                        (void)u;
+                    }, min_time);
+                    std::vector<double> u(64);
+                    for (int p = 0; p < 64; ++p) u[p] = seed_eval(sf, &pts[3 * p], coal) - nuclear(sys, &pts[3 * p]);
+                    if (coal) seed_us[dbl] = t.mean_us;
+                    Row r{m, 1, std::string("seed004_") + (dbl ? "double" : "single") + (coal ? "_coalesced" : "_noncoalesced"),
+                          t, max_err(u, 64)};
+                    r.ratio = seed_us[dbl] / t.mean_us;
+                    rows.push_back(r);
+                }
+                seed_destroy(sf);
+            }
+            // CPU double, one thread and all threads; CUDA in three precisions.
+            struct Impl {
+                std::string name;
+                int backend, precision, threads;
+                int seed;  // which seed time to compare with
+            };
+            const Impl impls[] = {{"cpu_double_1thread", QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE, 1, 1},
+                                  {"cpu_double_" + std::to_string(omp_get_max_threads()) + "threads", QMMM_BACKEND_CPU,
+                                   QMMM_PRECISION_DOUBLE, 0, 1},
+                                  {"cuda_single", QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, 0, 0},
+                                  {"cuda_mixed", QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, 0, 0},
+                                  {"cuda_double", QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, 0, 1}};
+            for (const auto &im : impls) {
+                qmmm_field f = make(sys, im.backend, im.precision, im.threads);
+                for (int64_t n : npts) {
+                    if (im.threads == 1 && static_cast<double>(m) * n > cpu1_limit) continue;
+                    std::vector<double> u(n);
+                    int64_t call = 0;
+                    // Successive calls move along the point list (as walkers do), wrapping around.
+                    std::vector<double> moving(3 * n);
+                    Timing t = time_calls([&] {
+                        const int64_t off = (call++ * n) % n_max;
+                        for (int64_t p = 0; p < n; ++p) std::copy_n(&pts[3 * ((off + p) % n_max)], 3, &moving[3 * p]);
+                        ok(qmmm_field_eval(f, n, moving.data(), u.data()), "qmmm_field_eval");
+                    }, min_time);
+                    ok(qmmm_field_eval(f, n, pts.data(), u.data()), "qmmm_field_eval");
+                    Row r{m, n, im.name, t, max_err(u, n)};
+                    r.ratio = seed_us[im.seed] * n / t.mean_us;
+                    rows.push_back(r);
+                }
+                qmmm_field_destroy(f);
+            }
+            qmmm_field_destroy(cpu);
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "field_bench: %s\n", e.what());
+        return 1;
+    }
+
+    std::printf("%-9s %-6s %-28s %12s %12s %10s %10s %11s\n", "M", "N", "implementation", "us/call", "median_us",
+                "Gpair/s", "max_rel_err", "x_vs_seed");
+    nlohmann::json js;
+    js["units"] = "times in microseconds per call; pair rate in 1e9 cell-point pairs per second";
+    js["error"] = "max over points of |u - u_cpu_double| / sum|terms|";
+    js["ratio"] = "seed 004 coalesced time per point (float seed for single/mixed, double seed otherwise) / time per point";
+    for (const auto &r : rows) {
+        const double gps = static_cast<double>(r.m) * r.n / (r.t.mean_us * 1e-6) / 1e9;
+        std::printf("%-9lld %-6lld %-28s %12.2f %12.2f %10.1f %10.2e %11.2f\n", (long long)r.m, (long long)r.n,
+                    r.impl.c_str(), r.t.mean_us, r.t.median_us, gps, r.err, r.ratio);
+        js["rows"].push_back({{"cells", r.m}, {"points", r.n}, {"impl", r.impl}, {"us_per_call", r.t.mean_us},
+                              {"median_us", r.t.median_us}, {"reps", r.t.reps}, {"gpairs_per_s", gps},
+                              {"max_rel_err", r.err}, {"ratio_vs_seed", r.ratio}});
+    }
+    std::ofstream(json_path) << js.dump(2) << "\n";
+    std::printf("JSON written to %s\n", json_path.c_str());
+    return 0;
+}

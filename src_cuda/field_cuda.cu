@@ -1,0 +1,269 @@
+// field_cuda.cu -- the CUDA backend of the embedding field (host side): device layout at create, per
+// handle one stream, pinned staging buffers and device buffers grown on demand; the nuclear term is done
+// on the host (double, fixed order) while the GPU works.
+//
+// Paths, chosen by n: n <= kLatencyMaxPoints -> latency path (points in the launch parameters, one kernel,
+// results written straight into mapped pinned host memory: one launch, no explicit copies); otherwise the
+// throughput path (copy in, tile kernel + segment sum, copy out). A point's value depends only on the
+// point, the field, the precision and the path; both paths are bitwise repeatable.
+//
+// Thread safety: as the C API: one handle is used by one thread at a time; handles are independent (own
+// stream, buffers and device), so different handles may run on different threads and GPUs at once.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "field_cuda.cuh"
+#include "qmmm_cuda.h"
+
+namespace qmmm::cuda {
+namespace {
+
+using namespace field;
+
+int status_of(cudaError_t e) {
+    switch (e) {
+        case cudaErrorMemoryAllocation: return QMMM_ERR_OUT_OF_MEMORY;
+        case cudaErrorNoDevice:
+        case cudaErrorInvalidDevice:
+        case cudaErrorInsufficientDriver: return QMMM_ERR_NO_DEVICE;
+        default: return QMMM_ERR_CUDA;
+    }
+}
+
+void check(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return;
+    cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+    throw Error(status_of(e), std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+// Makes the handle's device current for the scope and restores the caller's afterwards.
+class DeviceScope {
+public:
+    explicit DeviceScope(int dev) {
+        check(cudaGetDevice(&saved_), "cudaGetDevice");
+        if (saved_ != dev) check(cudaSetDevice(dev), "cudaSetDevice");
+    }
+    ~DeviceScope() {
+        int now = -1;
+        if (cudaGetDevice(&now) == cudaSuccess && now != saved_) cudaSetDevice(saved_);
+    }
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+    int saved_ = 0;
+};
+
+template <class T>
+struct DeviceBuf {
+    T *p = nullptr;
+    size_t n = 0;
+    void ensure(size_t want, const char *what) {
+        if (want <= n) return;
+        release();
+        cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&p), want * sizeof(T));
+        if (e != cudaSuccess) {
+            p = nullptr;
+            cudaGetLastError();
+            throw Error(status_of(e), std::string("cudaMalloc of ") + std::to_string(want * sizeof(T)) +
+                                          " bytes for " + what + " failed: " + cudaGetErrorString(e));
+        }
+        n = want;
+    }
+    void release() {
+        if (p) cudaFree(p);
+        p = nullptr, n = 0;
+    }
+};
+
+template <class T>
+struct PinnedBuf {
+    T *p = nullptr;
+    T *dev = nullptr;  // the device's view (mapped)
+    size_t n = 0;
+    void ensure(size_t want, const char *what) {
+        if (want <= n) return;
+        release();
+        cudaError_t e = cudaHostAlloc(reinterpret_cast<void **>(&p), want * sizeof(T), cudaHostAllocMapped);
+        if (e != cudaSuccess) {
+            p = nullptr;
+            cudaGetLastError();
+            throw Error(QMMM_ERR_OUT_OF_MEMORY, std::string("cudaHostAlloc of ") + std::to_string(want * sizeof(T)) +
+                                                    " pinned bytes for " + what + " failed: " + cudaGetErrorString(e));
+        }
+        n = want;
+        check(cudaHostGetDevicePointer(reinterpret_cast<void **>(&dev), p, 0), "cudaHostGetDevicePointer");
+    }
+    void release() {
+        if (p) cudaFreeHost(p);
+        p = dev = nullptr, n = 0;
+    }
+};
+
+class FieldCuda final : public FieldBackend {
+public:
+    FieldCuda(const FieldData &d, const qmmm_options &opt) : precision_(opt.precision) {
+        int count = 0;
+        device_count(&count);
+        if (count == 0)
+            throw Error(QMMM_ERR_NO_DEVICE, "backend CUDA asked for, but no CUDA device is usable (no GPU or no driver)");
+        if (opt.device >= count)
+            throw Error(QMMM_ERR_NO_DEVICE, "opt->device = " + std::to_string(opt.device) + " but only " +
+                                                std::to_string(count) + " CUDA device(s) are present");
+        if (opt.device >= 0) dev_ = opt.device;
+        else check(cudaGetDevice(&dev_), "cudaGetDevice");
+        DeviceScope scope(dev_);
+        try {
+            build(d);
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~FieldCuda() override {
+        int saved = -1;
+        cudaGetDevice(&saved);
+        cudaSetDevice(dev_);
+        if (stream_) cudaStreamSynchronize(stream_);
+        release();
+        if (saved >= 0) cudaSetDevice(saved);
+    }
+
+    int backend() const override { return QMMM_BACKEND_CUDA; }
+    int precision() const override { return precision_; }
+    int device() const override { return dev_; }
+
+    int eval(int64_t n, const double *xyz, double *u) override {
+        if (int s = eval_async(n, xyz, u)) return s;
+        return wait();
+    }
+
+    int eval_async(int64_t n, const double *xyz, double *u) override {
+        DeviceScope scope(dev_);
+        n_ = n, u_ = u;
+        out_.ensure(static_cast<size_t>(n), "results");
+        if (cells_.p) {
+            if (n <= kLatencyMaxPoints) {
+                LatencyPoints lp{};
+                std::memcpy(lp.xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
+                lp.n = static_cast<int>(n);
+                check(launch_latency(precision_, dc_, lp, lat_part_.p, counter_.p, out_.dev, stream_), "latency kernel launch");
+            } else {
+                const int64_t batch = std::min(n, kMaxBatch);
+                xyz_host_.ensure(static_cast<size_t>(3 * n), "points");
+                std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
+                xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
+                seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
+                out_dev_.ensure(static_cast<size_t>(n), "results");
+                check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
+                                      cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+                for (int64_t b = 0; b < n; b += batch) {
+                    const int64_t m = std::min(batch, n - b);
+                    check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
+                                            seg_part_.p, out_dev_.p + b, stream_), "throughput kernel launch");
+                }
+                check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
+            }
+        }
+        // The nuclear term, on the host while the GPU works.
+        nuc_.assign(static_cast<size_t>(n), 0.0);
+        add_nuclear_term(nuclei_, n, xyz, nuc_.data());
+        return QMMM_SUCCESS;
+    }
+
+    int wait() override {
+        DeviceScope scope(dev_);
+        check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
+        // u = electron + (-nuclear): bitwise what u -= nuclear gives.
+        for (int64_t p = 0; p < n_; ++p) u_[p] = (cells_.p ? out_.p[p] : 0.0) + nuc_[p];
+        return QMMM_SUCCESS;
+    }
+
+private:
+    void build(const FieldData &d) {
+        check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
+        out_.ensure(kLatencyMaxPoints, "results");
+        const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
+        if (nc == 0) return;
+        const size_t padded = static_cast<size_t>(nc * kChunk);
+        std::vector<double> origin(3 * static_cast<size_t>(nc), 0.0);
+        if (precision_ == QMMM_PRECISION_DOUBLE) {
+            std::vector<Cell64> h(padded, Cell64{1e300, 1e300, 1e300, 0.0});
+            for (int64_t m = 0; m < d.n_cells; ++m)
+                h[m] = Cell64{d.cell_xyz[3 * m], d.cell_xyz[3 * m + 1], d.cell_xyz[3 * m + 2], d.cell_q[m]};
+            upload(h);
+        } else {
+            std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
+            for (int64_t c = 0; c < nc; ++c) {
+                const int64_t b = c * kChunk, e = std::min(d.n_cells, b + kChunk);
+                double *o = &origin[3 * c];
+                if (precision_ == QMMM_PRECISION_MIXED) {
+                    // Centre of the chunk's bounding box, as the CPU backend.
+                    for (int k = 0; k < 3; ++k) {
+                        double lo = d.cell_xyz[3 * b + k], hi = lo;
+                        for (int64_t m = b; m < e; ++m)
+                            lo = std::min(lo, d.cell_xyz[3 * m + k]), hi = std::max(hi, d.cell_xyz[3 * m + k]);
+                        o[k] = 0.5 * (lo + hi);
+                    }
+                }
+                for (int64_t m = b; m < e; ++m)
+                    h[m] = float4{static_cast<float>(d.cell_xyz[3 * m] - o[0]), static_cast<float>(d.cell_xyz[3 * m + 1] - o[1]),
+                                  static_cast<float>(d.cell_xyz[3 * m + 2] - o[2]), static_cast<float>(d.cell_q[m])};
+            }
+            upload(h);
+        }
+        origin_.ensure(origin.size(), "chunk origins");
+        check(cudaMemcpy(origin_.p, origin.data(), origin.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (origins)");
+        lat_part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
+        counter_.ensure(1, "block counter");
+        check(cudaMemset(counter_.p, 0, sizeof(unsigned)), "cudaMemset (block counter)");
+        // Segments depend on M only, so a point's value never depends on how many points come with it.
+        chunks_per_segment_ = static_cast<int>((nc + kMaxSegments - 1) / kMaxSegments);
+        n_segments_ = static_cast<int>((nc + chunks_per_segment_ - 1) / chunks_per_segment_);
+        dc_.cells = cells_.p, dc_.origin = origin_.p, dc_.n_chunks = nc, dc_.self = d.cell_self_inv_r;
+        check(cudaDeviceSynchronize(), "field upload");
+    }
+
+    template <class T>
+    void upload(const std::vector<T> &h) {
+        const size_t bytes = h.size() * sizeof(T);
+        cells_.ensure((bytes + 15) / 16, "cells");
+        check(cudaMemcpy(cells_.p, h.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy (cells)");
+    }
+
+    void release() {
+        cells_.release(), origin_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
+        xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
+    }
+
+    int precision_;
+    int dev_ = 0;
+    cudaStream_t stream_ = nullptr;
+    FieldData nuclei_;
+    DeviceCells dc_;
+    int chunks_per_segment_ = 1, n_segments_ = 1;
+    DeviceBuf<float4> cells_;  // raw storage; Cell64 for DOUBLE (float4 units keep the 16-byte alignment)
+    DeviceBuf<double> origin_, lat_part_, seg_part_, xyz_dev_, out_dev_;
+    DeviceBuf<unsigned> counter_;
+    PinnedBuf<double> out_, xyz_host_;
+    std::vector<double> nuc_;
+    int64_t n_ = 0;
+    double *u_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<FieldBackend> make_field(const FieldData &d, const qmmm_options &opt) {
+    return std::make_unique<FieldCuda>(d, opt);
+}
+
+}  // namespace qmmm::cuda

@@ -1,0 +1,54 @@
+// field_cuda.cuh -- the device layout of the embedding field and the launchers of its kernels
+// (field_kernels.cu); the host side is field_cuda.cu.
+//
+// Cells are cut into chunks of kChunk (padded with zero charges far away), the same chunks as the CPU
+// backend, so MIXED uses the same per-chunk double origins. A chunk is the unit of fixed-order summation:
+// every path computes a point's chunk partial with one fixed sequence of operations and adds the partials
+// in a fixed order, so results are bitwise repeatable and independent of the other points.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace qmmm::cuda::field {
+
+constexpr int kChunk = 1024;
+// Latency path (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
+constexpr int kLatencyThreads = 256;
+constexpr int kLatencyMaxPoints = 8;
+// Throughput path: cells tiled through shared memory, each thread carrying kTilePoints points.
+constexpr int kTileThreads = 128;
+constexpr int kTilePoints = 4;
+// At most this many segments (groups of consecutive chunks, one block row each); depends on M only.
+constexpr int kMaxSegments = 512;
+// Points per throughput launch (bounds the partials buffer: segments x batch doubles).
+constexpr int64_t kMaxBatch = 16384;
+
+// (x, y, z, q): float4 for SINGLE (absolute) and MIXED (offsets from the chunk origin), Cell64 for DOUBLE.
+struct alignas(32) Cell64 {
+    double x, y, z, w;
+};
+
+struct DeviceCells {
+    const void *cells = nullptr;     // n_chunks * kChunk entries
+    const double *origin = nullptr;  // 3 per chunk (MIXED only)
+    int64_t n_chunks = 0;
+    double self = 0;  // 1/r for a point on a cell centre (C/h or NaN)
+};
+
+// Points travel inside the launch (kernel parameters live in constant memory: the seed's choice).
+struct LatencyPoints {
+    double xyz[3 * kLatencyMaxPoints];
+    int n;
+};
+
+// Partials: kLatencyMaxPoints * n_chunks doubles; *counter is 0 before and after; out: n doubles
+// (may be mapped host memory).
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
+                           unsigned *counter, double *out, cudaStream_t s);
+
+// Segments of chunks_per_segment chunks; partials: n_segments * n doubles; out: n doubles.
+cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
+                              int64_t n, const double *xyz, double *partials, double *out, cudaStream_t s);
+
+}  // namespace qmmm::cuda::field

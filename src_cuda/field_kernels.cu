@@ -1,0 +1,253 @@
+// field_kernels.cu -- the embedding-field kernels: a latency path (one launch for a few points) and a
+// throughput path (cells tiled through shared memory, several points per thread).
+//
+// Precision semantics follow src_cxx/field_cpu.cpp: SINGLE = float terms and sums; MIXED = float pair
+// terms from offsets to the chunk's double origin, double accumulation (the throughput path adds runs of
+// kRun float terms, then the run into a double); DOUBLE throughout.
+// No floating-point atomics: the only atomic is the integer "blocks done" counter of the latency path.
+#include <cub/block/block_reduce.cuh>
+
+#include "field_cuda.cuh"
+#include "qmmm_accel.h"
+
+namespace qmmm::cuda::field {
+namespace {
+
+constexpr int kRun = 8;
+constexpr double kEps2 = 1e-20;  // kSingularRadius^2
+
+template <int PREC>
+struct Traits;
+template <>
+struct Traits<QMMM_PRECISION_SINGLE> {
+    using Cell = float4;
+    using F = float;
+    using Acc = float;
+};
+template <>
+struct Traits<QMMM_PRECISION_MIXED> {
+    using Cell = float4;
+    using F = float;
+    using Acc = double;
+};
+template <>
+struct Traits<QMMM_PRECISION_DOUBLE> {
+    using Cell = Cell64;
+    using F = double;
+    using Acc = double;
+};
+
+__device__ __forceinline__ float rs(float x) { return rsqrtf(x); }
+__device__ __forceinline__ double rs(double x) { return rsqrt(x); }
+
+// The point as the precision sees it against chunk ch.
+template <int PREC>
+__device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
+                                            typename Traits<PREC>::F *q) {
+    if constexpr (PREC == QMMM_PRECISION_MIXED) {
+        for (int k = 0; k < 3; ++k) q[k] = static_cast<float>(p[k] - c.origin[3 * ch + k]);
+    } else {
+        for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
+    }
+}
+
+// ---------------------------------------------------------------- latency path
+template <int PREC>
+__global__ void __launch_bounds__(kLatencyThreads)
+    latency_kernel(DeviceCells c, LatencyPoints pts, double *part, unsigned *counter, double *out) {
+    using T = Traits<PREC>;
+    using F = typename T::F;
+    using Acc = typename T::Acc;
+    using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
+    __shared__ typename Reduce::TempStorage tmp;
+    __shared__ bool last;
+    const int64_t ch = blockIdx.x, nc = gridDim.x;
+    const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
+    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
+    for (int p = 0; p < pts.n; ++p) {
+        F q[3];
+        local_point<PREC>(c, ch, &pts.xyz[3 * p], q);
+        Acc a = 0;
+        // Consecutive threads on consecutive cells: every load is coalesced (seed Eq. 8).
+#pragma unroll
+        for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
+            const auto cell = cells[j];
+            const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
+            const F d2 = dx * dx + dy * dy + dz * dz;
+            const F inv = d2 < eps2 ? self : rs(d2);
+            a += static_cast<Acc>(cell.w * inv);
+        }
+        const Acc b = Reduce(tmp).Sum(a);
+        if (threadIdx.x == 0) part[p * nc + ch] = static_cast<double>(b);
+        __syncthreads();
+    }
+    // The last block to finish adds the chunk partials in a fixed order (no second launch).
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(counter, 1u) == static_cast<unsigned>(nc - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int p = 0; p < pts.n; ++p) {
+        Acc a = 0;
+        for (int64_t i = threadIdx.x; i < nc; i += kLatencyThreads) a += static_cast<Acc>(__ldcg(&part[p * nc + i]));
+        const Acc s = Reduce(tmp).Sum(a);
+        if (threadIdx.x == 0) out[p] = static_cast<double>(s);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *counter = 0;
+}
+
+// ---------------------------------------------------------------- throughput path
+// Chunk partials of P points from the tile in shared memory. The singular-cell test is taken out of the
+// inner loop: track the smallest d2, and a point that came within the singular radius of a cell gets its
+// partial recomputed by chunk_exact (rare).
+template <int PREC, int P>
+__device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s, const typename Traits<PREC>::F (*q)[3],
+                                           typename Traits<PREC>::Acc *part, typename Traits<PREC>::F *dmin) {
+    using F = typename Traits<PREC>::F;
+    using Acc = typename Traits<PREC>::Acc;
+#pragma unroll
+    for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30);
+#pragma unroll 2
+    for (int j = 0; j < kChunk; j += kRun) {
+        F run[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) run[k] = 0;
+#pragma unroll
+        for (int r = 0; r < kRun; ++r) {
+            const auto cell = s[j + r];
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                const F dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
+                const F d2 = dx * dx + dy * dy + dz * dz;
+                dmin[k] = fmin(dmin[k], d2);
+                run[k] += cell.w * rs(d2);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
+    }
+}
+
+template <int PREC>
+__device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Traits<PREC>::Cell *s,
+                                                                typename Traits<PREC>::F qx,
+                                                                typename Traits<PREC>::F qy,
+                                                                typename Traits<PREC>::F qz,
+                                                                typename Traits<PREC>::F self) {
+    using F = typename Traits<PREC>::F;
+    using Acc = typename Traits<PREC>::Acc;
+    const F eps2 = static_cast<F>(kEps2);
+    Acc part = 0;
+    for (int j = 0; j < kChunk; j += kRun) {
+        F run = 0;
+        for (int r = 0; r < kRun; ++r) {
+            const auto cell = s[j + r];
+            const F dx = qx - cell.x, dy = qy - cell.y, dz = qz - cell.z;
+            const F d2 = dx * dx + dy * dy + dz * dz;
+            run += cell.w * (d2 < eps2 ? self : rs(d2));
+        }
+        part += static_cast<Acc>(run);
+    }
+    return part;
+}
+
+// Block (x, y): points [x * kTileThreads * P, ...) (thread t has t, t + kTileThreads, ...), segment y.
+template <int PREC, int P>
+__global__ void __launch_bounds__(kTileThreads)
+    tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
+                double *__restrict__ part) {
+    using T = Traits<PREC>;
+    using F = typename T::F;
+    using Acc = typename T::Acc;
+    using Cell = typename T::Cell;
+    __shared__ Cell tile[kChunk];
+    const int seg = blockIdx.y;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * kTileThreads * P + threadIdx.x;
+    double pt[P][3];
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const int64_t i = min(first + static_cast<int64_t>(k) * kTileThreads, n - 1);
+        for (int d = 0; d < 3; ++d) pt[k][d] = xyz[3 * i + d];
+    }
+    Acc total[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) total[k] = 0;
+    const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
+    const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
+    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
+    for (int64_t ch = ch0; ch < ch1; ++ch) {
+        __syncthreads();
+        const Cell *src = static_cast<const Cell *>(c.cells) + ch * kChunk;
+        for (int j = threadIdx.x; j < kChunk; j += kTileThreads) tile[j] = src[j];
+        __syncthreads();
+        F q[P][3];
+#pragma unroll
+        for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pt[k], q[k]);
+        Acc partial[P];
+        F dmin[P];
+        chunk_fast<PREC, P>(tile, q, partial, dmin);
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            if (dmin[k] < eps2) partial[k] = chunk_exact<PREC>(tile, q[k][0], q[k][1], q[k][2], self);
+            total[k] += partial[k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const int64_t i = first + static_cast<int64_t>(k) * kTileThreads;
+        if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
+    }
+}
+
+// u[i] = segment partials of point i added in segment order.
+template <int PREC>
+__global__ void segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n, double *__restrict__ out) {
+    using Acc = typename Traits<PREC>::Acc;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Acc s = 0;
+    for (int g = 0; g < n_segments; ++g) s += static_cast<Acc>(part[g * n + i]);
+    out[i] = static_cast<double>(s);
+}
+
+template <int PREC>
+cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, double *part, unsigned *counter, double *out,
+                    cudaStream_t s) {
+    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, part, counter, out);
+    return cudaGetLastError();
+}
+
+template <int PREC>
+cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
+                       double *out, cudaStream_t s) {
+    const int64_t per_block = static_cast<int64_t>(kTileThreads) * kTilePoints;
+    const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
+    tile_kernel<PREC, kTilePoints><<<grid, kTileThreads, 0, s>>>(c, cps, n, xyz, part);
+    segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, out);
+    return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
+                           unsigned *counter, double *out, cudaStream_t s) {
+    switch (precision) {
+        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, partials, counter, out, s);
+        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, partials, counter, out, s);
+        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, partials, counter, out, s);
+    }
+}
+
+cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
+                              double *partials, double *out, cudaStream_t s) {
+    switch (precision) {
+        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, s);
+        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, s);
+        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, s);
+    }
+}
+
+}  // namespace qmmm::cuda::field
