@@ -282,6 +282,80 @@ def gen_water_dimer(out):
                                                     'cube_spacings_bohr': [h for h, _ in DIMER_SPACINGS]})}))
 
 
+# Glycine trimer (seed 004): cut at the C-alpha(1) - C(=O)(1) bond, FMO's cut position, capped with H.
+GLY_THRESHOLD = float(os.environ.get('GLY_THRESHOLD', '4.1e-4'))  # -> 268,938 cells (seed: 268,782)
+GLY_SPACING = float(os.environ.get('GLY_SPACING', '0.175'))
+
+
+def read_xyz(path):
+    lines = open(path).read().split('\n')
+    n = int(lines[0])
+    return [(t[0], float(t[1]), float(t[2]), float(t[3])) for t in (l.split() for l in lines[2:2 + n])]
+
+
+def gly_partition(atoms):
+    """Fragment 1 = N1, CA1 and their H + a cap H on CA1 towards C1 (1.09 A): methylamine, 18 e.
+    Environment = the rest (fragments 2 and 3: C1=O1 onwards, 18 atoms) + a cap H on C1 towards CA1
+    (1.10 A): 19 atoms, 84 electrons, the seed's MM size."""
+    heavy = [i for i, a in enumerate(atoms) if a[0] != 'H']
+    N1, CA1, C1 = heavy[0], heavy[1], heavy[2]
+    pos = [np.array(a[1:]) for a in atoms]
+
+    def owner(h):
+        return min(heavy, key=lambda k: np.linalg.norm(pos[k] - pos[h]))
+    frag1 = [i for i, a in enumerate(atoms) if i in (N1, CA1) or (a[0] == 'H' and owner(i) in (N1, CA1))]
+    env = [i for i in range(len(atoms)) if i not in frag1]
+
+    def cap(a, b, r):
+        d = pos[b] - pos[a]
+        return ('H',) + tuple(pos[a] + r * d / np.linalg.norm(d))
+    qm = [atoms[i] for i in frag1] + [cap(CA1, C1, 1.09)]
+    en = [atoms[i] for i in env] + [cap(C1, CA1, 1.10)]
+    return qm, en
+
+
+def gen_glycine_trimer(out):
+    timings = {}
+    qm, envat = gly_partition(read_xyz(os.path.join(out, 'gly3_mmff94.xyz')))
+    t0 = time.time()
+    options('6-31g*')
+    env = geometry(envat, name='fragments23')
+    E_env, wfn_env = psi4.energy('scf', return_wfn=True)
+    timings['environment_scf_s'] = time.time() - t0
+    t0 = time.time()
+    cube = 'fragments23_density.cube.gz'
+    density_cube(wfn_env, out, GLY_SPACING, 4.0, cube)
+    timings['cube_s'] = time.time() - t0
+    qm_mol = geometry(qm, name='frag1_probe')
+    c = np.array([[qm_mol.x(a), qm_mol.y(a), qm_mol.z(a)] for a in range(qm_mol.natom())]).mean(axis=0)
+    extra = [tuple(c + d) for d in ([0, 0, 0], [2.0, 0, 0], [-2.0, 0, 0], [0, 2.0, 0], [0, -2.0, 0], [0, 0, 2.0])]
+    pts = esp_points(qm_mol, extra)
+    esp = esp_analytic(wfn_env, pts)
+    t0 = time.time()
+    charges, stats = environment_charges([os.path.join(out, cube)], GLY_THRESHOLD)
+    timings['charges_s'] = time.time() - t0
+    print('cells kept:', stats[0]['cells_kept'], flush=True)
+    ref = {}
+    if os.environ.get('GLY_EMBED', '1') == '1':
+        wfn, ref = embedded_scf(qm, charges, '6-31g*', out, 'frag1_embedded')
+        ref['molden'] = 'frag1_embedded.molden'
+        ref['molden_basis_functions'] = molden_kind(wfn)
+    options('6-31g*')
+    mol1 = geometry(qm, name='frag1_free')
+    E_free = psi4.energy('scf')
+    write_json(os.path.join(out, 'reference.json'), dict(ref, **{
+        'system': 'Gly-Gly-Gly (neutral), MMFF94 geometry (openbabel); fragment 1 (H2N-CH2-, capped: methylamine) '
+                  'QM in the field of fragments 2+3 (one H-capped molecule, 19 atoms, 84 electrons)',
+        'qm_atoms': mol_info(mol1), 'environment_atoms': mol_info(env),
+        'qm_energy_without_environment': E_free, 'environment_hf_energy': E_env,
+        'environment_cubes': stats, 'environment_cube_used_by_psi4': cube, 'density_threshold': GLY_THRESHOLD,
+        'environment_charges': 'cells of %s with rho >= threshold as -rho*dV, nuclei of the cube as +Z' % cube,
+        'esp_reference': {'what': 'psi4 analytic ESP of fragments 2+3 alone; U_ES = -ESP',
+                          'points_bohr': [list(map(float, p)) for p in pts], 'esp_hartree': esp},
+        'timings_seconds_2_cores': timings,
+        'provenance': provenance('6-31G*', 'RHF', {'cube_grid_overage_bohr': 4.0, 'cube_spacing_bohr': GLY_SPACING})}))
+
+
 if __name__ == '__main__':
     system, out = sys.argv[1], os.path.abspath(sys.argv[2])
     os.makedirs(out, exist_ok=True)
@@ -290,5 +364,6 @@ if __name__ == '__main__':
     psi4.set_memory('2 GB')
     psi4.set_num_threads(int(os.environ.get('PSI4_THREADS', '2')))
     t0 = time.time()
-    {'water': gen_water, 'hydrogen': gen_hydrogen, 'water_dimer': gen_water_dimer}[system](out)
+    {'water': gen_water, 'hydrogen': gen_hydrogen, 'water_dimer': gen_water_dimer,
+     'glycine_trimer': gen_glycine_trimer}[system](out)
     print('%s: done in %.1f s' % (system, time.time() - t0))
