@@ -3,15 +3,22 @@
 // on the host (double, fixed order) while the GPU works.
 //
 // Paths, chosen by n: n <= kLatencyMaxPoints -> latency path (points in the launch parameters, one kernel,
-// results written straight into mapped pinned host memory: one launch, no explicit copies); otherwise the
-// throughput path (copy in, tile kernel + segment sum, copy out). A point's value depends only on the
-// point, the field, the precision and the path; both paths are bitwise repeatable.
+// results and a sequence flag written straight into mapped pinned host memory, which the host polls:
+// one launch, no copies, no stream synchronisation; nuclear term on the host meanwhile); otherwise the
+// throughput path (copy in, tile kernel + segment sum with the nuclear term, copy out). A point's value
+// depends only on the point, the field, the precision and the path; both paths are bitwise repeatable.
+//
+// Cells are put in Morton (Z-curve) order at create: a chunk then covers a compact region, so MIXED
+// offsets from the chunk origin are small (its float rounding error shrinks accordingly).
 //
 // Thread safety: as the C API: one handle is used by one thread at a time; handles are independent (own
 // stream, buffers and device), so different handles may run on different threads and GPUs at once.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -147,12 +154,16 @@ public:
         DeviceScope scope(dev_);
         n_ = n, u_ = u;
         out_.ensure(static_cast<size_t>(n), "results");
+        latency_ = cells_.p && n <= kLatencyMaxPoints;
+        host_nuclear_ = !cells_.p || latency_;
         if (cells_.p) {
-            if (n <= kLatencyMaxPoints) {
+            if (latency_) {
                 LatencyPoints lp{};
                 std::memcpy(lp.xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
                 lp.n = static_cast<int>(n);
-                check(launch_latency(precision_, dc_, lp, lat_part_.p, counter_.p, out_.dev, stream_), "latency kernel launch");
+                ++seq_;
+                check(launch_latency(precision_, dc_, lp, lat_part_.p, counter_.p, out_.dev, flag_.dev, seq_, stream_),
+                      "latency kernel launch");
             } else {
                 const int64_t batch = std::min(n, kMaxBatch);
                 xyz_host_.ensure(static_cast<size_t>(3 * n), "points");
@@ -171,33 +182,69 @@ public:
                                       cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
             }
         }
-        // The nuclear term, on the host while the GPU works.
-        nuc_.assign(static_cast<size_t>(n), 0.0);
-        add_nuclear_term(nuclei_, n, xyz, nuc_.data());
+        if (host_nuclear_) {  // few points: on the host while the GPU works
+            nuc_.assign(static_cast<size_t>(n), 0.0);
+            add_nuclear_term(nuclei_, n, xyz, nuc_.data());
+        }
         return QMMM_SUCCESS;
     }
 
     int wait() override {
         DeviceScope scope(dev_);
-        check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
-        // u = electron + (-nuclear): bitwise what u -= nuclear gives.
-        for (int64_t p = 0; p < n_; ++p) u_[p] = (cells_.p ? out_.p[p] : 0.0) + nuc_[p];
+        if (latency_) poll();
+        else check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
+        if (!host_nuclear_) {
+            std::memcpy(u_, out_.p, static_cast<size_t>(n_) * sizeof(double));
+        } else {
+            // u = electron + (-nuclear): bitwise what u -= nuclear gives.
+            for (int64_t p = 0; p < n_; ++p) u_[p] = (cells_.p ? out_.p[p] : 0.0) + nuc_[p];
+        }
         return QMMM_SUCCESS;
     }
 
 private:
+    // Spins on the flag the latency kernel writes last; asks the stream now and then so that a failed
+    // kernel (which never writes the flag) becomes an error instead of a hang.
+    void poll() {
+        const volatile unsigned *flag = flag_.p;
+        auto next_query = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+        while (*flag != seq_) {
+            if (std::chrono::steady_clock::now() < next_query) continue;
+            const cudaError_t e = cudaStreamQuery(stream_);
+            if (e == cudaErrorNotReady) {
+                next_query = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+                continue;
+            }
+            check(e, "latency kernel (cudaStreamQuery)");
+            if (*flag != seq_) throw Error(QMMM_ERR_INTERNAL, "latency kernel finished without writing its result flag");
+        }
+        std::atomic_thread_fence(std::memory_order_acquire);
+    }
+
     void build(const FieldData &d) {
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
         out_.ensure(kLatencyMaxPoints, "results");
+        flag_.ensure(1, "result flag");
+        *flag_.p = seq_;
+        if (d.n_nuclei) {
+            std::vector<Cell64> h(static_cast<size_t>(d.n_nuclei));
+            for (int64_t b = 0; b < d.n_nuclei; ++b)
+                h[b] = Cell64{d.nuc_xyz[3 * b], d.nuc_xyz[3 * b + 1], d.nuc_xyz[3 * b + 2], d.nuc_z[b]};
+            nuc_dev_.ensure(h.size() * 4, "nuclei");
+            check(cudaMemcpy(nuc_dev_.p, h.data(), h.size() * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (nuclei)");
+            dc_.nuclei = nuc_dev_.p, dc_.n_nuclei = d.n_nuclei;
+        }
         const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
         if (nc == 0) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
+        const std::vector<int64_t> order = morton_order(d);
+        auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
         std::vector<double> origin(3 * static_cast<size_t>(nc), 0.0);
         if (precision_ == QMMM_PRECISION_DOUBLE) {
-            std::vector<Cell64> h(padded, Cell64{1e300, 1e300, 1e300, 0.0});
-            for (int64_t m = 0; m < d.n_cells; ++m)
-                h[m] = Cell64{d.cell_xyz[3 * m], d.cell_xyz[3 * m + 1], d.cell_xyz[3 * m + 2], d.cell_q[m]};
+            // Padding far away but inside the float seed's range (see chunk_fast).
+            std::vector<Cell64> h(padded, Cell64{1e15, 1e15, 1e15, 0.0});
+            for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
             upload(h);
         } else {
             std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
@@ -207,15 +254,14 @@ private:
                 if (precision_ == QMMM_PRECISION_MIXED) {
                     // Centre of the chunk's bounding box, as the CPU backend.
                     for (int k = 0; k < 3; ++k) {
-                        double lo = d.cell_xyz[3 * b + k], hi = lo;
-                        for (int64_t m = b; m < e; ++m)
-                            lo = std::min(lo, d.cell_xyz[3 * m + k]), hi = std::max(hi, d.cell_xyz[3 * m + k]);
+                        double lo = X(b, k), hi = lo;
+                        for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
                         o[k] = 0.5 * (lo + hi);
                     }
                 }
                 for (int64_t m = b; m < e; ++m)
-                    h[m] = float4{static_cast<float>(d.cell_xyz[3 * m] - o[0]), static_cast<float>(d.cell_xyz[3 * m + 1] - o[1]),
-                                  static_cast<float>(d.cell_xyz[3 * m + 2] - o[2]), static_cast<float>(d.cell_q[m])};
+                    h[m] = float4{static_cast<float>(X(m, 0) - o[0]), static_cast<float>(X(m, 1) - o[1]),
+                                  static_cast<float>(X(m, 2) - o[2]), static_cast<float>(d.cell_q[order[m]])};
             }
             upload(h);
         }
@@ -231,6 +277,36 @@ private:
         check(cudaDeviceSynchronize(), "field upload");
     }
 
+    // Cells sorted by the Z-curve index of their position on a 2^21 grid over the bounding box (ties by
+    // index): deterministic, O(M log M), once per handle.
+    static std::vector<int64_t> morton_order(const FieldData &d) {
+        std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
+        std::iota(order.begin(), order.end(), int64_t{0});
+        if (d.n_cells <= kChunk) return order;
+        double lo[3], hi[3];
+        for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
+        for (int64_t m = 0; m < d.n_cells; ++m)
+            for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
+        auto spread = [](uint64_t v) {  // 21 bits -> every third bit
+            v &= 0x1fffff;
+            v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
+            v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+            return (v | v << 2) & 0x1249249249249249ULL;
+        };
+        std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
+        for (int64_t m = 0; m < d.n_cells; ++m) {
+            uint64_t code = 0;
+            for (int k = 0; k < 3; ++k) {
+                const double span = hi[k] - lo[k];
+                const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
+                code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
+            }
+            key[m] = code;
+        }
+        std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
+        return order;
+    }
+
     template <class T>
     void upload(const std::vector<T> &h) {
         const size_t bytes = h.size() * sizeof(T);
@@ -239,7 +315,7 @@ private:
     }
 
     void release() {
-        cells_.release(), origin_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
+        cells_.release(), origin_.release(), nuc_dev_.release(), flag_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
@@ -252,6 +328,10 @@ private:
     DeviceCells dc_;
     int chunks_per_segment_ = 1, n_segments_ = 1;
     DeviceBuf<float4> cells_;  // raw storage; Cell64 for DOUBLE (float4 units keep the 16-byte alignment)
+    DeviceBuf<double> nuc_dev_;
+    PinnedBuf<unsigned> flag_;
+    unsigned seq_ = 0;
+    bool latency_ = false, host_nuclear_ = true;
     DeviceBuf<double> origin_, lat_part_, seg_part_, xyz_dev_, out_dev_;
     DeviceBuf<unsigned> counter_;
     PinnedBuf<double> out_, xyz_host_;

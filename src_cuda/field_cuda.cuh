@@ -16,9 +16,8 @@ constexpr int kChunk = 1024;
 // Latency path (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
 constexpr int kLatencyThreads = 256;
 constexpr int kLatencyMaxPoints = 8;
-// Throughput path: cells tiled through shared memory, each thread carrying kTilePoints points.
-constexpr int kTileThreads = 128;
-constexpr int kTilePoints = 4;
+// Throughput path: cells tiled through shared memory, each thread carrying up to 4 points (blocks of
+// 32 to 128 threads by batch size).
 // At most this many segments (groups of consecutive chunks, one block row each); depends on M only.
 constexpr int kMaxSegments = 512;
 // Points per throughput launch (bounds the partials buffer: segments x batch doubles).
@@ -34,6 +33,8 @@ struct DeviceCells {
     const double *origin = nullptr;  // 3 per chunk (MIXED only)
     int64_t n_chunks = 0;
     double self = 0;  // 1/r for a point on a cell centre (C/h or NaN)
+    const void *nuclei = nullptr;  // Cell64 (x, y, z, Z), for the throughput path
+    int64_t n_nuclei = 0;
 };
 
 // Points travel inside the launch (kernel parameters live in constant memory: the seed's choice).
@@ -42,12 +43,13 @@ struct LatencyPoints {
     int n;
 };
 
-// Partials: kLatencyMaxPoints * n_chunks doubles; *counter is 0 before and after; out: n doubles
-// (may be mapped host memory).
+// Electron term only. Partials: kLatencyMaxPoints * n_chunks doubles; *counter is 0 before and after;
+// out: n doubles, then *flag = seq (both may be mapped host memory, which the host may poll).
 cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
-                           unsigned *counter, double *out, cudaStream_t s);
+                           unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s);
 
-// Segments of chunks_per_segment chunks; partials: n_segments * n doubles; out: n doubles.
+// Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
+// out: n doubles.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
                               int64_t n, const double *xyz, double *partials, double *out, cudaStream_t s);
 

@@ -37,7 +37,12 @@ struct Traits<QMMM_PRECISION_DOUBLE> {
     using Acc = double;
 };
 
-__device__ __forceinline__ float rs(float x) { return rsqrtf(x); }
+// MUFU.RSQ alone: the non-ftz form adds a denormal fix-up to every pair. Flushed d2 are < kEps2 anyway.
+__device__ __forceinline__ float rs(float x) {
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
 __device__ __forceinline__ double rs(double x) { return rsqrt(x); }
 
 // The point as the precision sees it against chunk ch.
@@ -54,7 +59,8 @@ __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, co
 // ---------------------------------------------------------------- latency path
 template <int PREC>
 __global__ void __launch_bounds__(kLatencyThreads)
-    latency_kernel(DeviceCells c, LatencyPoints pts, double *part, unsigned *counter, double *out) {
+    latency_kernel(DeviceCells c, LatencyPoints pts, double *part, unsigned *counter, double *out,
+                   unsigned *flag, unsigned seq) {
     using T = Traits<PREC>;
     using F = typename T::F;
     using Acc = typename T::Acc;
@@ -96,38 +102,80 @@ __global__ void __launch_bounds__(kLatencyThreads)
         if (threadIdx.x == 0) out[p] = static_cast<double>(s);
         __syncthreads();
     }
-    if (threadIdx.x == 0) *counter = 0;
+    if (threadIdx.x == 0) {
+        *counter = 0;
+        // Results first, then the flag the host polls (both may be mapped host memory).
+        __threadfence_system();
+        *reinterpret_cast<volatile unsigned *>(flag) = seq;
+    }
 }
 
 // ---------------------------------------------------------------- throughput path
 // Chunk partials of P points from the tile in shared memory. The singular-cell test is taken out of the
-// inner loop: track the smallest d2, and a point that came within the singular radius of a cell gets its
-// partial recomputed by chunk_exact (rare).
+// inner loop: each point keeps a guard, and a point whose guard says it came within the singular radius
+// of a cell (or, in DOUBLE, left the range of the float seed) gets its partial recomputed by chunk_exact.
 template <int PREC, int P>
 __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s, const typename Traits<PREC>::F (*q)[3],
-                                           typename Traits<PREC>::Acc *part, typename Traits<PREC>::F *dmin) {
+                                           typename Traits<PREC>::Acc *part, bool *suspect) {
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
+    if constexpr (PREC == QMMM_PRECISION_DOUBLE) {
+        // 1/r from a float seed y0 = rsqrtf(d2) (rel. error ~1e-7) and one third-order correction:
+        // with e = 1 - d2 y0^2, 1/r = y0 (1 + e/2 + 3e^2/8) + O(e^3 y0): full double precision in
+        // 12 FP64 operations per pair (CUDA's rsqrt(double) costs more); the guards use the FP32 pipe.
+        float ymin[P], ymax[P];
 #pragma unroll
-    for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30);
+        for (int k = 0; k < P; ++k) part[k] = 0, ymin[k] = 1e30f, ymax[k] = 0.0f;
 #pragma unroll 2
-    for (int j = 0; j < kChunk; j += kRun) {
-        F run[P];
+        for (int j = 0; j < kChunk; j += kRun) {
+            double run[P];
 #pragma unroll
-        for (int k = 0; k < P; ++k) run[k] = 0;
+            for (int k = 0; k < P; ++k) run[k] = 0;
 #pragma unroll
-        for (int r = 0; r < kRun; ++r) {
-            const auto cell = s[j + r];
+            for (int r = 0; r < kRun; ++r) {
+                const auto cell = s[j + r];
 #pragma unroll
-            for (int k = 0; k < P; ++k) {
-                const F dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
-                const F d2 = dx * dx + dy * dy + dz * dz;
-                dmin[k] = fmin(dmin[k], d2);
-                run[k] += cell.w * rs(d2);
+                for (int k = 0; k < P; ++k) {
+                    const double dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
+                    const double d2 = dx * dx + dy * dy + dz * dz;
+                    const float yf = rs(static_cast<float>(d2));
+                    ymin[k] = fminf(ymin[k], yf), ymax[k] = fmaxf(ymax[k], yf);
+                    const double y0 = yf;
+                    const double e = fma(-d2, y0 * y0, 1.0);
+                    run[k] = fma(cell.w * y0, fma(e, fma(e, 0.375, 0.5), 1.0), run[k]);
+                }
             }
+#pragma unroll
+            for (int k = 0; k < P; ++k) part[k] += run[k];
+        }
+        // y0 >= 5e9: d2 may be < 1e-20 (singular); y0 < 1e-18: d2 > 1e36 (seed out of float range).
+#pragma unroll
+        for (int k = 0; k < P; ++k) suspect[k] = ymax[k] >= 5e9f || ymin[k] < 1e-18f;
+    } else {
+        F dmin[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30);
+#pragma unroll 2
+        for (int j = 0; j < kChunk; j += kRun) {
+            F run[P];
+#pragma unroll
+            for (int k = 0; k < P; ++k) run[k] = 0;
+#pragma unroll
+            for (int r = 0; r < kRun; ++r) {
+                const auto cell = s[j + r];
+#pragma unroll
+                for (int k = 0; k < P; ++k) {
+                    const F dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
+                    const F d2 = dx * dx + dy * dy + dz * dz;
+                    dmin[k] = fminf(dmin[k], d2);
+                    run[k] += cell.w * rs(d2);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
         }
 #pragma unroll
-        for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
+        for (int k = 0; k < P; ++k) suspect[k] = dmin[k] < static_cast<F>(kEps2);
     }
 }
 
@@ -154,22 +202,21 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
     return part;
 }
 
-// Block (x, y): points [x * kTileThreads * P, ...) (thread t has t, t + kTileThreads, ...), segment y.
-template <int PREC, int P>
-__global__ void __launch_bounds__(kTileThreads)
+// Block (x, y): points [x * T * P, ...) (thread t has t, t + T, ...), segment y.
+template <int PREC, int P, int T>
+__global__ void __launch_bounds__(T)
     tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
                 double *__restrict__ part) {
-    using T = Traits<PREC>;
-    using F = typename T::F;
-    using Acc = typename T::Acc;
-    using Cell = typename T::Cell;
+    using F = typename Traits<PREC>::F;
+    using Acc = typename Traits<PREC>::Acc;
+    using Cell = typename Traits<PREC>::Cell;
     __shared__ Cell tile[kChunk];
     const int seg = blockIdx.y;
-    const int64_t first = static_cast<int64_t>(blockIdx.x) * kTileThreads * P + threadIdx.x;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * T * P + threadIdx.x;
     double pt[P][3];
 #pragma unroll
     for (int k = 0; k < P; ++k) {
-        const int64_t i = min(first + static_cast<int64_t>(k) * kTileThreads, n - 1);
+        const int64_t i = min(first + static_cast<int64_t>(k) * T, n - 1);
         for (int d = 0; d < 3; ++d) pt[k][d] = xyz[3 * i + d];
     }
     Acc total[P];
@@ -177,67 +224,88 @@ __global__ void __launch_bounds__(kTileThreads)
     for (int k = 0; k < P; ++k) total[k] = 0;
     const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
     const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
-    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
+    const F self = static_cast<F>(c.self);
     for (int64_t ch = ch0; ch < ch1; ++ch) {
         __syncthreads();
         const Cell *src = static_cast<const Cell *>(c.cells) + ch * kChunk;
-        for (int j = threadIdx.x; j < kChunk; j += kTileThreads) tile[j] = src[j];
+        for (int j = threadIdx.x; j < kChunk; j += T) tile[j] = src[j];
         __syncthreads();
         F q[P][3];
 #pragma unroll
         for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pt[k], q[k]);
         Acc partial[P];
-        F dmin[P];
-        chunk_fast<PREC, P>(tile, q, partial, dmin);
+        bool suspect[P];
+        chunk_fast<PREC, P>(tile, q, partial, suspect);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            if (dmin[k] < eps2) partial[k] = chunk_exact<PREC>(tile, q[k][0], q[k][1], q[k][2], self);
+            if (suspect[k]) partial[k] = chunk_exact<PREC>(tile, q[k][0], q[k][1], q[k][2], self);
             total[k] += partial[k];
         }
     }
 #pragma unroll
     for (int k = 0; k < P; ++k) {
-        const int64_t i = first + static_cast<int64_t>(k) * kTileThreads;
+        const int64_t i = first + static_cast<int64_t>(k) * T;
         if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
     }
 }
 
-// u[i] = segment partials of point i added in segment order.
+// u[i] = segment partials of point i added in segment order, minus the nuclear term (double, nuclei in
+// order, as add_nuclear_term on the host).
 template <int PREC>
-__global__ void segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n, double *__restrict__ out) {
+__global__ void segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n,
+                                   const double *__restrict__ xyz, const Cell64 *__restrict__ nuc, int64_t n_nuc,
+                                   double *__restrict__ out) {
     using Acc = typename Traits<PREC>::Acc;
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     Acc s = 0;
     for (int g = 0; g < n_segments; ++g) s += static_cast<Acc>(part[g * n + i]);
-    out[i] = static_cast<double>(s);
+    const double px = xyz[3 * i], py = xyz[3 * i + 1], pz = xyz[3 * i + 2];
+    double v = 0;
+    for (int64_t b = 0; b < n_nuc; ++b) {
+        const double dx = px - nuc[b].x, dy = py - nuc[b].y, dz = pz - nuc[b].z;
+        v += nuc[b].w / sqrt(dx * dx + dy * dy + dz * dz);
+    }
+    out[i] = static_cast<double>(s) - v;
 }
 
 template <int PREC>
 cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, double *part, unsigned *counter, double *out,
-                    cudaStream_t s) {
-    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, part, counter, out);
+                    unsigned *flag, unsigned seq, cudaStream_t s) {
+    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, part, counter, out, flag, seq);
     return cudaGetLastError();
 }
 
+template <int PREC, int P, int T>
+void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
+    const int64_t per_block = static_cast<int64_t>(T) * P;
+    const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
+    tile_kernel<PREC, P, T><<<grid, T, 0, s>>>(c, cps, n, xyz, part);
+}
+
+// Every configuration gives a point the same operations in the same order (bitwise equal results);
+// small batches take smaller blocks so that no block works on many padding points.
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
                        double *out, cudaStream_t s) {
-    const int64_t per_block = static_cast<int64_t>(kTileThreads) * kTilePoints;
-    const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
-    tile_kernel<PREC, kTilePoints><<<grid, kTileThreads, 0, s>>>(c, cps, n, xyz, part);
-    segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, out);
+    if (n >= 1024) tile<PREC, 4, 128>(c, cps, nseg, n, xyz, part, s);
+    else if (n >= 512) tile<PREC, 2, 128>(c, cps, nseg, n, xyz, part, s);
+    else if (n >= 256) tile<PREC, 1, 128>(c, cps, nseg, n, xyz, part, s);
+    else if (n >= 128) tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s);
+    else tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s);
+    segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, xyz,
+        static_cast<const Cell64 *>(c.nuclei), c.n_nuclei, out);
     return cudaGetLastError();
 }
 
 }  // namespace
 
 cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
-                           unsigned *counter, double *out, cudaStream_t s) {
+                           unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, partials, counter, out, s);
-        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, partials, counter, out, s);
-        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, partials, counter, out, s);
+        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, partials, counter, out, flag, seq, s);
+        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, partials, counter, out, flag, seq, s);
+        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, partials, counter, out, flag, seq, s);
     }
 }
 
