@@ -100,12 +100,14 @@ int main(int argc, char **argv) {
     std::vector<int64_t> sizes = {10000, 268782, 1000000}, npts = {1, 32, 256, 1024, 8192};
     double min_time = 0.2, cpu1_limit = 2.5e9;
     int n_nuclei = 30;
+    bool only_cuda = false;
     app.add_option("--json", json_path, "JSON output path");
     app.add_option("--cells", sizes, "field sizes M");
     app.add_option("--points", npts, "points per call N");
     app.add_option("--min-time", min_time, "seconds of timed calls per measurement");
     app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread");
     app.add_option("--nuclei", n_nuclei, "environment nuclei");
+    app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
     CLI11_PARSE(app, argc, argv);
 
     int n_dev = 0;
@@ -138,7 +140,7 @@ int main(int argc, char **argv) {
             };
             // Seed baselines: one point per call.
             double seed_us[2] = {0, 0};  // [float, double], coalesced
-            for (int dbl = 0; dbl < 2; ++dbl) {
+            for (int dbl = 0; dbl < 2 && !only_cuda; ++dbl) {
                 SeedField *sf = seed_create(m, sys.cell_xyz.data(), sys.cell_q.data(), dbl);
                 for (int coal = 1; coal >= 0; --coal) {
                     int64_t i = 0;
@@ -170,6 +172,7 @@ int main(int argc, char **argv) {
                                   {"cuda_mixed", QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, 0, 0},
                                   {"cuda_double", QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, 0, 1}};
             for (const auto &im : impls) {
+                if (only_cuda && im.backend != QMMM_BACKEND_CUDA) continue;
                 qmmm_field f = make(sys, im.backend, im.precision, im.threads);
                 for (int64_t n : npts) {
                     if (im.threads == 1 && static_cast<double>(m) * n > cpu1_limit) continue;

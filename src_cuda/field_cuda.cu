@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <numeric>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -124,6 +125,8 @@ public:
                                                 std::to_string(count) + " CUDA device(s) are present");
         if (opt.device >= 0) dev_ = opt.device;
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
+        // Tuning only: QMMM_CUDA_TILE=P*1000+T forces the throughput tile shape (results are the same bits).
+        if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
         DeviceScope scope(dev_);
         try {
             build(d);
@@ -176,7 +179,7 @@ public:
                 for (int64_t b = 0; b < n; b += batch) {
                     const int64_t m = std::min(batch, n - b);
                     check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
-                                            seg_part_.p, out_dev_.p + b, stream_), "throughput kernel launch");
+                                            seg_part_.p, out_dev_.p + b, tile_config_, stream_), "throughput kernel launch");
                 }
                 check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
                                       cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
@@ -331,6 +334,7 @@ private:
     DeviceBuf<double> nuc_dev_;
     PinnedBuf<unsigned> flag_;
     unsigned seq_ = 0;
+    int tile_config_ = 0;
     bool latency_ = false, host_nuclear_ = true;
     DeviceBuf<double> origin_, lat_part_, seg_part_, xyz_dev_, out_dev_;
     DeviceBuf<unsigned> counter_;

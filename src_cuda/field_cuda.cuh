@@ -49,8 +49,9 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
                            unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s);
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
-// out: n doubles.
+// out: n doubles. config: 0 = by n, or P * 1000 + T (points per thread, threads per block) to force a tile
+// shape for tuning (8128, 8064, 4256, 2256, 4128, 2128, 1128, 1064, 1032); results do not depend on it.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
-                              int64_t n, const double *xyz, double *partials, double *out, cudaStream_t s);
+                              int64_t n, const double *xyz, double *partials, double *out, int config, cudaStream_t s);
 
 }  // namespace qmmm::cuda::field

@@ -284,15 +284,23 @@ void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
 }
 
 // Every configuration gives a point the same operations in the same order (bitwise equal results);
-// small batches take smaller blocks so that no block works on many padding points.
+// small batches take smaller blocks so that no block works on many padding points. config = P * 1000 + T
+// forces one (tuning), 0 = by batch size.
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
-                       double *out, cudaStream_t s) {
-    if (n >= 1024) tile<PREC, 4, 128>(c, cps, nseg, n, xyz, part, s);
-    else if (n >= 512) tile<PREC, 2, 128>(c, cps, nseg, n, xyz, part, s);
-    else if (n >= 256) tile<PREC, 1, 128>(c, cps, nseg, n, xyz, part, s);
-    else if (n >= 128) tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s);
-    else tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s);
+                       double *out, int config, cudaStream_t s) {
+    if (config == 0) config = n >= 1024 ? 4128 : n >= 512 ? 2128 : n >= 256 ? 1128 : n >= 128 ? 1064 : 1032;
+    switch (config) {
+        case 8128: tile<PREC, 8, 128>(c, cps, nseg, n, xyz, part, s); break;
+        case 8064: tile<PREC, 8, 64>(c, cps, nseg, n, xyz, part, s); break;
+        case 4256: tile<PREC, 4, 256>(c, cps, nseg, n, xyz, part, s); break;
+        case 2256: tile<PREC, 2, 256>(c, cps, nseg, n, xyz, part, s); break;
+        case 4128: tile<PREC, 4, 128>(c, cps, nseg, n, xyz, part, s); break;
+        case 2128: tile<PREC, 2, 128>(c, cps, nseg, n, xyz, part, s); break;
+        case 1128: tile<PREC, 1, 128>(c, cps, nseg, n, xyz, part, s); break;
+        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s); break;
+        default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s); break;
+    }
     segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, xyz,
         static_cast<const Cell64 *>(c.nuclei), c.n_nuclei, out);
     return cudaGetLastError();
@@ -310,11 +318,11 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 }
 
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
-                              double *partials, double *out, cudaStream_t s) {
+                              double *partials, double *out, int config, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, s);
-        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, s);
-        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, s);
+        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, config, s);
+        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, config, s);
+        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, config, s);
     }
 }
 

@@ -75,7 +75,20 @@ int check_points(const qmmm_field_s *f, int64_t n, const double *xyz, const doub
     if (int s = check_array("xyz", xyz, n, 3)) return s;
     const auto &d = f->nuclei;
     const double r2 = qmmm::kSingularRadius * qmmm::kSingularRadius;
-    for (int64_t p = 0; p < n; ++p)
+    // First offending point, found in parallel without early exit (vectorisable) when the batch is large:
+    // on the GPU path this check would otherwise cost as much as the field itself.
+    int64_t first = n;
+#pragma omp parallel for reduction(min : first) schedule(static) if (n * d.n_nuclei > 65536)
+    for (int64_t p = 0; p < n; ++p) {
+        bool on = false;
+        for (int64_t b = 0; b < d.n_nuclei; ++b) {
+            const double dx = xyz[3 * p] - d.nuc_xyz[3 * b], dy = xyz[3 * p + 1] - d.nuc_xyz[3 * b + 1],
+                         dz = xyz[3 * p + 2] - d.nuc_xyz[3 * b + 2];
+            on |= dx * dx + dy * dy + dz * dz < r2;
+        }
+        if (on && p < first) first = p;
+    }
+    for (int64_t p = first; p < n && p == first; ++p)
         for (int64_t b = 0; b < d.n_nuclei; ++b) {
             const double dx = xyz[3 * p] - d.nuc_xyz[3 * b], dy = xyz[3 * p + 1] - d.nuc_xyz[3 * b + 1],
                          dz = xyz[3 * p + 2] - d.nuc_xyz[3 * b + 2];
