@@ -125,7 +125,7 @@ public:
                                                 std::to_string(count) + " CUDA device(s) are present");
         if (opt.device >= 0) dev_ = opt.device;
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
-        // Tuning only: QMMM_CUDA_TILE=P*1000+T forces the throughput tile shape (results are the same bits).
+        // Tuning only: QMMM_CUDA_TILE=P*1000+G forces the throughput tile shape (results are the same bits).
         if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
         DeviceScope scope(dev_);
         try {

@@ -16,8 +16,8 @@ constexpr int kChunk = 1024;
 // Latency path (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
 constexpr int kLatencyThreads = 256;
 constexpr int kLatencyMaxPoints = 8;
-// Throughput path: cells tiled through shared memory, each thread carrying up to 4 points (blocks of
-// 32 to 128 threads by batch size).
+// Throughput path: cells tiled through shared memory, each chunk split into four ranges summed by four
+// thread groups, each thread carrying up to 8 points.
 // At most this many segments (groups of consecutive chunks, one block row each); depends on M only.
 constexpr int kMaxSegments = 512;
 // Points per throughput launch (bounds the partials buffer: segments x batch doubles).
@@ -49,8 +49,8 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
                            unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s);
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
-// out: n doubles. config: 0 = by n, or P * 1000 + T (points per thread, threads per block) to force a tile
-// shape for tuning (8128, 8064, 4256, 2256, 4128, 2128, 1128, 1064, 1032); results do not depend on it.
+// out: n doubles. config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force
+// a tile shape for tuning (8032, 4064, 2064, 4032, 2032, 1032); results do not depend on it.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
                               int64_t n, const double *xyz, double *partials, double *out, int config, cudaStream_t s);
 

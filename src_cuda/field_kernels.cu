@@ -14,6 +14,9 @@ namespace qmmm::cuda::field {
 namespace {
 
 constexpr int kRun = 8;
+// The throughput path splits each chunk into kSub ranges summed by different threads.
+constexpr int kSub = 4;
+constexpr int kSubCells = kChunk / kSub;
 constexpr double kEps2 = 1e-20;  // kSingularRadius^2
 
 template <int PREC>
@@ -127,7 +130,7 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
 #pragma unroll
         for (int k = 0; k < P; ++k) part[k] = 0, ymin[k] = 1e30f, ymax[k] = 0.0f;
 #pragma unroll 2
-        for (int j = 0; j < kChunk; j += kRun) {
+        for (int j = 0; j < kSubCells; j += kRun) {
             double run[P];
 #pragma unroll
             for (int k = 0; k < P; ++k) run[k] = 0;
@@ -156,7 +159,7 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
 #pragma unroll
         for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30);
 #pragma unroll 2
-        for (int j = 0; j < kChunk; j += kRun) {
+        for (int j = 0; j < kSubCells; j += kRun) {
             F run[P];
 #pragma unroll
             for (int k = 0; k < P; ++k) run[k] = 0;
@@ -189,7 +192,7 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
     using Acc = typename Traits<PREC>::Acc;
     const F eps2 = static_cast<F>(kEps2);
     Acc part = 0;
-    for (int j = 0; j < kChunk; j += kRun) {
+    for (int j = 0; j < kSubCells; j += kRun) {
         F run = 0;
         for (int r = 0; r < kRun; ++r) {
             const auto cell = s[j + r];
@@ -202,21 +205,26 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
     return part;
 }
 
-// Block (x, y): points [x * T * P, ...) (thread t has t, t + T, ...), segment y.
-template <int PREC, int P, int T>
-__global__ void __launch_bounds__(T)
+// Block (x, y) = kSub groups of G threads; group g sums cells [g * kSubCells, (g + 1) * kSubCells) of every
+// chunk of segment y for the block's G * P points (thread lane l has points l, l + G, ...). A point's
+// chunk partial is ((s0 + s1) + s2) + s3 over the groups: the same for every G and P, and four times the
+// parallelism of one thread per point and chunk (small batches still fill the GPU).
+template <int PREC, int P, int G>
+__global__ void __launch_bounds__(kSub * G)
     tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
                 double *__restrict__ part) {
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
     using Cell = typename Traits<PREC>::Cell;
+    constexpr int T = kSub * G;
     __shared__ Cell tile[kChunk];
-    const int seg = blockIdx.y;
-    const int64_t first = static_cast<int64_t>(blockIdx.x) * T * P + threadIdx.x;
+    __shared__ Acc red[kSub - 1][G * P];
+    const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
     double pt[P][3];
 #pragma unroll
     for (int k = 0; k < P; ++k) {
-        const int64_t i = min(first + static_cast<int64_t>(k) * T, n - 1);
+        const int64_t i = min(first + static_cast<int64_t>(k) * G, n - 1);
         for (int d = 0; d < 3; ++d) pt[k][d] = xyz[3 * i + d];
     }
     Acc total[P];
@@ -225,8 +233,9 @@ __global__ void __launch_bounds__(T)
     const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
     const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
     const F self = static_cast<F>(c.self);
+    const Cell *mine = tile + sub * kSubCells;
     for (int64_t ch = ch0; ch < ch1; ++ch) {
-        __syncthreads();
+        __syncthreads();  // the previous chunk's tile and red are no longer read
         const Cell *src = static_cast<const Cell *>(c.cells) + ch * kChunk;
         for (int j = threadIdx.x; j < kChunk; j += T) tile[j] = src[j];
         __syncthreads();
@@ -235,16 +244,26 @@ __global__ void __launch_bounds__(T)
         for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pt[k], q[k]);
         Acc partial[P];
         bool suspect[P];
-        chunk_fast<PREC, P>(tile, q, partial, suspect);
+        chunk_fast<PREC, P>(mine, q, partial, suspect);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            if (suspect[k]) partial[k] = chunk_exact<PREC>(tile, q[k][0], q[k][1], q[k][2], self);
-            total[k] += partial[k];
+            if (suspect[k]) partial[k] = chunk_exact<PREC>(mine, q[k][0], q[k][1], q[k][2], self);
+            if (sub > 0) red[sub - 1][lane + k * G] = partial[k];
+        }
+        __syncthreads();
+        if (sub == 0) {
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                Acc c_part = partial[k];
+                for (int g = 0; g < kSub - 1; ++g) c_part += red[g][lane + k * G];
+                total[k] += c_part;
+            }
         }
     }
+    if (sub != 0) return;
 #pragma unroll
     for (int k = 0; k < P; ++k) {
-        const int64_t i = first + static_cast<int64_t>(k) * T;
+        const int64_t i = first + static_cast<int64_t>(k) * G;
         if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
     }
 }
@@ -276,29 +295,25 @@ cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, double *part, 
     return cudaGetLastError();
 }
 
-template <int PREC, int P, int T>
+template <int PREC, int P, int G>
 void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
-    const int64_t per_block = static_cast<int64_t>(T) * P;
+    const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
-    tile_kernel<PREC, P, T><<<grid, T, 0, s>>>(c, cps, n, xyz, part);
+    tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
 }
 
 // Every configuration gives a point the same operations in the same order (bitwise equal results);
-// small batches take smaller blocks so that no block works on many padding points. config = P * 1000 + T
-// forces one (tuning), 0 = by batch size.
+// smaller batches take blocks with fewer points. config = P * 1000 + G forces one (tuning), 0 = by n.
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
                        double *out, int config, cudaStream_t s) {
-    if (config == 0) config = n >= 1024 ? 4128 : n >= 512 ? 2128 : n >= 256 ? 1128 : n >= 128 ? 1064 : 1032;
+    if (config == 0) config = n >= 4096 ? 4064 : n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
     switch (config) {
-        case 8128: tile<PREC, 8, 128>(c, cps, nseg, n, xyz, part, s); break;
-        case 8064: tile<PREC, 8, 64>(c, cps, nseg, n, xyz, part, s); break;
-        case 4256: tile<PREC, 4, 256>(c, cps, nseg, n, xyz, part, s); break;
-        case 2256: tile<PREC, 2, 256>(c, cps, nseg, n, xyz, part, s); break;
-        case 4128: tile<PREC, 4, 128>(c, cps, nseg, n, xyz, part, s); break;
-        case 2128: tile<PREC, 2, 128>(c, cps, nseg, n, xyz, part, s); break;
-        case 1128: tile<PREC, 1, 128>(c, cps, nseg, n, xyz, part, s); break;
-        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s); break;
+        case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, s); break;
+        case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, s); break;
+        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, s); break;
+        case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, s); break;
+        case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, s); break;
         default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s); break;
     }
     segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, xyz,
