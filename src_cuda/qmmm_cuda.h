@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "field_backend.hpp"
+#include "dcs_backend.hpp"
 
 namespace qmmm::cuda {
 
@@ -19,6 +20,16 @@ int device_count(int *count);
 std::unique_ptr<FieldBackend> make_field(const FieldData &d, const qmmm_options &opt);
 
 // ---- DCS potential maps (src_cuda/dcs*.cu) ----
+// One DcsDevice per persistent host thread (src_cxx/dcs_gpu_pool.cpp): stream, atoms and piece buffers
+// on one device. Every call throws qmmm::Error (QMMM_ERR_NO_CUDA from src_cxx/dcs_cuda_stub.cpp).
+struct DcsDevice;
+// Binds the calling thread to `device` for good (cudaSetDevice) and makes its state.
+DcsDevice *dcs_device_open(int device);
+void dcs_device_close(DcsDevice *d) noexcept;
+void dcs_device_set_atoms(DcsDevice *d, const DcsProblem &p);
+// Planes [k0, k0+nk) of the map into out (nx*ny*nk doubles), in pieces that fit the memory budget;
+// returns the number of pieces.
+int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t nk, double *out);
 
 // ---- RDF histograms (src_cuda/rdf*.cu) ----
 

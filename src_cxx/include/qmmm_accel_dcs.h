@@ -1,10 +1,91 @@
-/* qmmm_accel_dcs.h -- the dcs family of the qmmm-accel C API (included by qmmm_accel.h). */
+/* qmmm_accel_dcs.h -- the dcs family of the qmmm-accel C API (included by qmmm_accel.h).
+ *
+ * Direct Coulomb summation (DCS) potential maps, as VMD computes them for ion placement:
+ *
+ *     map[i + nx*(j + ny*k)] = sum_a q_a / |r_ijk - r_a|,   r_ijk = origin + (i*hx, j*hy, k*hz)
+ *
+ * Units: atomic units. Positions, origin and spacing in bohr, charges in e, the map in hartree/e
+ * (1 hartree/e = 27.211386 V). The qmmm-dcs tool reads Angstrom files and converts.
+ * Layout: x fastest (Fortran real(8) :: map(nx, ny, nz) passes as is).
+ *
+ * Precision (qmmm_dcs_options.precision):
+ *   DOUBLE  double pair terms and sums (reference; relative error ~1e-15).
+ *   SINGLE  float pair terms (coordinates relative to the lattice origin), float sum over all atoms per
+ *           point; relative error grows like sqrt(n_atoms) * 6e-8, typically 1e-6..1e-5 of sum |q|/r.
+ *   MIXED   float pair terms, float partial sums over fixed blocks of 256 atoms added in double;
+ *           error ~1e-7 of sum |q|/r, independent of the atom count.
+ * A point's value is bitwise reproducible for the same input, precision, backend and device kind,
+ * whatever the thread count, device list or piece size.
+ */
 #ifndef QMMM_ACCEL_DCS_H
 #define QMMM_ACCEL_DCS_H
 #include "qmmm_accel.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define QMMM_DCS_MAX_DEVICES 16
+
+typedef struct qmmm_dcs_lattice {
+    double origin[3];  /* bohr: position of point (0,0,0) */
+    double spacing[3]; /* bohr, each > 0 */
+    int64_t count[3];  /* points per axis, each >= 1 */
+} qmmm_dcs_lattice;
+
+/* Called on the calling thread about every 0.2 s with planes done and total; return nonzero to
+ * cancel (the call then returns QMMM_ERR_INVALID_ARG with the message "cancelled"). */
+typedef int (*qmmm_dcs_progress_fn)(int64_t done, int64_t total, void *user);
+
+enum { QMMM_DCS_KERNEL_FAST = 0, QMMM_DCS_KERNEL_VMD4 = 1 };
+
+typedef struct qmmm_dcs_options {
+    int32_t backend;    /* QMMM_BACKEND_*; AUTO as for the field (QMMM_BACKEND env, else CUDA if a GPU) */
+    int32_t precision;  /* QMMM_PRECISION_* (see above); default SINGLE */
+    int32_t n_threads;  /* CPU threads, 0 = OpenMP default */
+    int32_t n_devices;  /* number of entries in devices; 0 = device 0 only. A device may be listed twice
+                           (two host threads share it). */
+    int32_t devices[QMMM_DCS_MAX_DEVICES];
+    int32_t kernel;     /* QMMM_DCS_KERNEL_FAST (default) or _VMD4 (the seed's version-4 kernel, SINGLE
+                           only, each device listed once; kept as the benchmark baseline) */
+    int32_t reserved0;
+    double max_device_bytes; /* per-device memory budget for map pieces; 0 = 80% of free memory */
+    qmmm_dcs_progress_fn progress; /* may be NULL */
+    void *progress_user;
+    int32_t reserved[8];
+} qmmm_dcs_options;
+
+/* What a qmmm_dcs_map call did (optional output). */
+typedef struct qmmm_dcs_stats {
+    int32_t backend;   /* QMMM_BACKEND_CPU or _CUDA */
+    int32_t n_workers; /* host threads (one per listed device) or CPU threads */
+    int64_t n_pieces;  /* slabs of planes handed out */
+    double seconds;    /* wall time of the computation */
+    double gevals_per_s; /* n_atoms * n_points / seconds / 1e9 */
+} qmmm_dcs_stats;
+
+QMMM_API int qmmm_dcs_options_default(qmmm_dcs_options *opt);
+
+/* Fills map (count[0]*count[1]*count[2] doubles, x fastest) with the potential of the atoms.
+ * xyz: 3*n_atoms (x y z interleaved), q: n_atoms. n_atoms may be 0 (map of zeros).
+ * A lattice point within 1e-10 bohr of an atom is QMMM_ERR_SINGULAR. opt and stats may be NULL. */
+QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, const qmmm_dcs_lattice *lat,
+                          double *map, const qmmm_dcs_options *opt, qmmm_dcs_stats *stats);
+
+/* Ion placement (VMD's method): map must hold the potential of the atoms on lat (from qmmm_dcs_map).
+ * n_ions times: among lattice points at least min_dist_atoms (bohr) from every atom and min_dist_ions
+ * from every ion placed so far, take the one of lowest ion_charge * map (the minimum potential for a
+ * cation, the maximum for an anion; ties go to the lowest index), put an ion of charge ion_charge there
+ * and add its potential to map (in double, on the host, so every backend gives the same ions for the
+ * same map). ion_xyz (3*n_ions, bohr) and, if not NULL, ion_energy (n_ions, hartree: q * potential
+ * before placement) are written. If no point is left, QMMM_ERR_INVALID_ARG naming how many were placed. */
+QMMM_API int qmmm_dcs_place_ions(int64_t n_atoms, const double *xyz, const double *q,
+                                 const qmmm_dcs_lattice *lat, double *map, int64_t n_ions, double ion_charge,
+                                 double min_dist_atoms, double min_dist_ions, double *ion_xyz,
+                                 double *ion_energy);
+
+/* Ends the persistent per-GPU host threads and frees their device memory (they start again on the next
+ * CUDA map). Optional: call before exit for leak checkers. */
+QMMM_API int qmmm_dcs_release(void);
 
 #ifdef __cplusplus
 }
