@@ -92,10 +92,10 @@ __global__ void __launch_bounds__(128) dcs_fast(const float4 *__restrict__ atoms
 }
 
 // Double precision: same decomposition, double pairs (rsqrt() is ~1 ulp in double).
-__global__ void __launch_bounds__(128) dcs_fast_double(const double4 *__restrict__ atoms, int n_tiles,
+__global__ void __launch_bounds__(128) dcs_fast_double(const double4_32a *__restrict__ atoms, int n_tiles,
                                                        double *__restrict__ out, int nxp, int nyp, double hx,
                                                        double hy, double hz, int k0) {
-    __shared__ double4 tile[kAtomTile];
+    __shared__ double4_32a tile[kAtomTile];
     const int tid = threadIdx.y * 32 + threadIdx.x;
     const int i0 = blockIdx.x * kTileX + threadIdx.x;
     const int j0 = blockIdx.y * 8 + threadIdx.y * 2;
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(128) dcs_fast_double(const double4 *__restrict
         __syncthreads();
 #pragma unroll 2
         for (int a = 0; a < kAtomTile; ++a) {
-            const double4 at = tile[a];
+            const double4_32a at = tile[a];
             const double dz = pz - at.z, dy0 = py0 - at.y, dy1 = py1 - at.y;
             const double dz2 = dz * dz;
             const double r0 = fma(dy0, dy0, dz2), r1 = fma(dy1, dy1, dz2);
@@ -135,6 +135,7 @@ __global__ void __launch_bounds__(128) dcs_fast_double(const double4 *__restrict
 // 4000, 16 x 16 threads, 8 points per thread a half-warp (16 points) apart, added to the map at the end.
 __constant__ float4 c_atominfo[kVmdBatch];
 
+template <bool kSlice>
 __global__ void dcs_vmd4(int numatoms, float *energygrid, int nxp, int nyp, float hx, float hy, float hz, int k0) {
     const unsigned xindex = blockIdx.x * blockDim.x * 8 + threadIdx.x;
     const unsigned yindex = blockIdx.y * blockDim.y + threadIdx.y;
@@ -145,8 +146,13 @@ __global__ void dcs_vmd4(int numatoms, float *energygrid, int nxp, int nyp, floa
           energyvalx7 = 0, energyvalx8 = 0;
     for (int atomid = 0; atomid < numatoms; atomid++) {
         const float dy = coory - c_atominfo[atomid].y;
-        const float dz = coorz - c_atominfo[atomid].z;
-        const float dyz2 = (dy * dy) + dz * dz;
+        float dyz2;
+        if (kSlice) {  // the seed: .z holds dz^2 for this plane
+            dyz2 = (dy * dy) + c_atominfo[atomid].z;
+        } else {
+            const float dz = coorz - c_atominfo[atomid].z;
+            dyz2 = (dy * dy) + dz * dz;
+        }
         const float dx1 = coorx - c_atominfo[atomid].x;
         const float dx2 = dx1 + gridspacing_coalesce;
         const float dx3 = dx2 + gridspacing_coalesce;
@@ -215,7 +221,7 @@ void dcs_device_set_atoms(DcsDevice *d, const DcsProblem &p) {
     if (padded / kAtomTile > (1 << 30)) throw Error(QMMM_ERR_INVALID_ARG, "too many atoms for one GPU map");
     d->n_tiles = static_cast<int>(padded / kAtomTile);
     const bool dbl = p.precision == QMMM_PRECISION_DOUBLE;
-    const size_t bytes = padded * (dbl ? sizeof(double4) : sizeof(float4));
+    const size_t bytes = padded * (dbl ? sizeof(double4_32a) : sizeof(float4));
     if (bytes > d->atoms_bytes) {
         cudaFree(d->d_atoms);
         d->d_atoms = nullptr, d->atoms_bytes = 0;
@@ -223,8 +229,8 @@ void dcs_device_set_atoms(DcsDevice *d, const DcsProblem &p) {
         d->atoms_bytes = bytes;
     }
     if (dbl) {
-        std::vector<double4> h(padded, double4{kFar, kFar, kFar, 0.0});
-        for (int64_t a = 0; a < p.n_atoms; ++a) h[a] = double4{p.x[a], p.y[a], p.z[a], p.q[a]};
+        std::vector<double4_32a> h(padded, double4_32a{kFar, kFar, kFar, 0.0});
+        for (int64_t a = 0; a < p.n_atoms; ++a) h[a] = double4_32a{p.x[a], p.y[a], p.z[a], p.q[a]};
         check(cudaMemcpy(d->d_atoms, h.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy (atoms)");
     } else {
         d->h_atoms.assign(padded, float4{kFar, kFar, kFar, 0.f});
@@ -267,7 +273,31 @@ int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t
         const int64_t m = std::min(per, nk - s);
         const int kz = static_cast<int>(k0 + s);
         const float hx = static_cast<float>(p.h[0]), hy = static_cast<float>(p.h[1]), hz = static_cast<float>(p.h[2]);
-        if (p.kernel == QMMM_DCS_KERNEL_VMD4) {
+        if (p.kernel == QMMM_DCS_KERNEL_VMD4_SLICE) {
+            // As the seed launches it: per plane, per batch of 4000 atoms, dz^2 computed on the host.
+            check(cudaMemsetAsync(d->d_piece, 0, m * plane_bytes, d->stream), "cudaMemsetAsync");
+            const dim3 block(16, 16), grid(static_cast<unsigned>(nxp / kTileX), static_cast<unsigned>(nyp / 16), 1);
+            std::vector<float4> batch(kVmdBatch);
+            for (int64_t k = 0; k < m; ++k) {
+                const float z = static_cast<float>((k0 + s + k) * p.h[2]);
+                for (int64_t a0 = 0; a0 < p.n_atoms; a0 += kVmdBatch) {
+                    const int cnt = static_cast<int>(std::min<int64_t>(kVmdBatch, p.n_atoms - a0));
+                    for (int a = 0; a < cnt; ++a) {
+                        const float4 at = d->h_atoms[a0 + a];
+                        const float dz = z - at.z;
+                        batch[a] = float4{at.x, at.y, dz * dz, at.w};
+                    }
+                    // From pageable memory: returns once staged, so `batch` may be refilled (seed: the
+                    // host shuffles atom data in for each pass).
+                    check(cudaMemcpyToSymbolAsync(c_atominfo, batch.data(), cnt * sizeof(float4), 0,
+                                                  cudaMemcpyHostToDevice, d->stream),
+                          "cudaMemcpyToSymbolAsync");
+                    dcs_vmd4<true><<<grid, block, 0, d->stream>>>(
+                        cnt, static_cast<float *>(d->d_piece) + k * nxp * nyp, static_cast<int>(nxp),
+                        static_cast<int>(nyp), hx, hy, hz, kz);
+                }
+            }
+        } else if (p.kernel == QMMM_DCS_KERNEL_VMD4) {
             check(cudaMemsetAsync(d->d_piece, 0, m * plane_bytes, d->stream), "cudaMemsetAsync");
             const dim3 block(16, 16), grid(static_cast<unsigned>(nxp / kTileX), static_cast<unsigned>(nyp / 16),
                                            static_cast<unsigned>(m));
@@ -276,7 +306,7 @@ int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t
                 check(cudaMemcpyToSymbolAsync(c_atominfo, d->h_atoms.data() + a0, cnt * sizeof(float4), 0,
                                               cudaMemcpyHostToDevice, d->stream),
                       "cudaMemcpyToSymbolAsync");
-                dcs_vmd4<<<grid, block, 0, d->stream>>>(cnt, static_cast<float *>(d->d_piece), static_cast<int>(nxp),
+                dcs_vmd4<false><<<grid, block, 0, d->stream>>>(cnt, static_cast<float *>(d->d_piece), static_cast<int>(nxp),
                                                        static_cast<int>(nyp), hx, hy, hz, kz);
             }
         } else {
@@ -284,7 +314,7 @@ int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t
                                           static_cast<unsigned>(m));
             const int ixp = static_cast<int>(nxp), iyp = static_cast<int>(nyp);
             if (p.precision == QMMM_PRECISION_DOUBLE)
-                dcs_fast_double<<<grid, block, 0, d->stream>>>(static_cast<const double4 *>(d->d_atoms), d->n_tiles,
+                dcs_fast_double<<<grid, block, 0, d->stream>>>(static_cast<const double4_32a *>(d->d_atoms), d->n_tiles,
                                                                static_cast<double *>(d->d_piece), ixp, iyp, p.h[0],
                                                                p.h[1], p.h[2], kz);
             else if (p.precision == QMMM_PRECISION_MIXED)
@@ -300,18 +330,7 @@ int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t
         check(cudaMemcpyAsync(d->h_piece, d->d_piece, m * plane_bytes, cudaMemcpyDeviceToHost, d->stream),
               "cudaMemcpyAsync (map piece)");
         check(cudaStreamSynchronize(d->stream), "DCS kernel");
-        double *o = out + s * nx * ny;
-        for (int64_t k = 0; k < m; ++k)
-            for (int64_t j = 0; j < ny; ++j) {
-                const size_t src = (static_cast<size_t>(k) * nyp + j) * nxp;
-                double *dst = o + (k * ny + j) * nx;
-                if (elem == sizeof(float)) {
-                    const float *f = static_cast<const float *>(d->h_piece) + src;
-                    for (int64_t i = 0; i < nx; ++i) dst[i] = f[i];
-                } else {
-                    std::memcpy(dst, static_cast<const double *>(d->h_piece) + src, nx * sizeof(double));
-                }
-            }
+        dcs_copy_piece(d->h_piece, elem == sizeof(float), nxp, nyp, nx, ny, m, out + s * nx * ny);
     }
     return pieces;
 }

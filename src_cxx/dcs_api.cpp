@@ -112,7 +112,7 @@ std::vector<int> check_devices(const qmmm_dcs_options &o) {
         if (devs[i] < 0 || devs[i] >= count)
             throw Error(QMMM_ERR_NO_DEVICE, "opt->devices[" + std::to_string(i) + "] = " + std::to_string(devs[i]) +
                                                  " but " + std::to_string(count) + " CUDA device(s) are visible");
-    if (o.kernel == QMMM_DCS_KERNEL_VMD4) {
+    if (o.kernel != QMMM_DCS_KERNEL_FAST) {
         if (o.precision != QMMM_PRECISION_SINGLE)
             throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = VMD4 (the seed's kernel) exists in SINGLE precision only");
         auto s = devs;
@@ -130,8 +130,8 @@ void check_options(const qmmm_dcs_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG,
                     "opt->precision = " + std::to_string(o.precision) + " (0 DOUBLE, 1 SINGLE, 2 MIXED)");
     if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, "opt->n_threads is negative");
-    if (o.kernel != QMMM_DCS_KERNEL_FAST && o.kernel != QMMM_DCS_KERNEL_VMD4)
-        throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 VMD4)");
+    if (o.kernel < QMMM_DCS_KERNEL_FAST || o.kernel > QMMM_DCS_KERNEL_VMD4_SLICE)
+        throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 VMD4, 2 VMD4_SLICE)");
     if (!std::isfinite(o.max_device_bytes) || o.max_device_bytes < 0)
         throw Error(QMMM_ERR_INVALID_ARG, "opt->max_device_bytes must be finite and >= 0");
 }

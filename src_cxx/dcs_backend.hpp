@@ -33,4 +33,8 @@ void dcs_gpu_map(const DcsProblem &p, const std::vector<int> &devices, double *m
                  qmmm_dcs_progress_fn progress, void *user, DcsRunInfo *info);
 void dcs_gpu_release();
 
+// Padded device piece (m planes of nyp x nxp, float or double) into the map (nx x ny x m), OpenMP.
+void dcs_copy_piece(const void *src, bool is_float, int64_t nxp, int64_t nyp, int64_t nx, int64_t ny, int64_t m,
+                    double *out);
+
 }  // namespace qmmm

@@ -90,4 +90,22 @@ void dcs_cpu_planes(const DcsProblem &p, int64_t k0, int64_t nk, double *out) {
     else planes<float>(p, k0, nk, out);
 }
 
+void dcs_copy_piece(const void *src, bool is_float, int64_t nxp, int64_t nyp, int64_t nx, int64_t ny, int64_t m,
+                    double *out) {
+    // Many threads: one thread's memory bandwidth would leave the GPU idle while a piece is unpacked.
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < m * ny; ++r) {
+        const int64_t k = r / ny, j = r % ny;
+        const size_t s = (static_cast<size_t>(k) * nyp + j) * nxp;
+        double *dst = out + r * nx;
+        if (is_float) {
+            const float *f = static_cast<const float *>(src) + s;
+            for (int64_t i = 0; i < nx; ++i) dst[i] = f[i];
+        } else {
+            const double *d = static_cast<const double *>(src) + s;
+            for (int64_t i = 0; i < nx; ++i) dst[i] = d[i];
+        }
+    }
+}
+
 }  // namespace qmmm

@@ -37,7 +37,7 @@ TEST(DcsGpu, AllPrecisionsAgainstReferenceOddLattice) {
     const auto a = random_atoms(l, 1500, 21);                   // not a multiple of 256 or 4000
     std::vector<long double> phi, scale;
     reference(a, l, phi, scale);
-    const double tol[3] = {1e-13, 2e-5, 1e-6};
+    const double tol[3] = {1e-13, 2e-5, 2e-5};  // MIXED shares SINGLE's float pair terms
     for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
         qmmm_dcs_stats st{};
         const auto m = run_map(a, l, options(QMMM_BACKEND_CUDA, prec), &st);
@@ -49,6 +49,8 @@ TEST(DcsGpu, AllPrecisionsAgainstReferenceOddLattice) {
     auto o = options(QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE);
     o.kernel = QMMM_DCS_KERNEL_VMD4;
     EXPECT_LT(max_rel_error(run_map(a, l, o), phi, scale), 2e-5) << "VMD4 kernel";
+    o.kernel = QMMM_DCS_KERNEL_VMD4_SLICE;
+    EXPECT_LT(max_rel_error(run_map(a, l, o), phi, scale), 2e-5) << "VMD4 kernel, seed launches";
 }
 
 TEST(DcsGpu, DoubleAgreesWithCpu) {
@@ -76,7 +78,7 @@ TEST(DcsGpu, DeviceListedTwiceAndPiecesGiveSameBits) {
         qmmm_dcs_stats st{};
         EXPECT_TRUE(same_bits(one, run_map(a, l, o, &st))) << "two threads on device 0, precision " << prec;
         EXPECT_EQ(st.n_workers, 2);
-        o.max_device_bytes = 3 * 128 * 48 * 8;  // three padded planes per piece
+        o.max_device_bytes = 3 * 128 * 48 * (prec == QMMM_PRECISION_SINGLE ? 4 : 8);  // three padded planes
         EXPECT_TRUE(same_bits(one, run_map(a, l, o, &st))) << "pieces, precision " << prec;
         EXPECT_GE(st.n_pieces, 40 / 3);
     }
