@@ -1,0 +1,388 @@
+! qmmm_vmc -- variational Monte Carlo of a QM fragment in the electrostatic field of its environment.
+! Usage: qmmm_vmc input.nml     (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
+!
+! One step moves one electron (the same index in every walker; sweeps cycle through the electrons).
+! The field U_ES at the proposed positions of all walkers goes to the library in one call (batched) or
+! one call per walker (per_walker); with the CUDA backend the batched call runs asynchronously while the
+! wavefunction is updated. Acceptance uses |Psi|^2 only, never the field, so runs with different
+! backends or precisions visit exactly the same configurations.
+program qmmm_vmc
+  use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
+  use qmmm_accel
+  use vmc_util
+  use vmc_rng
+  use vmc_input
+  use vmc_molden
+  use vmc_wavefunction
+  use vmc_stats
+  implicit none
+
+  type(input_t) :: inp
+  type(basis_t) :: bs
+  type(wf_t) :: wf
+  type(qmmm_field) :: field
+  type(qmmm_env) :: env
+  character(len=512) :: arg
+  integer :: ne, na, nb, nw, w, e, s, ib, isweep, nsweep_total, st, backend_used, prec_used, level, i
+  integer(int64) :: step, clk0, clk1, clk_rate, t_field, t_wf, t_all0, t_all, n_cells, n_env_nuc
+  real(real64), allocatable :: pos(:,:,:), ainva(:,:,:), ainvb(:,:,:), u(:,:), prop(:,:), uprop(:), ratio(:), dcur(:)
+  real(real64), allocatable :: series(:), block_mean(:), unuc(:)
+  logical, allocatable :: acc(:)
+  integer(int64), allocatable :: key(:)
+  real(real64) :: delta, p, ek, vee, ven, el, vnn, e_nuc_env, sum_e, sum_e2, sum_k, sum_ee, sum_en, sum_f
+  real(real64) :: mean, err, bmean, berr, acc_rate, cell_volume
+  integer(int64) :: n_acc, n_try, n_acc_eq, n_try_eq, n_samples
+  logical :: ok, have_field, use_async
+  character(len=16) :: backend_name
+
+  call get_command_argument(1, arg)
+  if (len_trim(arg) == 0 .or. command_argument_count() /= 1) &
+       call die('usage: qmmm_vmc input.nml (namelist &vmc; see vmc_driver/README.md)')
+  call input_read(trim(arg), inp)
+  call molden_read(trim(inp%molden), bs)
+  if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
+       call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &
+       ' occupies ' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // ' beta orbitals')
+  call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en)
+  na = wf%na; nb = wf%nb; ne = wf%ne; nw = inp%n_walkers
+  call system_clock(t_all0, clk_rate)
+
+  ! ---- environment field ----
+  have_field = inp%n_cubes > 0
+  e_nuc_env = 0
+  backend_name = 'none'
+  use_async = .false.
+  n_cells = 0; n_env_nuc = 0
+  if (have_field) then
+    st = qmmm_env_create(env)
+    call check(st, 'qmmm_env_create')
+    do i = 1, inp%n_cubes
+      st = qmmm_env_add_cube(env, trim(inp%cubes(i)), inp%density_threshold)
+      call check(st, trim(inp%cubes(i)))
+    end do
+    st = qmmm_env_sizes(env, n_cells, n_env_nuc, cell_volume)
+    call check(st, 'qmmm_env_sizes')
+    block
+      type(qmmm_options) :: opt
+      opt%backend = merge(QMMM_BACKEND_CPU, merge(QMMM_BACKEND_CUDA, QMMM_BACKEND_AUTO, inp%backend == 'cuda'), &
+           inp%backend == 'cpu')
+      opt%precision = merge(QMMM_PRECISION_SINGLE, merge(QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE, &
+           inp%precision == 'mixed'), inp%precision == 'single')
+      opt%n_threads = inp%n_threads
+      st = qmmm_field_create_from_env(field, env, opt)
+      call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // '''')
+    end block
+    st = qmmm_env_destroy(env)
+    st = qmmm_field_backend(field, backend_used, prec_used)
+    call check(st, 'qmmm_field_backend')
+    backend_name = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
+    use_async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls == 'batched'
+    ! Constant: QM nuclei in the environment; U_ES is the energy of one electron, a nucleus has -Z times it.
+    allocate(unuc(bs%natom))
+    st = qmmm_field_eval(field, bs%xyz, unuc)
+    call check(st, 'field at the QM nuclei')
+    e_nuc_env = -sum(bs%z * unuc)
+  end if
+  vnn = 0
+  do i = 1, bs%natom
+    do s = i + 1, bs%natom
+      vnn = vnn + bs%z(i) * bs%z(s) / norm2(bs%xyz(:, i) - bs%xyz(:, s))
+    end do
+  end do
+
+  ! ---- walkers ----
+  allocate(pos(3, ne, nw), ainva(max(na,1), max(na,1), nw), ainvb(max(nb,1), max(nb,1), nw), u(ne, nw), &
+       prop(3, nw), uprop(nw), ratio(nw), dcur(nw), acc(nw), key(nw))
+  ainva = 0; ainvb = 0; u = 0
+  do w = 1, nw
+    key(w) = rng_key(inp%seed, inp%first_walker + w - 1)
+    call initial_walker(w)
+  end do
+
+  write(output_unit, '(a)') 'qmmm_vmc: variational Monte Carlo (atomic units: bohr, hartree)'
+  write(output_unit, '(a)') '  molden        ' // trim(inp%molden)
+  write(output_unit, '(a,i0,a,i0,a,i0,a,i0)') '  electrons     ', ne, ' (', na, ' alpha, ', nb, ' beta), basis functions ', &
+       bs%nbf
+  write(output_unit, '(a,i0,a,i0,a)') '  environment   ', n_cells, ' cells, ', n_env_nuc, ' nuclei; field backend ' // &
+       trim(backend_name) // ', precision ' // trim(inp%precision) // ', calls ' // trim(inp%field_calls)
+  write(output_unit, '(a,l1,a,f8.4,a,f8.4)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', inp%b_en
+  write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', nw, ', equilibration sweeps ', inp%n_equil, &
+       ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps, seed ', inp%seed
+
+  ! ---- equilibration: the field is not needed (acceptance ignores it) ----
+  t_field = 0; t_wf = 0
+  delta = inp%move_length
+  step = 0
+  n_acc_eq = 0; n_try_eq = 0
+  do isweep = 1, inp%n_equil
+    n_acc = 0; n_try = 0
+    do e = 1, ne
+      step = step + 1
+      call propose(e)
+      call system_clock(clk0)
+      call metropolis(e)
+      call system_clock(clk1); t_wf = t_wf + (clk1 - clk0)
+      n_acc = n_acc + count(acc); n_try = n_try + nw
+    end do
+    n_acc_eq = n_acc_eq + n_acc; n_try_eq = n_try_eq + n_try
+    if (inp%tune_moves) then
+      acc_rate = real(n_acc, real64) / n_try
+      delta = delta * min(1.25_real64, max(0.8_real64, (acc_rate + 0.05_real64) / 0.55_real64))
+    end if
+    if (mod(isweep, inp%recompute_every) == 0) call recompute_all()
+  end do
+
+  ! ---- accumulation ----
+  call recompute_all()
+  if (have_field) then
+    call system_clock(clk0)
+    block
+      real(real64), allocatable :: uall(:)
+      allocate(uall(ne * nw))
+      st = qmmm_field_eval(field, reshape(pos, [3, ne * nw]), uall)
+      call check(st, 'qmmm_field_eval (all electrons)')
+      u = reshape(uall, [ne, nw])
+    end block
+    call system_clock(clk1); t_field = t_field + (clk1 - clk0)
+  end if
+  allocate(series(inp%n_blocks * inp%steps_per_block), block_mean(inp%n_blocks))
+  sum_e = 0; sum_e2 = 0; sum_k = 0; sum_ee = 0; sum_en = 0; sum_f = 0
+  n_acc = 0; n_try = 0; n_samples = 0
+  nsweep_total = 0
+  write(output_unit, '(a,f8.4,a)') '  move length   ', delta, ' bohr (after equilibration)'
+  write(output_unit, '(a)') ''
+  write(output_unit, '(a)') '  block    E(block)            running mean        error (blocks)   acceptance'
+  do ib = 1, inp%n_blocks
+    do s = 1, inp%steps_per_block
+      do e = 1, ne
+        step = step + 1
+        call propose(e)
+        call field_start()
+        call system_clock(clk0)
+        call metropolis(e)
+        call system_clock(clk1); t_wf = t_wf + (clk1 - clk0)
+        call field_finish(e)
+        n_acc = n_acc + count(acc); n_try = n_try + nw
+      end do
+      nsweep_total = nsweep_total + 1
+      if (mod(inp%n_equil + nsweep_total, inp%recompute_every) == 0) call recompute_all()
+      call system_clock(clk0)
+      el = 0
+      do w = 1, nw
+        call wf_local_energy(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), ek, vee, ven)
+        p = ek + vee + ven + vnn + sum(u(:, w)) + e_nuc_env
+        if (.not. (abs(p) < huge(p))) call die('non-finite local energy (walker ' // itoa(w) // ')')
+        el = el + p
+        sum_e = sum_e + p; sum_e2 = sum_e2 + p * p
+        sum_k = sum_k + ek; sum_ee = sum_ee + vee; sum_en = sum_en + ven; sum_f = sum_f + sum(u(:, w))
+        n_samples = n_samples + 1
+      end do
+      call system_clock(clk1); t_wf = t_wf + (clk1 - clk0)
+      series(nsweep_total) = el / nw
+    end do
+    block_mean(ib) = sum(series(nsweep_total - inp%steps_per_block + 1:nsweep_total)) / inp%steps_per_block
+    call mean_err(block_mean(1:ib), bmean, berr)
+    write(output_unit, '(2x,i5,2(1x,f19.10),1x,f16.10,1x,f10.4)') ib, block_mean(ib), bmean, berr, &
+         real(n_acc, real64) / n_try
+  end do
+  call system_clock(clk1)
+  t_all = clk1 - t_all0
+  call reblock(series, mean, err, level)
+  call report()
+  if (have_field) st = qmmm_field_destroy(field)
+
+contains
+
+  subroutine check(st, what)
+    integer, intent(in) :: st
+    character(len=*), intent(in) :: what
+    if (st /= QMMM_SUCCESS) call die(what // ': ' // qmmm_status_string(st) // ': ' // qmmm_error_message())
+  end subroutine
+
+  ! Electrons start around the nuclei (alpha and beta dealt over atoms by Z), drawn from the walker's
+  ! stream at negative step numbers; redrawn while a Slater matrix is singular.
+  subroutine initial_walker(w)
+    integer, intent(in) :: w
+    integer :: e, k, a, try, slot
+    integer :: sites_a(ne + 1), sites_b(ne + 1), nsa, nsb
+    nsa = 0; nsb = 0
+    do a = 1, bs%natom
+      do k = 1, (nint(bs%z(a)) + 1) / 2
+        nsa = nsa + 1; if (nsa <= ne) sites_a(nsa) = a
+      end do
+      do k = 1, nint(bs%z(a)) / 2
+        nsb = nsb + 1; if (nsb <= ne) sites_b(nsb) = a
+      end do
+    end do
+    nsa = min(nsa, ne); nsb = min(nsb, ne)
+    if (nsa == 0) then
+      nsa = 1; sites_a(1) = 1
+    end if
+    if (nsb == 0) then
+      nsb = nsa; sites_b = sites_a
+    end if
+    do try = 1, 100
+      do e = 1, ne
+        if (e <= na) then
+          a = sites_a(mod(e - 1, nsa) + 1)
+        else
+          a = sites_b(mod(e - na - 1, nsb) + 1)
+        end if
+        do slot = 1, 3
+          pos(slot, e, w) = bs%xyz(slot, a) + 2 / max(1.0_real64, sqrt(bs%z(a))) * &
+               (rng_uniform(key(w), -int(try * (ne + 1) + e, int64), slot) - 0.5_real64)
+        end do
+      end do
+      call wf_invert(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), ok)
+      if (ok) return
+    end do
+    call die('cannot find a starting configuration with non-singular Slater matrices (walker ' // itoa(w) // ')')
+  end subroutine
+
+  ! Moves shrink near nuclei (cube side delta * min(1, d + 0.05), d the distance to the nearest
+  ! nucleus in bohr) so that core electrons are sampled as well as valence ones.
+  real(real64) function move_scale(r) result(f)
+    real(real64), intent(in) :: r(3)
+    integer :: a
+    real(real64) :: d2
+    d2 = huge(1.0_real64)
+    do a = 1, bs%natom
+      d2 = min(d2, sum((r - bs%xyz(:, a))**2))
+    end do
+    f = min(1.0_real64, sqrt(d2) + 0.05_real64)
+  end function
+
+  subroutine propose(e)
+    integer, intent(in) :: e
+    integer :: w, c
+    do w = 1, nw
+      dcur(w) = delta * move_scale(pos(:, e, w))
+      do c = 1, 3
+        prop(c, w) = pos(c, e, w) + dcur(w) * (rng_uniform(key(w), step, c - 1) - 0.5_real64)
+      end do
+    end do
+  end subroutine
+
+  subroutine metropolis(e)
+    integer, intent(in) :: e
+    integer :: w
+    real(real64) :: pw, dnew
+    do w = 1, nw
+      ! The reverse move must be possible from the proposed point's (smaller or larger) cube;
+      ! the proposal densities 1/dcur^3 and 1/dnew^3 enter the acceptance (detailed balance).
+      dnew = delta * move_scale(prop(:, w))
+      acc(w) = .false.
+      if (maxval(abs(prop(:, w) - pos(:, e, w))) > 0.5_real64 * dnew) cycle
+      pw = wf_ratio(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), e, prop(:, w), ratio(w))
+      pw = pw * (dcur(w) / dnew)**3
+      acc(w) = rng_uniform(key(w), step, 3) < pw
+      if (acc(w)) call wf_accept(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), e, prop(:, w), ratio(w))
+    end do
+  end subroutine
+
+  subroutine field_start()
+    integer :: w
+    if (.not. have_field) return
+    call system_clock(clk0)
+    if (use_async) then
+      st = qmmm_field_eval_async(field, prop, uprop)
+      call check(st, 'qmmm_field_eval_async')
+    else if (inp%field_calls == 'batched') then
+      st = qmmm_field_eval(field, prop, uprop)
+      call check(st, 'qmmm_field_eval')
+    else
+      do w = 1, nw
+        st = qmmm_field_eval(field, prop(:, w:w), uprop(w:w))
+        call check(st, 'qmmm_field_eval')
+      end do
+    end if
+    call system_clock(clk1); t_field = t_field + (clk1 - clk0)
+  end subroutine
+
+  subroutine field_finish(e)
+    integer, intent(in) :: e
+    integer :: w
+    if (.not. have_field) return
+    if (use_async) then
+      call system_clock(clk0)
+      st = qmmm_field_wait(field)
+      call check(st, 'qmmm_field_wait')
+      call system_clock(clk1); t_field = t_field + (clk1 - clk0)
+    end if
+    do w = 1, nw
+      if (acc(w)) u(e, w) = uprop(w)
+    end do
+  end subroutine
+
+  subroutine recompute_all()
+    integer :: w
+    call system_clock(clk0)
+    do w = 1, nw
+      call wf_invert(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), ok)
+      if (.not. ok) call die('singular Slater matrix at a periodic recomputation (walker ' // itoa(w) // ')')
+    end do
+    call system_clock(clk1); t_wf = t_wf + (clk1 - clk0)
+  end subroutine
+
+  subroutine report()
+    real(real64) :: var, sec_all, sec_f, sec_wf, nsmp
+    integer :: uj, ios
+    character(len=256) :: msg
+    character(len=:), allocatable :: tmp
+    nsmp = real(n_samples, real64)
+    var = sum_e2 / nsmp - (sum_e / nsmp)**2
+    sec_all = real(t_all, real64) / clk_rate
+    sec_f = real(t_field, real64) / clk_rate
+    sec_wf = real(t_wf, real64) / clk_rate
+    write(output_unit, '(a)') ''
+    write(output_unit, '(a,f19.10,a,f14.10,a,i0,a)') '  energy        ', mean, ' +- ', err, &
+         ' hartree (reblocked, block length 2^', level, ' sweeps)'
+    write(output_unit, '(a,f19.10)') '  variance      ', var
+    write(output_unit, '(a,f10.4,a,f10.4)') '  acceptance    ', real(n_acc, real64) / n_try, '   equilibration ', &
+         real(n_acc_eq, real64) / max(n_try_eq, 1_int64)
+    write(output_unit, '(a)') '  parts (mean)  kinetic, e-e, e-n, n-n, electrons-environment, nuclei-environment:'
+    write(output_unit, '(16x,6f16.8)') sum_k / nsmp, sum_ee / nsmp, sum_en / nsmp, vnn, sum_f / nsmp, e_nuc_env
+    write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a,f10.3,a)') '  time (s)      total ', sec_all, '  field ', sec_f, &
+         '  wavefunction ', sec_wf, '  rest ', sec_all - sec_f - sec_wf
+    ! Written only now, after everything succeeded, so a failed run leaves no result file.
+    tmp = trim(inp%output_json) // '.tmp'
+    open(newunit=uj, file=tmp, status='replace', action='write', iostat=ios, iomsg=msg)
+    if (ios /= 0) call die(trim(inp%output_json) // ': cannot write (' // trim(msg) // ')')
+    write(uj, '(a)') '{'
+    write(uj, '(a)') '  "program": "qmmm_vmc", "units": "hartree, bohr, seconds",'
+    write(uj, '(a)') '  "molden": "' // trim(inp%molden) // '",'
+    write(uj, '(a)') '  "backend": "' // trim(backend_name) // '", "precision": "' // trim(inp%precision) // &
+         '", "field_calls": "' // trim(inp%field_calls) // '",'
+    write(uj, '(a)') '  "n_cells": ' // itoa(int(n_cells)) // ', "n_electrons": ' // itoa(ne) // ', "n_walkers": ' // &
+         itoa(nw) // ', "seed": ' // itoa(int(inp%seed)) // ', "jastrow": ' // trim(merge('true ', 'false', inp%jastrow)) // ','
+    write(uj, '(a)') '  "n_equil": ' // itoa(inp%n_equil) // ', "n_blocks": ' // itoa(inp%n_blocks) // &
+         ', "steps_per_block": ' // itoa(inp%steps_per_block) // ','
+    write(uj, '(a)') '  "energy": ' // rtoa(mean) // ', "error": ' // rtoa(err) // ', "reblock_level": ' // &
+         itoa(level) // ', "variance": ' // rtoa(var) // ','
+    write(uj, '(a)') '  "acceptance": ' // rtoa(real(n_acc, real64) / n_try) // ', "move_length": ' // rtoa(delta) // ','
+    write(uj, '(a)') '  "parts": {"kinetic": ' // rtoa(sum_k / nsmp) // ', "electron_electron": ' // rtoa(sum_ee / nsmp) // &
+         ', "electron_nucleus": ' // rtoa(sum_en / nsmp) // ', "nucleus_nucleus": ' // rtoa(vnn) // ','
+    write(uj, '(a)') '            "electron_environment": ' // rtoa(sum_f / nsmp) // ', "nucleus_environment": ' // &
+         rtoa(e_nuc_env) // '},'
+    write(uj, '(a)') '  "time": {"total": ' // rtoa(sec_all) // ', "field": ' // rtoa(sec_f) // ', "wavefunction": ' // &
+         rtoa(sec_wf) // ', "rest": ' // rtoa(sec_all - sec_f - sec_wf) // '},'
+    write(uj, '(a)', advance='no') '  "block_energies": ['
+    do i = 1, inp%n_blocks
+      write(uj, '(a)', advance='no') rtoa(block_mean(i))
+      if (i < inp%n_blocks) write(uj, '(a)', advance='no') ', '
+    end do
+    write(uj, '(a)') '],'
+    write(uj, '(a)') '  "final_position_checksum": ' // rtoa(sum(pos))
+    write(uj, '(a)') '}'
+    close(uj)
+    call rename_file(tmp, trim(inp%output_json))
+  end subroutine
+
+  subroutine rename_file(from, to)
+    character(len=*), intent(in) :: from, to
+    integer :: r
+    r = rename(from, to)   ! GNU extension (gfortran); keeps the result file all-or-nothing
+    if (r /= 0) call die(to // ': cannot rename ' // from // ' into place')
+  end subroutine
+
+end program qmmm_vmc

@@ -1,0 +1,45 @@
+! vmc_util.f90 -- fatal errors and small string helpers shared by the driver's modules.
+! The driver stops on the first error: a message on stderr naming the key or the file and line,
+! exit status 2, and no result file (the JSON is only opened once the run has finished).
+module vmc_util
+  use, intrinsic :: iso_fortran_env, only: error_unit, real64
+  implicit none
+  private
+  public :: die, lower, itoa, rtoa
+
+contains
+
+  subroutine die(msg)
+    character(len=*), intent(in) :: msg
+    write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(msg)
+    error stop 2
+  end subroutine
+
+  pure function lower(s) result(t)
+    character(len=*), intent(in) :: s
+    character(len=len(s)) :: t
+    integer :: i, c
+    t = s
+    do i = 1, len(s)
+      c = iachar(s(i:i))
+      if (c >= iachar('A') .and. c <= iachar('Z')) t(i:i) = achar(c + 32)
+    end do
+  end function
+
+  function itoa(i) result(s)
+    integer, intent(in) :: i
+    character(len=:), allocatable :: s
+    character(len=24) :: b
+    write(b, '(i0)') i
+    s = trim(b)
+  end function
+
+  function rtoa(x) result(s)
+    real(real64), intent(in) :: x
+    character(len=:), allocatable :: s
+    character(len=32) :: b
+    write(b, '(es24.16e3)') x
+    s = trim(adjustl(b))
+  end function
+
+end module vmc_util

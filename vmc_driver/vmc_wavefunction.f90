@@ -1,0 +1,238 @@
+! vmc_wavefunction.f90 -- Slater-Jastrow trial function Psi = det_up det_down exp(J).
+! Slater matrices are stored inverted and transposed: ainv(j,k) = (D^-1)(j,k) with D(k,j) = phi_j(r_k),
+! so the ratio for a move of electron k is sum_j phi_j(r') ainv(j,k) and one accepted move costs O(n^2)
+! (Sherman-Morrison). Jastrow (cusp conditions exact):
+!   J = sum_{i<j} a_ij r/(1 + b_ee r)  - sum_{i,I} Z_I r/(1 + b_en Z_I r),  a = 1/4 (same spin), 1/2 (opposite)
+! so that e-e cusps (1/4, 1/2) and e-n cusps (-Z: Gaussian orbitals have none) hold, with values,
+! gradients and Laplacians analytic.
+module vmc_wavefunction
+  use, intrinsic :: iso_fortran_env, only: real64
+  use vmc_molden
+  use vmc_orbitals
+  implicit none
+  private
+  public :: wf_t, wf_setup, wf_invert, wf_ratio, wf_accept, wf_local_energy
+
+  type wf_t
+    type(basis_t) :: bs
+    integer :: na = 0, nb = 0, ne = 0, nbf = 0
+    logical :: jastrow = .false.
+    real(real64) :: b_ee = 1, b_en = 1
+    real(real64), allocatable :: chi(:), dchi(:,:), lchi(:), phi(:), dphi(:,:), lphi(:), d(:,:), t(:)
+  end type
+
+contains
+
+  subroutine wf_setup(wf, bs, jastrow, b_ee, b_en)
+    type(wf_t), intent(out) :: wf
+    type(basis_t), intent(in) :: bs
+    logical, intent(in) :: jastrow
+    real(real64), intent(in) :: b_ee, b_en
+    integer :: n
+    wf%bs = bs
+    wf%na = bs%nalpha; wf%nb = bs%nbeta; wf%ne = wf%na + wf%nb; wf%nbf = bs%nbf
+    wf%jastrow = jastrow; wf%b_ee = b_ee; wf%b_en = b_en
+    n = max(wf%na, wf%nb, 1)
+    allocate(wf%chi(wf%nbf), wf%dchi(3, wf%nbf), wf%lchi(wf%nbf), wf%phi(n), wf%dphi(3, n), wf%lphi(n), &
+         wf%d(n, n), wf%t(n))
+  end subroutine
+
+  subroutine mo_values(wf, c, r, phi)
+    type(wf_t), intent(inout) :: wf
+    real(real64), intent(in) :: c(:,:), r(3)
+    real(real64), intent(out) :: phi(:)
+    integer :: j
+    call ao_values(wf%bs, r, wf%chi)
+    do j = 1, size(c, 2)
+      phi(j) = dot_product(c(:, j), wf%chi)
+    end do
+  end subroutine
+
+  ! Rebuilds both inverse Slater matrices from the positions (Gauss-Jordan, partial pivoting).
+  ! ok = .false. when a matrix is numerically singular.
+  subroutine wf_invert(wf, pos, ainva, ainvb, ok)
+    type(wf_t), intent(inout) :: wf
+    real(real64), intent(in) :: pos(:,:)
+    real(real64), intent(out) :: ainva(:,:), ainvb(:,:)
+    logical, intent(out) :: ok
+    integer :: k
+    ok = .true.
+    do k = 1, wf%na
+      call mo_values(wf, wf%bs%ca, pos(:, k), wf%phi)
+      wf%d(k, 1:wf%na) = wf%phi(1:wf%na)
+    end do
+    if (wf%na > 0) call invert(wf%d(1:wf%na, 1:wf%na), ainva, ok)
+    if (.not. ok) return
+    do k = 1, wf%nb
+      call mo_values(wf, wf%bs%cb, pos(:, wf%na + k), wf%phi)
+      wf%d(k, 1:wf%nb) = wf%phi(1:wf%nb)
+    end do
+    if (wf%nb > 0) call invert(wf%d(1:wf%nb, 1:wf%nb), ainvb, ok)
+  end subroutine
+
+  subroutine invert(a0, ainv, ok)
+    real(real64), intent(in) :: a0(:,:)
+    real(real64), intent(out) :: ainv(:,:)
+    logical, intent(out) :: ok
+    real(real64) :: a(size(a0, 1), size(a0, 1)), f, amax
+    integer :: n, i, k, p
+    n = size(a0, 1)
+    a = a0
+    ainv = 0
+    do i = 1, n
+      ainv(i, i) = 1
+    end do
+    amax = maxval(abs(a0))
+    ok = amax > 0
+    if (.not. ok) return
+    do k = 1, n
+      p = k - 1 + maxloc(abs(a(k:n, k)), 1)
+      if (abs(a(p, k)) <= 1e-14_real64 * amax) then
+        ok = .false.; return
+      end if
+      if (p /= k) then
+        call swap(a(k, :), a(p, :)); call swap(ainv(k, :), ainv(p, :))
+      end if
+      f = 1 / a(k, k)
+      a(k, :) = a(k, :) * f; ainv(k, :) = ainv(k, :) * f
+      do i = 1, n
+        if (i == k) cycle
+        f = a(i, k)
+        if (f == 0) cycle
+        a(i, :) = a(i, :) - f * a(k, :)
+        ainv(i, :) = ainv(i, :) - f * ainv(k, :)
+      end do
+    end do
+  contains
+    subroutine swap(x, y)
+      real(real64), intent(inout) :: x(:), y(:)
+      real(real64) :: t(size(x))
+      t = x; x = y; y = t
+    end subroutine
+  end subroutine
+
+  ! Jastrow part that depends on electron e at x (the others at pos).
+  real(real64) function jastrow_one(wf, pos, e, x) result(j)
+    type(wf_t), intent(in) :: wf
+    real(real64), intent(in) :: pos(:,:), x(3)
+    integer, intent(in) :: e
+    integer :: k
+    real(real64) :: r, a
+    j = 0
+    do k = 1, wf%ne
+      if (k == e) cycle
+      r = norm2(x - pos(:, k))
+      a = 0.5_real64
+      if ((k <= wf%na) .eqv. (e <= wf%na)) a = 0.25_real64
+      j = j + a * r / (1 + wf%b_ee * r)
+    end do
+    do k = 1, wf%bs%natom
+      r = norm2(x - wf%bs%xyz(:, k))
+      j = j - wf%bs%z(k) * r / (1 + wf%b_en * wf%bs%z(k) * r)
+    end do
+  end function
+
+  ! Metropolis weight |Psi(new)/Psi(old)|^2 for electron e moved to x; leaves phi(x) in wf%phi and
+  ! the determinant ratio in ratio for wf_accept.
+  real(real64) function wf_ratio(wf, pos, ainva, ainvb, e, x, ratio) result(p)
+    type(wf_t), intent(inout) :: wf
+    real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:), x(3)
+    integer, intent(in) :: e
+    real(real64), intent(out) :: ratio
+    integer :: k
+    if (e <= wf%na) then
+      k = e
+      call mo_values(wf, wf%bs%ca, x, wf%phi)
+      ratio = dot_product(wf%phi(1:wf%na), ainva(:, k))
+    else
+      k = e - wf%na
+      call mo_values(wf, wf%bs%cb, x, wf%phi)
+      ratio = dot_product(wf%phi(1:wf%nb), ainvb(:, k))
+    end if
+    p = ratio * ratio
+    if (wf%jastrow .and. p > 0) p = p * exp(2 * (jastrow_one(wf, pos, e, x) - jastrow_one(wf, pos, e, pos(:, e))))
+  end function
+
+  ! Accepts the move last priced by wf_ratio (Sherman-Morrison on the spin's inverse).
+  subroutine wf_accept(wf, pos, ainva, ainvb, e, x, ratio)
+    type(wf_t), intent(inout) :: wf
+    real(real64), intent(inout) :: pos(:,:), ainva(:,:), ainvb(:,:)
+    integer, intent(in) :: e
+    real(real64), intent(in) :: x(3), ratio
+    if (e <= wf%na) then
+      call sm_update(ainva, e, wf%phi(1:wf%na), ratio, wf%t)
+    else
+      call sm_update(ainvb, e - wf%na, wf%phi(1:wf%nb), ratio, wf%t)
+    end if
+    pos(:, e) = x
+  end subroutine
+
+  subroutine sm_update(ainv, k, v, ratio, t)
+    real(real64), intent(inout) :: ainv(:,:), t(:)
+    integer, intent(in) :: k
+    real(real64), intent(in) :: v(:), ratio
+    integer :: n, m
+    real(real64) :: f
+    n = size(v)
+    do m = 1, n
+      t(m) = dot_product(v, ainv(:, m))
+    end do
+    f = 1 / ratio
+    ainv(:, k) = ainv(:, k) * f
+    do m = 1, n
+      if (m == k) cycle
+      ainv(:, m) = ainv(:, m) - ainv(:, k) * t(m)
+    end do
+  end subroutine
+
+  ! Kinetic energy, e-e and e-n potential energy of one configuration.
+  subroutine wf_local_energy(wf, pos, ainva, ainvb, ekin, vee, ven)
+    type(wf_t), intent(inout) :: wf
+    real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:)
+    real(real64), intent(out) :: ekin, vee, ven
+    integer :: e, k
+    real(real64) :: gd(3), ld, gj(3), lj, dv(3), r, a, b, up, upp
+    ekin = 0; vee = 0; ven = 0
+    do e = 1, wf%ne
+      call ao_derivs(wf%bs, pos(:, e), wf%chi, wf%dchi, wf%lchi)
+      gd = 0; ld = 0
+      if (e <= wf%na) then
+        wf%chi = matmul(wf%bs%ca, ainva(:, e))   ! sum_j C(:,j) ainv(j,e): one AO-space vector
+        gd = matmul(wf%dchi, wf%chi)
+        ld = dot_product(wf%lchi, wf%chi)
+      else
+        wf%chi = matmul(wf%bs%cb, ainvb(:, e - wf%na))
+        gd = matmul(wf%dchi, wf%chi)
+        ld = dot_product(wf%lchi, wf%chi)
+      end if
+      gj = 0; lj = 0
+      do k = 1, wf%ne
+        if (k == e) cycle
+        dv = pos(:, e) - pos(:, k)
+        r = norm2(dv)
+        if (k > e) vee = vee + 1 / r
+        if (.not. wf%jastrow) cycle
+        a = 0.5_real64
+        if ((k <= wf%na) .eqv. (e <= wf%na)) a = 0.25_real64
+        b = wf%b_ee
+        up = a / (1 + b * r)**2
+        upp = -2 * a * b / (1 + b * r)**3
+        gj = gj + up * dv / r
+        lj = lj + upp + 2 * up / r
+      end do
+      do k = 1, wf%bs%natom
+        dv = pos(:, e) - wf%bs%xyz(:, k)
+        r = norm2(dv)
+        ven = ven - wf%bs%z(k) / r
+        if (.not. wf%jastrow) cycle
+        a = -wf%bs%z(k); b = wf%b_en * wf%bs%z(k)
+        up = a / (1 + b * r)**2
+        upp = -2 * a * b / (1 + b * r)**3
+        gj = gj + up * dv / r
+        lj = lj + upp + 2 * up / r
+      end do
+      ekin = ekin - 0.5_real64 * (ld + 2 * dot_product(gd, gj) + lj + dot_product(gj, gj))
+    end do
+  end subroutine
+
+end module vmc_wavefunction
