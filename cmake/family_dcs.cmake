@@ -42,7 +42,12 @@ if(QMMM_BUILD_TESTS)
   if(QMMM_VALGRIND)
     add_test(NAME valgrind_dcs COMMAND ${QMMM_VALGRIND} --error-exitcode=3 --leak-check=full
       --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:test_dcs_errors>)
-    set_tests_properties(valgrind_dcs PROPERTIES LABELS "cpu;memcheck" ENVIRONMENT "OMP_NUM_THREADS=2")
+    add_test(NAME valgrind_dcs_cpu COMMAND ${QMMM_VALGRIND} --error-exitcode=3 --leak-check=full
+      --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:test_dcs_cpu>)
+    add_test(NAME valgrind_dcs_io COMMAND ${QMMM_VALGRIND} --error-exitcode=3 --leak-check=full
+      --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:test_dcs_io>)
+    set_tests_properties(valgrind_dcs valgrind_dcs_cpu valgrind_dcs_io PROPERTIES LABELS "cpu;memcheck"
+      ENVIRONMENT "OMP_NUM_THREADS=2")
   endif()
 endif()
 
