@@ -18,6 +18,11 @@
  *           same pair-term error as SINGLE, without the growth of the summation error with n_atoms.
  * A point's value is bitwise reproducible for the same input, precision, backend and device kind,
  * whatever the thread count, device list or piece size.
+ *
+ * CUDA: the map is cut into slabs of z planes taken dynamically by one persistent host thread per listed
+ * device (created at the first CUDA map, bound to its device for good, keeping its stream and buffers
+ * until qmmm_dcs_release). Maps larger than GPU memory are computed in pieces (max_device_bytes).
+ * Concurrent qmmm_dcs_map calls from several threads are safe; CUDA maps are then done one at a time.
  */
 #ifndef QMMM_ACCEL_DCS_H
 #define QMMM_ACCEL_DCS_H
