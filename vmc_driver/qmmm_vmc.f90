@@ -1,5 +1,5 @@
 ! qmmm_vmc -- variational Monte Carlo of a QM fragment in the electrostatic field of its environment.
-! Usage: qmmm_vmc input.nml     (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
+! Usage: qmmm_vmc input.nml [result.json]    (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
 !
 ! One step moves one electron (the same index in every walker; sweeps cycle through the electrons).
 ! The field U_ES at the proposed positions of all walkers goes to the library in one call (batched) or
@@ -36,9 +36,10 @@ program qmmm_vmc
   character(len=16) :: backend_name
 
   call get_command_argument(1, arg)
-  if (len_trim(arg) == 0 .or. command_argument_count() /= 1) &
-       call die('usage: qmmm_vmc input.nml (namelist &vmc; see vmc_driver/README.md)')
+  if (len_trim(arg) == 0 .or. command_argument_count() > 2) &
+       call die('usage: qmmm_vmc input.nml [result.json] (namelist &vmc; see vmc_driver/README.md)')
   call input_read(trim(arg), inp)
+  if (command_argument_count() == 2) call get_command_argument(2, inp%output_json)
   call molden_read(trim(inp%molden), bs)
   if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
        call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &

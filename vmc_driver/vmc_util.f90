@@ -12,7 +12,7 @@ contains
   subroutine die(msg)
     character(len=*), intent(in) :: msg
     write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(msg)
-    error stop 2
+    call exit(2)   ! GNU extension: a plain exit status, no "ERROR STOP" backtrace noise
   end subroutine
 
   pure function lower(s) result(t)

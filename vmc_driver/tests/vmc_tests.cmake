@@ -1,12 +1,64 @@
-# ctest tests of qmmm_vmc (issue 5); data from data/ (psi4 references), checks in vmc_check.cmake.
-add_executable(vmc_fd_check ${CMAKE_CURRENT_LIST_DIR}/vmc_fd_check.f90
-  ${CMAKE_CURRENT_SOURCE_DIR}/vmc_util.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90
+# ctest tests of qmmm_vmc (issue 5). References: psi4's reference.json in data/ (HF energies, the
+# nucleus-environment energy), finite differences (vmc_fd_check), the run itself (same seed, CPU vs CUDA).
+set(VMC_T ${CMAKE_CURRENT_LIST_DIR})
+set(VMC_SRC ${CMAKE_CURRENT_SOURCE_DIR}/vmc_util.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90
   ${CMAKE_CURRENT_SOURCE_DIR}/vmc_molden.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_orbitals.f90
   ${CMAKE_CURRENT_SOURCE_DIR}/vmc_wavefunction.f90)
+add_executable(vmc_fd_check ${VMC_T}/vmc_fd_check.f90 ${VMC_SRC})
 set_target_properties(vmc_fd_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_fd)
 target_compile_options(vmc_fd_check PRIVATE $<$<Fortran_COMPILER_ID:GNU>:-fwrapv -std=gnu>)
+add_executable(vmc_check ${VMC_T}/vmc_check.f90)
+set_target_properties(vmc_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_check)
+
 foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden)
   get_filename_component(n ${sys} NAME_WE)
   add_test(NAME vmc_fd_${n} COMMAND vmc_fd_check ${PROJECT_SOURCE_DIR}/data/${sys})
   set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc")
 endforeach()
+
+set(VMC_OUT ${CMAKE_CURRENT_BINARY_DIR}/test_results)
+file(MAKE_DIRECTORY ${VMC_OUT})
+# vmc_case(NAME IN1 [IN2] ARGS mode args...) -- runs in the repository root (inputs use data/ paths)
+function(vmc_case name)
+  cmake_parse_arguments(A "GPU" "IN1;IN2" "ARGS;LABELS" ${ARGN})
+  set(defs -DEXE=$<TARGET_FILE:qmmm_vmc> -DCHECK=$<TARGET_FILE:vmc_check>
+    -DIN1=${VMC_T}/inputs/${A_IN1} -DOUT1=${VMC_OUT}/${name}_1.json)
+  if(A_IN2)
+    list(APPEND defs -DIN2=${VMC_T}/inputs/${A_IN2} -DOUT2=${VMC_OUT}/${name}_2.json)
+  endif()
+  if(A_GPU)
+    list(APPEND defs -DSKIP_IF_NO_GPU=1)
+  endif()
+  string(REPLACE ";" "\\;" args "${A_ARGS}")
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${defs} "-DARGS=${args}" -P ${VMC_T}/run_check.cmake
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(${name} PROPERTIES LABELS "vmc;${A_LABELS}" SKIP_REGULAR_EXPRESSION "SKIPPED: no usable GPU")
+endfunction()
+
+set(REF ${PROJECT_SOURCE_DIR}/data)
+vmc_case(vmc_water_hf IN1 water_hf.nml ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.03)
+vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 0.001)
+vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml
+  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.03)
+vmc_case(vmc_nucleus_environment IN1 small.nml
+  ARGS exact OUT1 nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
+vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf.nml ARGS lower OUT1 OUT2)
+vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
+vmc_case(vmc_gpu_double IN1 gpu_cpu_double.nml IN2 gpu_cuda_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
+vmc_case(vmc_gpu_single IN1 gpu_cpu_double.nml IN2 gpu_cuda_single.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
+vmc_case(vmc_gpu_mixed IN1 gpu_cpu_double.nml IN2 gpu_cuda_mixed.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
+
+# bad inputs: exit status, a message naming the key or file:line, no result file
+function(vmc_bad name input regex)
+  add_test(NAME vmc_bad_${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
+    -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}"
+    -P ${VMC_T}/expect_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc")
+endfunction()
+vmc_bad(unknown_key bad_unknown_key.nml "bad_unknown_key.nml:4: unknown key 'n_walker'")
+vmc_bad(zero_walkers bad_zero_walkers.nml "key 'n_walkers' must be >= 1")
+vmc_bad(electrons bad_electrons.nml "key 'n_electrons' = 9 but .*water.molden occupies 5 alpha \\+ 5 beta")
+vmc_bad(missing_molden bad_missing_molden.nml "does_not_exist.molden: cannot open Molden file")
+vmc_bad(malformed_molden bad_malformed_molden.nml "malformed.molden:15: expected \"exponent coefficient\"")
+vmc_bad(backend bad_backend.nml "key 'backend' must be 'auto', 'cpu' or 'cuda'")
+vmc_bad(no_input bad_does_not_exist.nml "cannot open input")

@@ -1,0 +1,23 @@
+# Runs qmmm_vmc on one or two inputs, then vmc_check on the results.
+# -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode;args..." (OUT1/OUT2 stand for the results);
+# -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the CUDA backend has no GPU.
+foreach(i 1 2)
+  if(DEFINED IN${i})
+    file(REMOVE ${OUT${i}})
+    execute_process(COMMAND ${EXE} ${IN${i}} ${OUT${i}} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    message("${out}${err}")
+    if(NOT rc EQUAL 0)
+      if(SKIP_IF_NO_GPU AND err MATCHES "QMMM_ERR_NO_CUDA|QMMM_ERR_NO_DEVICE|no CUDA|no GPU|no device")
+        message(FATAL_ERROR "SKIPPED: no usable GPU")   # SKIP_REGULAR_EXPRESSION turns this into a skip
+      endif()
+      message(FATAL_ERROR "qmmm_vmc ${IN${i}} failed with ${rc}")
+    endif()
+  endif()
+endforeach()
+string(REPLACE "OUT1" "${OUT1}" ARGS "${ARGS}")
+string(REPLACE "OUT2" "${OUT2}" ARGS "${ARGS}")
+execute_process(COMMAND ${CHECK} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "check failed")
+endif()
