@@ -1,5 +1,5 @@
 # Runs qmmm_vmc on one or two inputs, then vmc_check on the results.
-# -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode;args..." (OUT1/OUT2 stand for the results);
+# -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode|args..." (OUT1/OUT2 stand for the results);
 # -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the CUDA backend has no GPU.
 foreach(i 1 2)
   if(DEFINED IN${i})
@@ -14,6 +14,7 @@ foreach(i 1 2)
     endif()
   endif()
 endforeach()
+string(REPLACE "|" ";" ARGS "${ARGS}")
 string(REPLACE "OUT1" "${OUT1}" ARGS "${ARGS}")
 string(REPLACE "OUT2" "${OUT2}" ARGS "${ARGS}")
 execute_process(COMMAND ${CHECK} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
