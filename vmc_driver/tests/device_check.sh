@@ -1,6 +1,7 @@
+# device_check.sh [BUILD_DIR] -- on the GPU machine: CPU vs CUDA (double/single/mixed), compute-sanitizer, vmc_bench. Writes to $OUT.
 set -x
 export PATH=/usr/local/cuda/bin:$PATH
-B=/tmp/vmc-src/build; V=$B/vmc_driver/qmmm_vmc; C=$B/vmc_driver/vmc_check; I=vmc_driver/tests/inputs
+B=${1:-build}; V=$B/vmc_driver/qmmm_vmc; C=$B/vmc_driver/vmc_check; I=vmc_driver/tests/inputs
 for r in cpu_double cuda_double cuda_single cuda_mixed; do $V $I/gpu_$r.nml $OUT/gpu_$r.json > $OUT/gpu_$r.log 2>&1; echo "$r rc=$?"; done
 $C close $OUT/gpu_cpu_double.json $OUT/gpu_cuda_double.json 1e-10
 $C close $OUT/gpu_cpu_double.json $OUT/gpu_cuda_single.json 1e-5
