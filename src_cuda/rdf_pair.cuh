@@ -1,0 +1,74 @@
+// rdf_pair.cuh -- the one definition of a pair's histogram bin, compiled for the CPU and the GPU alike.
+//
+// Atoms are 32-bit fixed-point fractional coordinates (u = s * 2^32, s in [0,1)) plus an exclusion key.
+// The wrapped difference of two atoms is the int32 difference: modular arithmetic gives the minimum image
+// in fractional rounding (exact for r < half the smallest perpendicular width, see qmmm_accel_rdf.h), with no
+// branch and no error. Everything after that is float with each operation correctly rounded in one fixed
+// order (no contraction into FMA: the CPU files are built with -ffp-contract=off, the GPU uses __f*_rn), so
+// the CPU and the GPU put every pair in the same bin and their integer histograms are equal.
+#pragma once
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define RDF_HD __device__ __forceinline__  // nvcc compiles them for the GPU only; g++ for the CPU
+#else
+#define RDF_HD inline
+#endif
+
+namespace qmmm::rdf {
+
+struct alignas(16) Atom {
+    uint32_t x, y, z;
+    int32_t key;  // exclusion key: pairs with equal keys are not counted
+};
+
+// Lower-triangular cell (a along x, b in the xy plane), scaled by 2^-32 so an int32 difference times h
+// is a length. Bin edges: r_min + k * dr.
+struct Geom {
+    float hxx, hyx, hyy, hzx, hzy, hzz;  // a = (hxx,0,0), b = (hyx,hyy,0), c = (hzx,hzy,hzz)
+    float rmin, rmin2, rmax2, inv_dr;
+    int32_t n_bins;
+    int32_t triclinic;  // 0: hyx = hzx = hzy = 0 (the same bins either way; only fewer operations)
+};
+
+#ifdef __CUDACC__
+RDF_HD float rmul(float a, float b) { return __fmul_rn(a, b); }
+RDF_HD float radd(float a, float b) { return __fadd_rn(a, b); }
+RDF_HD float rsub(float a, float b) { return __fsub_rn(a, b); }
+RDF_HD float rsqrt_exact(float a) { return __fsqrt_rn(a); }
+RDF_HD float i2f(int32_t a) { return __int2float_rn(a); }
+#else
+RDF_HD float rmul(float a, float b) { return a * b; }
+RDF_HD float radd(float a, float b) { return a + b; }
+RDF_HD float rsub(float a, float b) { return a - b; }
+RDF_HD float rsqrt_exact(float a) { return __builtin_sqrtf(a); }
+RDF_HD float i2f(int32_t a) { return static_cast<float>(a); }
+#endif
+
+// Squared minimum-image distance of two atoms.
+template <bool Tri>
+RDF_HD float dist2(const Geom &g, uint32_t ax, uint32_t ay, uint32_t az, uint32_t bx, uint32_t by, uint32_t bz) {
+    const float sx = i2f(static_cast<int32_t>(ax - bx));
+    const float sy = i2f(static_cast<int32_t>(ay - by));
+    const float sz = i2f(static_cast<int32_t>(az - bz));
+    float dx, dy, dz;
+    if (Tri) {
+        dx = radd(radd(rmul(g.hxx, sx), rmul(g.hyx, sy)), rmul(g.hzx, sz));
+        dy = radd(rmul(g.hyy, sy), rmul(g.hzy, sz));
+    } else {
+        dx = rmul(g.hxx, sx);
+        dy = rmul(g.hyy, sy);
+    }
+    dz = rmul(g.hzz, sz);
+    return radd(radd(rmul(dx, dx), rmul(dy, dy)), rmul(dz, dz));
+}
+
+// Bin of a squared distance, or -1 outside [r_min, r_max).
+RDF_HD int bin_of(const Geom &g, float r2) {
+    if (!(r2 < g.rmax2) || r2 < g.rmin2) return -1;
+    int b = static_cast<int>(rmul(rsub(rsqrt_exact(r2), g.rmin), g.inv_dr));
+    b = b < 0 ? 0 : b;
+    return b >= g.n_bins ? g.n_bins - 1 : b;
+}
+
+}  // namespace qmmm::rdf

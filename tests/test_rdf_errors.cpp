@@ -1,0 +1,108 @@
+// test_rdf_errors.cpp -- bad input gets a clear status and a message naming what was wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "qmmm_accel.h"
+
+namespace {
+
+bool says(const char *what) { return std::string(qmmm_error_message()).find(what) != std::string::npos; }
+
+qmmm_rdf make(double rmax = 5.0) {
+    qmmm_rdf_options o;
+    qmmm_rdf_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU;
+    qmmm_rdf h = nullptr;
+    EXPECT_EQ(qmmm_rdf_create(&h, 0.0, rmax, 50, &o), QMMM_SUCCESS);
+    return h;
+}
+
+TEST(RdfErrors, Create) {
+    qmmm_rdf h;
+    EXPECT_EQ(qmmm_rdf_create(nullptr, 0, 1, 10, nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_rdf_create(&h, 2, 1, 10, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("r_min"));
+    EXPECT_EQ(qmmm_rdf_create(&h, 0, NAN, 10, nullptr), QMMM_ERR_NONFINITE);
+    EXPECT_EQ(qmmm_rdf_create(&h, 0, 1, 0, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("n_bins"));
+    qmmm_rdf_options o;
+    qmmm_rdf_options_default(&o);
+    o.method = 7;
+    EXPECT_EQ(qmmm_rdf_create(&h, 0, 1, 10, &o), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("opt->method"));
+    qmmm_rdf_options_default(&o);
+    o.backend = QMMM_BACKEND_CUDA;
+    o.n_devices = 1, o.devices[0] = 999;
+    const int s = qmmm_rdf_create(&h, 0, 1, 10, &o);
+    EXPECT_TRUE(s == QMMM_ERR_NO_CUDA || s == QMMM_ERR_NO_DEVICE) << s;
+    EXPECT_TRUE(says("CUDA") || says("device")) << qmmm_error_message();
+}
+
+TEST(RdfErrors, SelectionsAndFrames) {
+    qmmm_rdf h = make();
+    const double box[9] = {20, 0, 0, 0, 20, 0, 0, 0, 20};
+    std::vector<double> xyz(30, 1.0);
+    for (int i = 0; i < 10; ++i) xyz[3 * i] = i;
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, box), QMMM_ERR_INVALID_ARG);  // no selection yet
+    EXPECT_TRUE(says("set_selections"));
+    EXPECT_EQ(qmmm_rdf_set_selection_self(h, 0, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("empty"));
+    EXPECT_EQ(qmmm_rdf_set_selections(h, 10, nullptr, nullptr, 0, nullptr, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("n2"));
+    const int64_t id[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    EXPECT_EQ(qmmm_rdf_set_selections(h, 10, id, nullptr, 10, nullptr, nullptr), QMMM_ERR_NULL_ARG);
+    const int64_t one_mol[10] = {0};
+    EXPECT_EQ(qmmm_rdf_set_selection_self(h, 10, one_mol), QMMM_ERR_INVALID_ARG);  // all in one molecule
+    EXPECT_TRUE(says("no pair"));
+    ASSERT_EQ(qmmm_rdf_set_selection_self(h, 10, nullptr), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_rdf_add_frame(h, nullptr, nullptr, box), QMMM_ERR_NULL_ARG);
+    EXPECT_TRUE(says("xyz1"));
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_TRUE(says("box"));
+    xyz[7] = INFINITY;
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, box), QMMM_ERR_NONFINITE);
+    EXPECT_TRUE(says("xyz1") && says("atom 2"));
+    xyz[7] = 1;
+    const double flat[9] = {20, 0, 0, 0, 20, 0, 10, 10, 0};
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, flat), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("volume"));
+    const double small[9] = {9, 0, 0, 0, 20, 0, 0, 0, 20};  // limit 4.5 < r_max 5
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, small), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("r_max") && says("4.5")) << qmmm_error_message();
+    int64_t nf = -1;
+    ASSERT_EQ(qmmm_rdf_results(h, nullptr, nullptr, nullptr, nullptr, &nf, nullptr), QMMM_SUCCESS);
+    EXPECT_EQ(nf, 0);  // failed frames add nothing
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), nullptr, box), QMMM_SUCCESS);
+    // CELLS where the box is too narrow for it
+    qmmm_rdf_options o;
+    qmmm_rdf_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU, o.method = QMMM_RDF_METHOD_CELLS;
+    qmmm_rdf c;
+    ASSERT_EQ(qmmm_rdf_create(&c, 0, 9, 10, &o), 0);
+    ASSERT_EQ(qmmm_rdf_set_selection_self(c, 10, nullptr), 0);
+    EXPECT_EQ(qmmm_rdf_add_frame(c, xyz.data(), nullptr, box), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("CELLS"));
+    EXPECT_EQ(qmmm_rdf_destroy(c), 0);
+    EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_SUCCESS);
+}
+
+TEST(RdfErrors, Handles) {
+    qmmm_rdf h = make();
+    EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_rdf_reset(h), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_rdf_destroy(nullptr), QMMM_ERR_BAD_HANDLE);
+    qmmm_rdf_stats st;
+    EXPECT_EQ(qmmm_rdf_stats_last(nullptr, &st), QMMM_ERR_BAD_HANDLE);
+    double lim;
+    EXPECT_EQ(qmmm_rdf_box_limit(nullptr, &lim), QMMM_ERR_NULL_ARG);
+    const double box[9] = {10, 0, 0, 0, 12, 0, 0, 0, 14};
+    ASSERT_EQ(qmmm_rdf_box_limit(box, &lim), 0);
+    EXPECT_DOUBLE_EQ(lim, 5.0);
+    EXPECT_EQ(qmmm_rdf_release(), QMMM_SUCCESS);
+}
+
+}  // namespace
