@@ -25,3 +25,30 @@ if(QMMM_BUILD_TESTS)
     set_tests_properties(valgrind_rdf PROPERTIES LABELS "cpu;memcheck" ENVIRONMENT "OMP_NUM_THREADS=2")
   endif()
 endif()
+
+# Trajectory readers and selections as a static helper library; the qmmm-rdf tool.
+add_library(qmmm_rdf_io STATIC src_cxx/tools/rdf_io.cpp)
+target_include_directories(qmmm_rdf_io PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src_cxx/tools)
+target_link_libraries(qmmm_rdf_io PUBLIC qmmm_accel)
+find_package(CLI11 CONFIG QUIET)
+find_package(nlohmann_json CONFIG QUIET)
+add_executable(qmmm-rdf src_cxx/tools/rdf_main.cpp)
+target_link_libraries(qmmm-rdf PRIVATE qmmm_rdf_io qmmm_accel)
+foreach(t CLI11::CLI11 nlohmann_json::nlohmann_json)
+  if(TARGET ${t})
+    target_link_libraries(qmmm-rdf PRIVATE ${t})
+  endif()
+endforeach()
+install(TARGETS qmmm-rdf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+if(QMMM_BUILD_TESTS)
+  qmmm_add_gtest(test_rdf_io SOURCES tests/test_rdf_io.cpp LABELS cpu LIBS qmmm_rdf_io)
+  # The tool end to end (runs the readers, selections, exclusions, text and JSON output).
+  add_test(NAME rdf_tool_cli COMMAND qmmm-rdf ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/rdf/water.gro
+    --sel1 "name OW" --rmax 6 --bins 60 --exclude-same-molecule --backend cpu --no-progress
+    -o ${CMAKE_CURRENT_BINARY_DIR}/rdf_tool_cli.dat --json ${CMAKE_CURRENT_BINARY_DIR}/rdf_tool_cli.json)
+  set_tests_properties(rdf_tool_cli PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "qmmm-rdf: 3 frames.*cpu brute")
+  add_test(NAME rdf_tool_bad_selection COMMAND qmmm-rdf ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/rdf/water.pdb
+    --sel1 "name XX" --backend cpu --no-progress)
+  set_tests_properties(rdf_tool_bad_selection PROPERTIES LABELS cpu WILL_FAIL ON)
+endif()
