@@ -43,6 +43,10 @@ install(TARGETS qmmm-rdf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(QMMM_BUILD_TESTS)
   qmmm_add_gtest(test_rdf_io SOURCES tests/test_rdf_io.cpp LABELS cpu LIBS qmmm_rdf_io)
+  add_executable(test_rdf_fortran tests/test_rdf_fortran.f90)
+  target_link_libraries(test_rdf_fortran PRIVATE qmmm_accel_f90)
+  add_test(NAME fortran_rdf COMMAND test_rdf_fortran)
+  set_tests_properties(fortran_rdf PROPERTIES LABELS "cpu;fortran" PASS_REGULAR_EXPRESSION "fortran_rdf: all passed")
   # The tool end to end (runs the readers, selections, exclusions, text and JSON output).
   add_test(NAME rdf_tool_cli COMMAND qmmm-rdf ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/rdf/water.gro
     --sel1 "name OW" --rmax 6 --bins 60 --exclude-same-molecule --backend cpu --no-progress
@@ -51,4 +55,12 @@ if(QMMM_BUILD_TESTS)
   add_test(NAME rdf_tool_bad_selection COMMAND qmmm-rdf ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/rdf/water.pdb
     --sel1 "name XX" --backend cpu --no-progress)
   set_tests_properties(rdf_tool_bad_selection PROPERTIES LABELS cpu WILL_FAIL ON)
+endif()
+
+if(QMMM_BUILD_BENCH)
+  add_executable(rdf_bench bench/rdf_bench.cpp)
+  target_link_libraries(rdf_bench PRIVATE qmmm_accel)
+  if(TARGET CLI11::CLI11)
+    target_link_libraries(rdf_bench PRIVATE CLI11::CLI11)
+  endif()
 endif()
