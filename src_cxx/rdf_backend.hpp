@@ -23,6 +23,8 @@ struct Frame {
     std::vector<int32_t> start;
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
+    std::vector<Atom> scratch;     // reused between frames: fresh 16 MB buffers cost page faults every frame
+    std::vector<int32_t> scratch_cells, scratch_start;
     double pairs_visited = 0;
 };
 

@@ -45,11 +45,14 @@ int32_t cell_of(const Atom &a, const int32_t nc[3]) {
 }
 
 // Stable counting sort of atoms by cell; start gets n_cells + 1 offsets, cells (if given) each atom's cell.
+// The cell of every atom is found in parallel; counting and scattering are one pass each.
 void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t> &start, std::vector<int32_t> *cells,
-                  int32_t &max_cell) {
+                  int32_t &max_cell, std::vector<Atom> &sorted, std::vector<int32_t> &c) {
     const int64_t n_cells = int64_t{nc[0]} * nc[1] * nc[2];
-    std::vector<int32_t> c(a.size());
-    for (size_t i = 0; i < a.size(); ++i) c[i] = cell_of(a[i], nc);
+    const int64_t n = static_cast<int64_t>(a.size());
+    c.resize(n);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) c[i] = cell_of(a[i], nc);
     start.assign(n_cells + 1, 0);
     for (int32_t x : c) ++start[x + 1];
     max_cell = 0;
@@ -58,9 +61,9 @@ void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t
         start[k + 1] += start[k];
     }
     std::vector<int32_t> pos(start.begin(), start.end() - 1);
-    std::vector<Atom> sorted(a.size());
-    if (cells) cells->resize(a.size());
-    for (size_t i = 0; i < a.size(); ++i) {
+    sorted.resize(n);
+    if (cells) cells->resize(n);
+    for (int64_t i = 0; i < n; ++i) {
         const int32_t p = pos[c[i]]++;
         sorted[p] = a[i];
         if (cells) (*cells)[p] = c[i];
@@ -168,12 +171,11 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
                 if (identical ? positive : true) f.stencil.insert(f.stencil.end(), {dx, dy, dz});
             }
     if (identical) {
-        sort_by_cell(f.a1, f.nc, f.start, &f.cell1, f.max_cell);
+        sort_by_cell(f.a1, f.nc, f.start, &f.cell1, f.max_cell, f.scratch, f.scratch_cells);
     } else {
-        std::vector<int32_t> start1;
         int32_t max1;
-        sort_by_cell(f.a1, f.nc, start1, &f.cell1, max1);
-        sort_by_cell(f.a2, f.nc, f.start, nullptr, f.max_cell);
+        sort_by_cell(f.a1, f.nc, f.scratch_start, &f.cell1, max1, f.scratch, f.scratch_cells);
+        sort_by_cell(f.a2, f.nc, f.start, nullptr, f.max_cell, f.scratch, f.scratch_cells);
     }
     const double per_cell = double(n_search) / (double(f.nc[0]) * f.nc[1] * f.nc[2]);
     f.pairs_visited = double(n1) * (double(f.stencil.size() / 3) * per_cell + (identical ? 0.5 * per_cell : 0.0));

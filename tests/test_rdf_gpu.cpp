@@ -3,6 +3,7 @@
 // several histogram ranges, a device listed twice (two host threads), and the seed's kernel.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "qmmm_accel.h"
@@ -124,9 +125,19 @@ TEST_F(RdfGpu, LatticeShellsOnGpu) {
     Case c;
     c.s1 = f;
     c.rmin = 0.0125, c.rmax = 2.4875, c.nb = 99;
-    const auto h = run(c, QMMM_BACKEND_CUDA, QMMM_RDF_METHOD_AUTO, {0});
-    EXPECT_EQ(h[static_cast<int>((std::sqrt(0.5) - 0.0125) / 0.025)], f.n() * 12 / 2);
-    EXPECT_EQ(h[static_cast<int>((1.0 - 0.0125) / 0.025)], f.n() * 6 / 2);
+    for (int method : {QMMM_RDF_METHOD_BRUTE, QMMM_RDF_METHOD_CELLS}) {
+        const auto h = run(c, QMMM_BACKEND_CUDA, method, {0});
+        EXPECT_EQ(h[static_cast<int>((std::sqrt(0.5) - 0.0125) / 0.025)], f.n() * 12 / 2) << method;
+        EXPECT_EQ(h[static_cast<int>((1.0 - 0.0125) / 0.025)], f.n() * 6 / 2) << method;
+    }
 }
+
+// The per-GPU host threads keep device buffers until qmmm_rdf_release(): end them so leak checkers see
+// every allocation freed.
+class ReleaseDevices : public ::testing::Environment {
+public:
+    void TearDown() override { EXPECT_EQ(qmmm_rdf_release(), QMMM_SUCCESS); }
+};
+const auto *release_env = ::testing::AddGlobalTestEnvironment(new ReleaseDevices);
 
 }  // namespace
