@@ -13,7 +13,7 @@ namespace qmmm {
 constexpr double kSingularRadius = 1e-10;
 // Potential at the centre of a uniformly charged cube of unit side and unit charge:
 // 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2.
-constexpr double kCubeSelfPotential = 2.3800772417739768;
+constexpr double kCubeSelfPotential = 2.380077363979553;  // 6 ln((1+sqrt3)/sqrt2) - pi/2
 
 // The field as the caller gave it, validated; coordinates interleaved x y z (bohr).
 struct FieldData {

@@ -27,7 +27,7 @@ struct Neumaier {
 // Returns U_ES at p and, in *scale, sum of |terms| (the natural size for relative errors).
 inline double reference_u(const System &sys, const double *p, double cell_volume = 0, double *scale = nullptr) {
     Neumaier sum, abs_sum;
-    const long double self = cell_volume > 0 ? 2.3800772417739768L / std::cbrt((long double)cell_volume) : NAN;
+    const long double self = cell_volume > 0 ? (6 * std::log((1 + std::sqrt(3.0L)) / std::sqrt(2.0L)) - 3.14159265358979323846264338327950288L / 2) / std::cbrt((long double)cell_volume) : NAN;
     for (int64_t m = 0; m < sys.n_cells(); ++m) {
         long double dx = (long double)p[0] - sys.cell_xyz[3 * m], dy = (long double)p[1] - sys.cell_xyz[3 * m + 1],
                     dz = (long double)p[2] - sys.cell_xyz[3 * m + 2];

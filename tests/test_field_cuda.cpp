@@ -224,7 +224,7 @@ TEST(FieldCuda, SeveralHandlesOnThreadsAndDevices) {
 
 TEST(FieldCuda, PointOnCellCentre) {
     REQUIRE_GPU();
-    const double C = 2.3800772417739768, dv = 0.125;  // h = 0.5 bohr
+    const double C = 6 * std::log((1 + std::sqrt(3.0)) / std::sqrt(2.0)) - M_PI / 2, dv = 0.125;  // h = 0.5 bohr
     auto s = qmmm_test::random_system(3001, 3, 21);
     // Put points exactly on cells 0 and 2500 (different chunks), plus ordinary points.
     auto pts = qmmm_test::random_points(40, 22);

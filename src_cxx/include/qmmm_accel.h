@@ -93,7 +93,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
  * repeated calls give bitwise identical values.
  * Singular points: a point within 1e-10 bohr of a cell centre takes, for that cell, the exact potential at
  * the centre of a uniformly charged cube of volume cell_volume, q * C / h with h = cell_volume^(1/3) and
- * C = 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2 = 2.3800772...; if cell_volume is 0 this is QMMM_ERR_SINGULAR.
+ * C = 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2 = 2.3800773640; if cell_volume is 0 this is QMMM_ERR_SINGULAR.
  * A point within 1e-10 bohr of a nucleus is QMMM_ERR_SINGULAR (a point charge has no finite potential there).
  * On any error u is left unspecified. */
 QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, double *u);
