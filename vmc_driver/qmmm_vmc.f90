@@ -44,7 +44,7 @@ program qmmm_vmc
   if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
        call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &
        ' occupies ' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // ' beta orbitals')
-  call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en)
+  call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en, inp%cusp_correction)
   na = wf%na; nb = wf%nb; ne = wf%ne; nw = inp%n_walkers
   call system_clock(t_all0, clk_rate)
 
@@ -106,7 +106,8 @@ program qmmm_vmc
        bs%nbf
   write(output_unit, '(a,i0,a,i0,a)') '  environment   ', n_cells, ' cells, ', n_env_nuc, ' nuclei; field backend ' // &
        trim(backend_name) // ', precision ' // trim(inp%precision) // ', calls ' // trim(inp%field_calls)
-  write(output_unit, '(a,l1,a,f8.4,a,f8.4)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', inp%b_en
+  write(output_unit, '(a,l1,a,f8.4,a,f8.4,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', inp%b_en, &
+       '  cusp_correction ', inp%cusp_correction
   write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', nw, ', equilibration sweeps ', inp%n_equil, &
        ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps, seed ', inp%seed
 
@@ -358,7 +359,8 @@ contains
     write(uj, '(a)') '  "backend": "' // trim(backend_name) // '", "precision": "' // trim(inp%precision) // &
          '", "field_calls": "' // trim(inp%field_calls) // '",'
     write(uj, '(a)') '  "n_cells": ' // itoa(int(n_cells)) // ', "n_electrons": ' // itoa(ne) // ', "n_walkers": ' // &
-         itoa(nw) // ', "seed": ' // itoa(int(inp%seed)) // ', "jastrow": ' // trim(merge('true ', 'false', inp%jastrow)) // ','
+         itoa(nw) // ', "seed": ' // itoa(int(inp%seed)) // ', "jastrow": ' // trim(merge('true ', 'false', inp%jastrow)) // &
+         ', "cusp_correction": ' // trim(merge('true ', 'false', inp%cusp_correction)) // ','
     write(uj, '(a)') '  "n_equil": ' // itoa(inp%n_equil) // ', "n_blocks": ' // itoa(inp%n_blocks) // &
          ', "steps_per_block": ' // itoa(inp%steps_per_block) // ','
     write(uj, '(a)') '  "energy": ' // rtoa(mean) // ', "error": ' // rtoa(err) // ', "reblock_level": ' // &

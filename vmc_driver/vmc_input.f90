@@ -12,12 +12,13 @@ module vmc_input
   character(len=*), parameter :: KEYS(*) = [character(len=24) :: 'molden', 'cubes', 'density_threshold', &
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
-       'recompute_every', 'output_json', 'first_walker']
+       'recompute_every', 'output_json', 'first_walker', 'cusp_correction']
 
   type input_t
     character(len=512) :: molden = '', cubes(MAX_CUBES) = '', output_json = ''
     real(real64) :: density_threshold = 1e-3_real64, b_ee = 1, b_en = 1, move_length = 0.5_real64
     logical :: jastrow = .false., tune_moves = .true.
+    logical :: cusp_correction = .true.   ! nuclear cusp correction of the MOs (vmc_cusp.f90)
     integer :: n_walkers = 0, n_equil = 0, n_blocks = 0, steps_per_block = 0, n_threads = 0
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
     integer(int64) :: seed = 0, first_walker = 0
@@ -31,19 +32,19 @@ contains
     type(input_t), intent(out) :: inp
     character(len=512) :: molden, cubes(MAX_CUBES), output_json
     real(real64) :: density_threshold, b_ee, b_en, move_length
-    logical :: jastrow, tune_moves
+    logical :: jastrow, tune_moves, cusp_correction
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
-         n_electrons, recompute_every, output_json, first_walker
+         n_electrons, recompute_every, output_json, first_walker, cusp_correction
     integer :: u, ios, i
     character(len=512) :: msg
 
     molden = ''; cubes = ''; output_json = 'vmc_result.json'
     density_threshold = 1e-3_real64; b_ee = 1; b_en = 1; move_length = 0.5_real64
-    jastrow = .true.; tune_moves = .true.
+    jastrow = .true.; tune_moves = .true.; cusp_correction = .true.
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
     backend = 'auto'; precision = 'double'; field_calls = 'batched'
@@ -57,7 +58,7 @@ contains
 
     inp%molden = molden; inp%cubes = cubes; inp%output_json = output_json
     inp%density_threshold = density_threshold; inp%b_ee = b_ee; inp%b_en = b_en; inp%move_length = move_length
-    inp%jastrow = jastrow; inp%tune_moves = tune_moves
+    inp%jastrow = jastrow; inp%tune_moves = tune_moves; inp%cusp_correction = cusp_correction
     inp%n_walkers = n_walkers; inp%n_equil = n_equil; inp%n_blocks = n_blocks
     inp%steps_per_block = steps_per_block; inp%n_threads = n_threads; inp%n_electrons = n_electrons
     inp%recompute_every = recompute_every; inp%seed = seed; inp%first_walker = first_walker

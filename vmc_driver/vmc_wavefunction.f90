@@ -4,11 +4,14 @@
 ! (Sherman-Morrison). Jastrow (cusp conditions exact):
 !   J = sum_{i<j} a_ij r/(1 + b_ee r)  - sum_{i,I} Z_I r/(1 + b_en Z_I r),  a = 1/4 (same spin), 1/2 (opposite)
 ! so that e-e cusps (1/4, 1/2) and e-n cusps (-Z: Gaussian orbitals have none) hold, with values,
-! gradients and Laplacians analytic.
+! gradients and Laplacians analytic. With the nuclear cusp correction of the MOs (vmc_cusp.f90, the
+! default) the orbitals carry the e-n cusps, so the e-n term becomes cusp-free (zero slope at r = 0):
+!   J_en = - sum_{i,I} Z_I b_en r^2 / (1 + b_en^2 r^2)     (range 1/b_en, depth Z_I / b_en)
 module vmc_wavefunction
   use, intrinsic :: iso_fortran_env, only: real64
   use vmc_molden
   use vmc_orbitals
+  use vmc_cusp
   implicit none
   private
   public :: wf_t, wf_setup, wf_invert, wf_ratio, wf_accept, wf_local_energy
@@ -16,36 +19,53 @@ module vmc_wavefunction
   type wf_t
     type(basis_t) :: bs
     integer :: na = 0, nb = 0, ne = 0, nbf = 0
-    logical :: jastrow = .false.
+    logical :: jastrow = .false., cusp = .false.
+    type(cusp_t) :: cusp_a, cusp_b   ! cusp corrections of the alpha and beta MOs
     real(real64) :: b_ee = 1, b_en = 1
     real(real64), allocatable :: chi(:), dchi(:,:), lchi(:), phi(:), dphi(:,:), lphi(:), d(:,:), t(:)
+    real(real64), allocatable :: cv(:), cg(:,:), cl(:)   ! cusp corrections at one point
   end type
 
 contains
 
-  subroutine wf_setup(wf, bs, jastrow, b_ee, b_en)
+  subroutine wf_setup(wf, bs, jastrow, b_ee, b_en, cusp)
     type(wf_t), intent(out) :: wf
     type(basis_t), intent(in) :: bs
     logical, intent(in) :: jastrow
     real(real64), intent(in) :: b_ee, b_en
+    logical, intent(in), optional :: cusp   ! nuclear cusp correction of the MOs (default: on)
     integer :: n
     wf%bs = bs
     wf%na = bs%nalpha; wf%nb = bs%nbeta; wf%ne = wf%na + wf%nb; wf%nbf = bs%nbf
     wf%jastrow = jastrow; wf%b_ee = b_ee; wf%b_en = b_en
     n = max(wf%na, wf%nb, 1)
     allocate(wf%chi(wf%nbf), wf%dchi(3, wf%nbf), wf%lchi(wf%nbf), wf%phi(n), wf%dphi(3, n), wf%lphi(n), &
-         wf%d(n, n), wf%t(n))
+         wf%d(n, n), wf%t(n), wf%cv(n), wf%cg(3, n), wf%cl(n))
+    wf%cusp = .true.
+    if (present(cusp)) wf%cusp = cusp
+    if (wf%cusp) then
+      call cusp_build(wf%cusp_a, bs, bs%ca)
+      call cusp_build(wf%cusp_b, bs, bs%cb)
+    end if
   end subroutine
 
-  subroutine mo_values(wf, c, r, phi)
+  subroutine mo_values(wf, c, cu, r, phi)
     type(wf_t), intent(inout) :: wf
     real(real64), intent(in) :: c(:,:), r(3)
+    type(cusp_t), intent(in) :: cu
     real(real64), intent(out) :: phi(:)
-    integer :: j
+    integer :: j, a, n
+    real(real64) :: d(3), rr
+    n = size(c, 2)
     call ao_values(wf%bs, r, wf%chi)
-    do j = 1, size(c, 2)
+    do j = 1, n
       phi(j) = dot_product(c(:, j), wf%chi)
     end do
+    if (.not. wf%cusp) return
+    a = cusp_find(cu, wf%bs, r, d, rr)
+    if (a == 0) return
+    call cusp_delta(cu, wf%bs, c, a, d, rr, .false., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
+    phi(1:n) = phi(1:n) + wf%cv(1:n)
   end subroutine
 
   ! Rebuilds both inverse Slater matrices from the positions (Gauss-Jordan, partial pivoting).
@@ -58,13 +78,13 @@ contains
     integer :: k
     ok = .true.
     do k = 1, wf%na
-      call mo_values(wf, wf%bs%ca, pos(:, k), wf%phi)
+      call mo_values(wf, wf%bs%ca, wf%cusp_a, pos(:, k), wf%phi)
       wf%d(k, 1:wf%na) = wf%phi(1:wf%na)
     end do
     if (wf%na > 0) call invert(wf%d(1:wf%na, 1:wf%na), ainva, ok)
     if (.not. ok) return
     do k = 1, wf%nb
-      call mo_values(wf, wf%bs%cb, pos(:, wf%na + k), wf%phi)
+      call mo_values(wf, wf%bs%cb, wf%cusp_b, pos(:, wf%na + k), wf%phi)
       wf%d(k, 1:wf%nb) = wf%phi(1:wf%nb)
     end do
     if (wf%nb > 0) call invert(wf%d(1:wf%nb, 1:wf%nb), ainvb, ok)
@@ -117,7 +137,7 @@ contains
     real(real64), intent(in) :: pos(:,:), x(3)
     integer, intent(in) :: e
     integer :: k
-    real(real64) :: r, a
+    real(real64) :: r, a, u, up, upp
     j = 0
     do k = 1, wf%ne
       if (k == e) cycle
@@ -128,9 +148,31 @@ contains
     end do
     do k = 1, wf%bs%natom
       r = norm2(x - wf%bs%xyz(:, k))
-      j = j - wf%bs%z(k) * r / (1 + wf%b_en * wf%bs%z(k) * r)
+      call en_term(wf, wf%bs%z(k), r, u, up, upp)
+      j = j + u
     end do
   end function
+
+  ! e-n Jastrow u(r) and its radial derivatives: with the e-n cusp (-Z) when the orbitals have none,
+  ! cusp-free (r^2 near the nucleus) when the cusp correction puts it in the orbitals.
+  pure subroutine en_term(wf, z, r, u, up, upp)
+    type(wf_t), intent(in) :: wf
+    real(real64), intent(in) :: z, r
+    real(real64), intent(out) :: u, up, upp
+    real(real64) :: b, q
+    if (wf%cusp) then
+      b = wf%b_en
+      q = 1 + b * b * r * r
+      u = -z * b * r * r / q
+      up = -2 * z * b * r / q**2
+      upp = -2 * z * b * (1 - 3 * b * b * r * r) / q**3
+    else
+      b = wf%b_en * z
+      u = -z * r / (1 + b * r)
+      up = -z / (1 + b * r)**2
+      upp = 2 * z * b / (1 + b * r)**3
+    end if
+  end subroutine
 
   ! Metropolis weight |Psi(new)/Psi(old)|^2 for electron e moved to x; leaves phi(x) in wf%phi and
   ! the determinant ratio in ratio for wf_accept.
@@ -142,11 +184,11 @@ contains
     integer :: k
     if (e <= wf%na) then
       k = e
-      call mo_values(wf, wf%bs%ca, x, wf%phi)
+      call mo_values(wf, wf%bs%ca, wf%cusp_a, x, wf%phi)
       ratio = dot_product(wf%phi(1:wf%na), ainva(:, k))
     else
       k = e - wf%na
-      call mo_values(wf, wf%bs%cb, x, wf%phi)
+      call mo_values(wf, wf%bs%cb, wf%cusp_b, x, wf%phi)
       ratio = dot_product(wf%phi(1:wf%nb), ainvb(:, k))
     end if
     p = ratio * ratio
@@ -190,8 +232,8 @@ contains
     type(wf_t), intent(inout) :: wf
     real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:)
     real(real64), intent(out) :: ekin, vee, ven
-    integer :: e, k
-    real(real64) :: gd(3), ld, gj(3), lj, dv(3), r, a, b, up, upp
+    integer :: e, k, ac, n
+    real(real64) :: gd(3), ld, gj(3), lj, dv(3), r, a, b, u, up, upp, dc(3), rc
     ekin = 0; vee = 0; ven = 0
     do e = 1, wf%ne
       call ao_derivs(wf%bs, pos(:, e), wf%chi, wf%dchi, wf%lchi)
@@ -200,10 +242,28 @@ contains
         wf%chi = matmul(wf%bs%ca, ainva(:, e))   ! sum_j C(:,j) ainv(j,e): one AO-space vector
         gd = matmul(wf%dchi, wf%chi)
         ld = dot_product(wf%lchi, wf%chi)
+        if (wf%cusp) then   ! corrected MOs: add sum_j ainv(j,e) (grad, lap)(phit_j - phi_j)
+          ac = cusp_find(wf%cusp_a, wf%bs, pos(:, e), dc, rc)
+          if (ac > 0) then
+            n = wf%na
+            call cusp_delta(wf%cusp_a, wf%bs, wf%bs%ca, ac, dc, rc, .true., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
+            gd = gd + matmul(wf%cg(:, 1:n), ainva(:, e))
+            ld = ld + dot_product(wf%cl(1:n), ainva(:, e))
+          end if
+        end if
       else
         wf%chi = matmul(wf%bs%cb, ainvb(:, e - wf%na))
         gd = matmul(wf%dchi, wf%chi)
         ld = dot_product(wf%lchi, wf%chi)
+        if (wf%cusp) then
+          ac = cusp_find(wf%cusp_b, wf%bs, pos(:, e), dc, rc)
+          if (ac > 0) then
+            n = wf%nb
+            call cusp_delta(wf%cusp_b, wf%bs, wf%bs%cb, ac, dc, rc, .true., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
+            gd = gd + matmul(wf%cg(:, 1:n), ainvb(:, e - wf%na))
+            ld = ld + dot_product(wf%cl(1:n), ainvb(:, e - wf%na))
+          end if
+        end if
       end if
       gj = 0; lj = 0
       do k = 1, wf%ne
@@ -225,9 +285,7 @@ contains
         r = norm2(dv)
         ven = ven - wf%bs%z(k) / r
         if (.not. wf%jastrow) cycle
-        a = -wf%bs%z(k); b = wf%b_en * wf%bs%z(k)
-        up = a / (1 + b * r)**2
-        upp = -2 * a * b / (1 + b * r)**3
+        call en_term(wf, wf%bs%z(k), r, u, up, upp)
         gj = gj + up * dv / r
         lj = lj + upp + 2 * up / r
       end do

@@ -3,7 +3,7 @@
 set(VMC_T ${CMAKE_CURRENT_LIST_DIR})
 set(VMC_SRC ${CMAKE_CURRENT_SOURCE_DIR}/vmc_util.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90
   ${CMAKE_CURRENT_SOURCE_DIR}/vmc_molden.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_orbitals.f90
-  ${CMAKE_CURRENT_SOURCE_DIR}/vmc_wavefunction.f90)
+  ${CMAKE_CURRENT_SOURCE_DIR}/vmc_cusp.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_wavefunction.f90)
 add_executable(vmc_fd_check ${VMC_T}/vmc_fd_check.f90 ${VMC_SRC})
 set_target_properties(vmc_fd_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_fd)
 target_compile_options(vmc_fd_check PRIVATE $<$<Fortran_COMPILER_ID:GNU>:-fwrapv -std=gnu>)
