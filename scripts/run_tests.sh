@@ -19,6 +19,7 @@ ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 || status
 log="$build/Testing/Temporary/LastTest.log"
 if [[ -f $log ]] && grep -qE '\[  SKIPPED \]|SKIPPED:' "$log"; then
   echo "---- skip reasons ----"
-  grep -hE '\[  SKIPPED \]|SKIPPED:|GTEST_SKIP|no CUDA device' "$log" | grep -vE '^\[  SKIPPED \] [0-9]+ test' | sort | uniq -c | sort -rn | head -20
+  grep -hE 'SKIPPED: |no CUDA device|no usable GPU' "$log" | grep -vE '^\[  SKIPPED \]|Skip regular expression' |
+    sed 's/^ *//' | sort | uniq -c | sort -rn | head -10
 fi
 exit $status
