@@ -9,6 +9,10 @@ module vmc_orbitals
   private
   public :: ao_values, ao_derivs
 
+  ! A primitive with alpha r^2 > SCREEN is below exp(-40) ~ 4e-18 of its peak: skipped (the tight core
+  ! primitives are negligible almost everywhere, and exp dominates the cost).
+  real(real64), parameter :: SCREEN = 40.0_real64
+
 contains
 
   ! chi(nbf): values only (the Metropolis ratio needs nothing else).
@@ -28,10 +32,15 @@ contains
         end if
         g0 = 0
         do k = 1, sh%nprim
+          if (sh%alpha(k) * r2 > SCREEN) cycle
           g0 = g0 + sh%coef(k) * exp(-sh%alpha(k) * r2)
         end do
         if (sh%l == 0) then
           chi(sh%bf0 + 1) = g0 * sh%t(1, 1)
+          cycle
+        end if
+        if (sh%l == 1) then            ! x, y, z (t is the identity for p)
+          chi(sh%bf0 + 1:sh%bf0 + 3) = d * g0
           cycle
         end if
         pw(0, :) = 1
@@ -73,11 +82,31 @@ contains
         g0 = 0; g1 = 0; g2 = 0
         do k = 1, sh%nprim
           a = sh%alpha(k)
+          if (a * r2 > SCREEN) cycle
           ex = sh%coef(k) * exp(-a * r2)
           g0 = g0 + ex
           g1 = g1 - 2 * a * ex
           g2 = g2 + 4 * a * a * ex
         end do
+        ! Fast paths for s and p shells (most of a cc-pVDZ basis): lap P = 0 for l <= 1.
+        if (sh%l == 0) then
+          i = sh%bf0 + 1
+          chi(i) = g0 * sh%t(1, 1)
+          dchi(:, i) = g1 * d * sh%t(1, 1)
+          lchi(i) = (3 * g1 + r2 * g2) * sh%t(1, 1)
+          cycle
+        end if
+        if (sh%l == 1) then
+          rad = 5 * g1 + r2 * g2
+          do m = 1, 3
+            i = sh%bf0 + m
+            chi(i) = d(m) * g0
+            dchi(:, i) = d(m) * g1 * d
+            dchi(m, i) = dchi(m, i) + g0
+            lchi(i) = d(m) * rad
+          end do
+          cycle
+        end if
         pw(-2:-1, :) = 0
         pw(0, :) = 1
         do k = 1, sh%l
