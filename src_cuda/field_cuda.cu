@@ -28,6 +28,11 @@
 #include "field_cuda.cuh"
 #include "qmmm_cuda.h"
 
+namespace qmmm {
+// Shared with the CPU backend (field_cpu.cpp), so that both cut MIXED chunks alike.
+std::vector<int64_t> field_morton_order(const FieldData &d);
+}  // namespace qmmm
+
 namespace qmmm::cuda {
 namespace {
 
@@ -241,7 +246,7 @@ private:
         const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
         if (nc == 0) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
-        const std::vector<int64_t> order = morton_order(d);
+        const std::vector<int64_t> order = field_morton_order(d);
         auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
         std::vector<double> origin(3 * static_cast<size_t>(nc), 0.0);
         if (precision_ == QMMM_PRECISION_DOUBLE) {
@@ -250,7 +255,11 @@ private:
             for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
             upload(h);
         } else {
-            std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
+            // MIXED pads at 1e15 (d2 stays finite in float: its Newton step needs that) and stores q/2 (the
+            // Newton step is folded into the term, see mixed_term in field_kernels.cu; halving is exact).
+            const bool mixed = precision_ == QMMM_PRECISION_MIXED;
+            const float far = mixed ? 1e15f : 1e30f, qscale = mixed ? 0.5f : 1.0f;
+            std::vector<float4> h(padded, float4{far, far, far, 0.0f});
             for (int64_t c = 0; c < nc; ++c) {
                 const int64_t b = c * kChunk, e = std::min(d.n_cells, b + kChunk);
                 double *o = &origin[3 * c];
@@ -264,9 +273,16 @@ private:
                 }
                 for (int64_t m = b; m < e; ++m)
                     h[m] = float4{static_cast<float>(X(m, 0) - o[0]), static_cast<float>(X(m, 1) - o[1]),
-                                  static_cast<float>(X(m, 2) - o[2]), static_cast<float>(d.cell_q[order[m]])};
+                                  static_cast<float>(X(m, 2) - o[2]), qscale * static_cast<float>(d.cell_q[order[m]])};
             }
             upload(h);
+            if (mixed) {  // the near field's double copy (chunk_near_mixed)
+                std::vector<Cell64> h64(padded, Cell64{1e15, 1e15, 1e15, 0.0});
+                for (int64_t m = 0; m < d.n_cells; ++m) h64[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
+                cells64_.ensure(4 * padded, "cells (double copy)");
+                check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
+                dc_.cells64 = reinterpret_cast<const Cell64 *>(cells64_.p);
+            }
         }
         origin_.ensure(origin.size(), "chunk origins");
         check(cudaMemcpy(origin_.p, origin.data(), origin.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (origins)");
@@ -280,36 +296,6 @@ private:
         check(cudaDeviceSynchronize(), "field upload");
     }
 
-    // Cells sorted by the Z-curve index of their position on a 2^21 grid over the bounding box (ties by
-    // index): deterministic, O(M log M), once per handle.
-    static std::vector<int64_t> morton_order(const FieldData &d) {
-        std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
-        std::iota(order.begin(), order.end(), int64_t{0});
-        if (d.n_cells <= kChunk) return order;
-        double lo[3], hi[3];
-        for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
-        for (int64_t m = 0; m < d.n_cells; ++m)
-            for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
-        auto spread = [](uint64_t v) {  // 21 bits -> every third bit
-            v &= 0x1fffff;
-            v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
-            v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-            return (v | v << 2) & 0x1249249249249249ULL;
-        };
-        std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
-        for (int64_t m = 0; m < d.n_cells; ++m) {
-            uint64_t code = 0;
-            for (int k = 0; k < 3; ++k) {
-                const double span = hi[k] - lo[k];
-                const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
-                code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
-            }
-            key[m] = code;
-        }
-        std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
-        return order;
-    }
-
     template <class T>
     void upload(const std::vector<T> &h) {
         const size_t bytes = h.size() * sizeof(T);
@@ -318,7 +304,7 @@ private:
     }
 
     void release() {
-        cells_.release(), origin_.release(), nuc_dev_.release(), flag_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
+        cells_.release(), cells64_.release(), origin_.release(), nuc_dev_.release(), flag_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
@@ -331,7 +317,7 @@ private:
     DeviceCells dc_;
     int chunks_per_segment_ = 1, n_segments_ = 1;
     DeviceBuf<float4> cells_;  // raw storage; Cell64 for DOUBLE (float4 units keep the 16-byte alignment)
-    DeviceBuf<double> nuc_dev_;
+    DeviceBuf<double> nuc_dev_, cells64_;
     PinnedBuf<unsigned> flag_;
     unsigned seq_ = 0;
     int tile_config_ = 0;

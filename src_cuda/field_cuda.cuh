@@ -28,8 +28,14 @@ struct alignas(32) Cell64 {
     double x, y, z, w;
 };
 
+// MIXED: a point nearer than this to a cell (bohr) gets that cell's chunk quarter summed with the cells
+// within the radius in double from cells64 (float cell offsets and charges would cost ~2^-24 of the near
+// term, which dominates the sum when the point is close).
+constexpr float kNearRadius2 = 0.25f;  // (0.5 bohr)^2
+
 struct DeviceCells {
     const void *cells = nullptr;     // n_chunks * kChunk entries
+    const Cell64 *cells64 = nullptr;  // MIXED: the same cells, absolute coordinates and charges in double
     const double *origin = nullptr;  // 3 per chunk (MIXED only)
     int64_t n_chunks = 0;
     double self = 0;  // 1/r for a point on a cell centre (C/h or NaN)

@@ -4,6 +4,15 @@
 // Precision semantics follow src_cxx/field_cpu.cpp: SINGLE = float terms and sums; MIXED = float pair
 // terms from offsets to the chunk's double origin, double accumulation (the throughput path adds runs of
 // kRun float terms, then the run into a double); DOUBLE throughout.
+//
+// MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8): the two systematic float errors are removed.
+// (1) MUFU.RSQ (rsqrt.approx) has a relative error up to ~2^-22.9 that is not zero on average, so it does
+// not cancel over millions of cells (it left ~2e-8): one Newton step, folded into the term as
+// (q/2) y0 (3 - d2 y0^2) with the charges stored halved (3 FP32 operations more per pair), makes 1/r good
+// to ~1 ulp and unbiased. (2) Rounding the point's offset to float shifts the point for a whole chunk;
+// the offset is carried as hi + lo floats (3 FP32 adds per pair). (3) Cells within kNearRadius2 of the
+// point are summed in double (chunk_near_mixed): float coordinates and charges are good to 2^-24 of a
+// term, and a near term can be most of the sum.
 // No floating-point atomics: the only atomic is the integer "blocks done" counter of the latency path.
 #include <cub/block/block_reduce.cuh>
 
@@ -48,15 +57,54 @@ __device__ __forceinline__ float rs(float x) {
 }
 __device__ __forceinline__ double rs(double x) { return rsqrt(x); }
 
-// The point as the precision sees it against chunk ch.
+// The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], the low parts of
+// the offset from the chunk origin: offset = q[k] + q[k + 3]).
 template <int PREC>
 __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
                                             typename Traits<PREC>::F *q) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        for (int k = 0; k < 3; ++k) q[k] = static_cast<float>(p[k] - c.origin[3 * ch + k]);
+        for (int k = 0; k < 3; ++k) {
+            const double off = p[k] - c.origin[3 * ch + k];
+            q[k] = static_cast<float>(off), q[k + 3] = static_cast<float>(off - q[k]);
+        }
     } else {
         for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
     }
+}
+
+// Number of point components local_point writes.
+template <int PREC>
+constexpr int kPointWords = PREC == QMMM_PRECISION_MIXED ? 6 : 3;
+
+// Squared distance from the point q to a cell.
+template <int PREC, class Cell, class F>
+__device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
+    F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
+    if constexpr (PREC == QMMM_PRECISION_MIXED) dx += q[3], dy += q[4], dz += q[5];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+// MIXED pair term added to run: w = q/2, y0 = MUFU 1/sqrt(d2); w y0 (3 - d2 y0^2) = q / r to ~1 ulp.
+__device__ __forceinline__ float mixed_term(float w, float d2, float run) {
+    const float y0 = rs(d2);
+    const float e2 = fmaf(-(d2 * y0), y0, 3.0f);
+    return fmaf(w * y0, e2, run);
+}
+
+// MIXED: the term of a cell near the point, in double (singular rule as the CPU double path).
+__device__ __forceinline__ double near_term(const Cell64 &c, const double *p, double self) {
+    const double dx = p[0] - c.x, dy = p[1] - c.y, dz = p[2] - c.z;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    return c.w * (d2 < kEps2 ? self : 1.0 / sqrt(d2));
+}
+
+// MIXED: one cell's term: near cells in double (into *near), others in float (into run). d2 beyond float
+// range (where the Newton step would give inf * 0) adds nothing: the term is 0 to float precision.
+__device__ __forceinline__ float mixed_careful(const float4 &cell, float d2, const Cell64 *c64, const double *p,
+                                               double self, float run, double *near) {
+    if (d2 < kNearRadius2) *near += near_term(*c64, p, self);  // the double copy is read only here
+    else if (d2 <= 3.0e38f) run = mixed_term(cell.w, d2, run);
+    return run;
 }
 
 // ---------------------------------------------------------------- latency path
@@ -74,17 +122,22 @@ __global__ void __launch_bounds__(kLatencyThreads)
     const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
     const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
     for (int p = 0; p < pts.n; ++p) {
-        F q[3];
+        F q[kPointWords<PREC>];
         local_point<PREC>(c, ch, &pts.xyz[3 * p], q);
         Acc a = 0;
         // Consecutive threads on consecutive cells: every load is coalesced (seed Eq. 8).
 #pragma unroll
         for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
             const auto cell = cells[j];
-            const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
-            const F d2 = dx * dx + dy * dy + dz * dz;
-            const F inv = d2 < eps2 ? self : rs(d2);
-            a += static_cast<Acc>(cell.w * inv);
+            const F d2 = dist2<PREC>(q, cell);
+            if constexpr (PREC == QMMM_PRECISION_MIXED) {
+                double near = 0;
+                const float t = mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &pts.xyz[3 * p], c.self, 0.0f, &near);
+                a += static_cast<double>(t) + near;
+            } else {
+                const F inv = d2 < eps2 ? self : rs(d2);
+                a += static_cast<Acc>(cell.w * inv);
+            }
         }
         const Acc b = Reduce(tmp).Sum(a);
         if (threadIdx.x == 0) part[p * nc + ch] = static_cast<double>(b);
@@ -118,7 +171,7 @@ __global__ void __launch_bounds__(kLatencyThreads)
 // inner loop: each point keeps a guard, and a point whose guard says it came within the singular radius
 // of a cell (or, in DOUBLE, left the range of the float seed) gets its partial recomputed by chunk_exact.
 template <int PREC, int P>
-__device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s, const typename Traits<PREC>::F (*q)[3],
+__device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s, const typename Traits<PREC>::F (*q)[kPointWords<PREC>],
                                            typename Traits<PREC>::Acc *part, bool *suspect) {
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
@@ -168,25 +221,27 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
                 const auto cell = s[j + r];
 #pragma unroll
                 for (int k = 0; k < P; ++k) {
-                    const F dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
-                    const F d2 = dx * dx + dy * dy + dz * dz;
+                    const F d2 = dist2<PREC>(q[k], cell);
                     dmin[k] = fminf(dmin[k], d2);
-                    run[k] += cell.w * rs(d2);
+                    if constexpr (PREC == QMMM_PRECISION_MIXED) run[k] = mixed_term(cell.w, d2, run[k]);
+                    else run[k] += cell.w * rs(d2);
                 }
             }
 #pragma unroll
             for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
         }
+        // MIXED: a point near a cell, or a NaN partial (a d2 beyond float range), takes chunk_near_mixed.
 #pragma unroll
-        for (int k = 0; k < P; ++k) suspect[k] = dmin[k] < static_cast<F>(kEps2);
+        for (int k = 0; k < P; ++k) {
+            if constexpr (PREC == QMMM_PRECISION_MIXED) suspect[k] = dmin[k] < kNearRadius2 || isnan(part[k]);
+            else suspect[k] = dmin[k] < static_cast<F>(kEps2);
+        }
     }
 }
 
 template <int PREC>
 __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Traits<PREC>::Cell *s,
-                                                                typename Traits<PREC>::F qx,
-                                                                typename Traits<PREC>::F qy,
-                                                                typename Traits<PREC>::F qz,
+                                                                const typename Traits<PREC>::F *q,
                                                                 typename Traits<PREC>::F self) {
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
@@ -196,13 +251,25 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
         F run = 0;
         for (int r = 0; r < kRun; ++r) {
             const auto cell = s[j + r];
-            const F dx = qx - cell.x, dy = qy - cell.y, dz = qz - cell.z;
-            const F d2 = dx * dx + dy * dy + dz * dz;
+            const F d2 = dist2<PREC>(q, cell);
             run += cell.w * (d2 < eps2 ? self : rs(d2));
         }
         part += static_cast<Acc>(run);
     }
     return part;
+}
+
+// MIXED: a quarter's partial again, with the cells near the point in double (g: the quarter in cells64;
+// p: the point, absolute). Same runs as chunk_fast; near terms go into their own double sum.
+__device__ __noinline__ double chunk_near_mixed(const float4 *s, const float *q, const Cell64 *g, const double *p,
+                                                double self) {
+    double part = 0, near = 0;
+    for (int j = 0; j < kSubCells; j += kRun) {
+        float run = 0;
+        for (int r = 0; r < kRun; ++r) run = mixed_careful(s[j + r], dist2<QMMM_PRECISION_MIXED>(q, s[j + r]), g + j + r, p, self, run, &near);
+        part += static_cast<double>(run);
+    }
+    return part + near;
 }
 
 // Block (x, y) = kSub groups of G threads; group g sums cells [g * kSubCells, (g + 1) * kSubCells) of every
@@ -239,7 +306,7 @@ __global__ void __launch_bounds__(kSub * G)
         const Cell *src = static_cast<const Cell *>(c.cells) + ch * kChunk;
         for (int j = threadIdx.x; j < kChunk; j += T) tile[j] = src[j];
         __syncthreads();
-        F q[P][3];
+        F q[P][kPointWords<PREC>];
 #pragma unroll
         for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pt[k], q[k]);
         Acc partial[P];
@@ -247,7 +314,12 @@ __global__ void __launch_bounds__(kSub * G)
         chunk_fast<PREC, P>(mine, q, partial, suspect);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            if (suspect[k]) partial[k] = chunk_exact<PREC>(mine, q[k][0], q[k][1], q[k][2], self);
+            if (suspect[k]) {
+                if constexpr (PREC == QMMM_PRECISION_MIXED)
+                    partial[k] = chunk_near_mixed(mine, q[k], c.cells64 + ch * kChunk + sub * kSubCells, pt[k], c.self);
+                else
+                    partial[k] = chunk_exact<PREC>(mine, q[k], self);
+            }
             if (sub > 0) red[sub - 1][lane + k * G] = partial[k];
         }
         __syncthreads();

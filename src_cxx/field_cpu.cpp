@@ -5,16 +5,30 @@
 // partial sum is computed by one function with kLanes independent accumulators, summed in a fixed order;
 // a point's value is the chunk partials added in chunk order. Threads only decide who computes which
 // (point, chunk) pair, so the value is bitwise the same for any thread count or batch.
+//
+// MIXED (max |u - u_double| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= 1e-8, measured ~5e-9):
+// the same scheme as the CUDA backend, so both give the same answer to that bound. Cells in Morton order
+// (field_morton_order), chunk origin = centre of the chunk's bounding box, cell offsets and charges in
+// float; the point's offset from the origin is carried as a float pair hi + lo (a single float would shift
+// the point by up to 2^-24 |r - origin| for the whole chunk: a systematic error of ~3e-8 that does not
+// average out); 1/r correctly rounded in float (1/sqrtf; the GPU refines its approximate rsqrt with a
+// Newton step to the same unbiased level); runs of kRun float terms per lane added into doubles.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "error.hpp"
 #include "field_backend.hpp"
 
 namespace qmmm {
+
+// Cells sorted by the Z-curve index of their position on a 2^21 grid over the bounding box (ties by index):
+// deterministic, O(M log M). MIXED chunks on the CPU and on the GPU (field_cuda.cu) both use this order.
+std::vector<int64_t> field_morton_order(const FieldData &d);
+
 namespace {
 
 constexpr int kLanes = 16;
@@ -23,6 +37,12 @@ constexpr double kEps2 = kSingularRadius * kSingularRadius;
 // Padding cells sit here with zero charge; 1/r underflows to 0 there for any sensible point.
 constexpr double kFarD = 1e300;
 constexpr float kFarF = 1e30f;
+// MIXED pads nearer (d2 = 3e30 stays finite in float, as on the GPU, where its Newton step needs that).
+constexpr float kFarMixed = 1e15f;
+// MIXED: float terms per lane summed in float before they go into the lane's double.
+constexpr int kRun = 8;
+// MIXED: cells nearer than 0.5 bohr are summed in double (as kNearRadius2 in src_cuda/field_cuda.cuh).
+constexpr float kNearRadius2 = 0.25f;
 
 template <class T>
 T lane_sum(const T *acc) {
@@ -35,6 +55,12 @@ T lane_sum(const T *acc) {
 }
 
 #define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// The singular-cell select (d2 < eps2 ? self : 1/sqrt(d2)) is a conditional division: with trapping math
+// only AVX-512 (masked division) vectorises it, the AVX2 and SSE clones stay scalar. Not trapping changes
+// no value (IEEE non-stop mode), only lets the compiler compute 1/sqrt on every lane and blend.
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
 
 QMMM_CLONES double chunk_double(const double *__restrict x, const double *__restrict y,
                                 const double *__restrict z, const double *__restrict q, double px,
@@ -60,29 +86,74 @@ QMMM_CLONES float chunk_single(const float *__restrict x, const float *__restric
         for (int l = 0; l < kLanes; ++l) {
             const float dx = px - x[i + l], dy = py - y[i + l], dz = pz - z[i + l];
             const float d2 = dx * dx + dy * dy + dz * dz;
-            const float inv = d2 < eps2 ? self : 1.0f / std::sqrt(d2);
+            // C sqrtf: std::sqrt(float) from <cmath> would not be inlined under the optimize pragma above.
+            const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
             acc[l] += q[i + l] * inv;
         }
     }
     return lane_sum(acc);
 }
 
-// Float pair terms from offsets to the chunk's double origin; double accumulation.
+// Float pair terms from offsets to the chunk's double origin (point offset = h + l); double accumulation.
+// *dmin: the smallest d2 seen (the caller redoes the chunk with chunk_mixed_near when a cell is near).
 QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restrict y,
-                               const float *__restrict z, const float *__restrict q, float px, float py,
-                               float pz, float self) {
+                               const float *__restrict z, const float *__restrict q, float hx, float hy,
+                               float hz, float lx, float ly, float lz, float self, float *dmin) {
     double acc[kLanes] = {};
+    float dm[kLanes];
+    for (int l = 0; l < kLanes; ++l) dm[l] = std::numeric_limits<float>::max();
     const float eps2 = static_cast<float>(kEps2);
-    for (int64_t i = 0; i < kChunk; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-            const float dx = px - x[i + l], dy = py - y[i + l], dz = pz - z[i + l];
-            const float d2 = dx * dx + dy * dy + dz * dz;
-            const float inv = d2 < eps2 ? self : 1.0f / std::sqrt(d2);
-            acc[l] += static_cast<double>(q[i + l] * inv);
+    for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
+        float run[kLanes] = {};
+        for (int r = 0; r < kRun; ++r) {
+            const int64_t b = i + r * kLanes;
+            for (int l = 0; l < kLanes; ++l) {
+                const float dx = (hx - x[b + l]) + lx, dy = (hy - y[b + l]) + ly, dz = (hz - z[b + l]) + lz;
+                const float d2 = dx * dx + dy * dy + dz * dz;
+                dm[l] = d2 < dm[l] ? d2 : dm[l];
+                const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
+                run[l] += q[b + l] * inv;
+            }
         }
+        for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(run[l]);
     }
+    float m = dm[0];
+    for (int l = 1; l < kLanes; ++l) m = dm[l] < m ? dm[l] : m;
+    *dmin = m;
     return lane_sum(acc);
 }
+
+#pragma GCC pop_options
+
+// MIXED, a point within kNearRadius of a cell of the chunk: the chunk again, those cells' terms in double
+// from the double copy (xd.. qd, absolute; p the point) with the singular rule; the others as chunk_mixed.
+// Rare (a few chunks per point), so plain scalar code.
+double chunk_mixed_near(const float *x, const float *y, const float *z, const float *q, const double *xd,
+                        const double *yd, const double *zd, const double *qd, const float *h, const float *lo,
+                        const double *p, double self) {
+    double acc[kLanes] = {}, near = 0;
+    for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
+        float run[kLanes] = {};
+        for (int r = 0; r < kRun; ++r) {
+            const int64_t b = i + r * kLanes;
+            for (int l = 0; l < kLanes; ++l) {
+                const int64_t m = b + l;
+                const float dx = (h[0] - x[m]) + lo[0], dy = (h[1] - y[m]) + lo[1], dz = (h[2] - z[m]) + lo[2];
+                const float d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < kNearRadius2) {
+                    const double ex = p[0] - xd[m], ey = p[1] - yd[m], ez = p[2] - zd[m];
+                    const double e2 = ex * ex + ey * ey + ez * ez;
+                    near += qd[m] * (e2 < kEps2 ? self : 1.0 / std::sqrt(e2));
+                } else {
+                    run[l] += q[m] * (1.0f / std::sqrt(d2));
+                }
+            }
+        }
+        for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(run[l]);
+    }
+    return lane_sum(acc) + near;
+}
+
 
 class FieldCpu final : public FieldBackend {
 public:
@@ -101,24 +172,39 @@ public:
             xf_.assign(padded, kFarF), yf_.assign(padded, kFarF), zf_.assign(padded, kFarF);
             qf_.assign(padded, 0.0f);
             origin_.assign(3 * static_cast<size_t>(n_chunks_), 0.0);
+            const bool mixed = precision_ == QMMM_PRECISION_MIXED;
+            if (mixed) {
+                std::fill(xf_.begin(), xf_.end(), kFarMixed), std::fill(yf_.begin(), yf_.end(), kFarMixed);
+                std::fill(zf_.begin(), zf_.end(), kFarMixed);
+                // The near field's double copy, in the same (Morton) order.
+                xd_.assign(padded, 1e15), yd_.assign(padded, 1e15), zd_.assign(padded, 1e15), qd_.assign(padded, 0.0);
+            }
+            // MIXED: compact chunks (small offsets); SINGLE keeps the caller's order.
+            std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
+            if (mixed) order = field_morton_order(d);
+            else std::iota(order.begin(), order.end(), int64_t{0});
+            auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
             for (int64_t c = 0; c < n_chunks_; ++c) {
                 const int64_t b = c * kChunk, e = std::min(d.n_cells, b + kChunk);
                 double o[3] = {0, 0, 0};
                 if (precision_ == QMMM_PRECISION_MIXED) {
                     // Centre of the chunk's bounding box: offsets stay as small as the chunk.
                     for (int k = 0; k < 3; ++k) {
-                        double lo = d.cell_xyz[3 * b + k], hi = lo;
-                        for (int64_t m = b; m < e; ++m)
-                            lo = std::min(lo, d.cell_xyz[3 * m + k]), hi = std::max(hi, d.cell_xyz[3 * m + k]);
+                        double lo = X(b, k), hi = lo;
+                        for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
                         o[k] = 0.5 * (lo + hi);
                     }
                 }
                 for (int k = 0; k < 3; ++k) origin_[3 * c + k] = o[k];
+                if (mixed) {
+                    for (int64_t m = b; m < e; ++m)
+                        xd_[m] = X(m, 0), yd_[m] = X(m, 1), zd_[m] = X(m, 2), qd_[m] = d.cell_q[order[m]];
+                }
                 for (int64_t m = b; m < e; ++m) {
-                    xf_[m] = static_cast<float>(d.cell_xyz[3 * m] - o[0]);
-                    yf_[m] = static_cast<float>(d.cell_xyz[3 * m + 1] - o[1]);
-                    zf_[m] = static_cast<float>(d.cell_xyz[3 * m + 2] - o[2]);
-                    qf_[m] = static_cast<float>(d.cell_q[m]);
+                    xf_[m] = static_cast<float>(X(m, 0) - o[0]);
+                    yf_[m] = static_cast<float>(X(m, 1) - o[1]);
+                    zf_[m] = static_cast<float>(X(m, 2) - o[2]);
+                    qf_[m] = static_cast<float>(d.cell_q[order[m]]);
                 }
             }
         }
@@ -166,9 +252,18 @@ private:
                                     static_cast<float>(self));
             default: {
                 const double *o = &origin_[3 * static_cast<size_t>(c)];
-                return chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], static_cast<float>(p[0] - o[0]),
-                                   static_cast<float>(p[1] - o[1]), static_cast<float>(p[2] - o[2]),
-                                   static_cast<float>(self));
+                float h[3], l[3];
+                for (int k = 0; k < 3; ++k) {
+                    const double off = p[k] - o[k];
+                    h[k] = static_cast<float>(off), l[k] = static_cast<float>(off - h[k]);
+                }
+                float dmin = 0;
+                const double part = chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], h[0], h[1], h[2], l[0], l[1],
+                                                l[2], static_cast<float>(self), &dmin);
+                if (!(dmin >= kNearRadius2))  // near a cell (or NaN: a point beyond float range)
+                    return chunk_mixed_near(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b], h, l,
+                                            p, self);
+                return part;
             }
         }
     }
@@ -202,6 +297,36 @@ private:
 };
 
 }  // namespace
+
+std::vector<int64_t> field_morton_order(const FieldData &d) {
+    std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (d.n_cells <= kChunk) return order;
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
+    for (int64_t m = 0; m < d.n_cells; ++m)
+        for (int k = 0; k < 3; ++k)
+            lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
+    auto spread = [](uint64_t v) {  // 21 bits -> every third bit
+        v &= 0x1fffff;
+        v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
+        v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+        return (v | v << 2) & 0x1249249249249249ULL;
+    };
+    std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
+    for (int64_t m = 0; m < d.n_cells; ++m) {
+        uint64_t code = 0;
+        for (int k = 0; k < 3; ++k) {
+            const double span = hi[k] - lo[k];
+            const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
+            code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
+        }
+        key[m] = code;
+    }
+    std::sort(order.begin(), order.end(),
+              [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
+    return order;
+}
 
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u) {
     for (int64_t p = 0; p < n; ++p) {
