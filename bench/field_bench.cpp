@@ -7,6 +7,10 @@
 // the CPU double backend on all threads being the reference. Ratios: time per point of the seed's
 // coalesced kernel of the same precision family (float for SINGLE/MIXED, double for DOUBLE and CPU)
 // divided by the row's time per point. Units: atomic (bohr, e, hartree); times in microseconds.
+//
+// CPU rates (also alone, without a GPU: --cpu-only): the CPU backend in DOUBLE, SINGLE and MIXED on one
+// thread and on all threads, pair evaluations per second per core, and each precision's speed-up over
+// DOUBLE on the same threads.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -92,6 +96,18 @@ struct Row {
     double ratio = NAN;
 };
 
+struct CpuRate {
+    int64_t m, n;
+    std::string precision;
+    int threads;
+    Timing t;
+    double err, gpairs_per_core, speedup_vs_double;
+};
+
+const char *precision_name(int p) {
+    return p == QMMM_PRECISION_DOUBLE ? "double" : p == QMMM_PRECISION_SINGLE ? "single" : "mixed";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -100,7 +116,8 @@ int main(int argc, char **argv) {
     std::vector<int64_t> sizes = {10000, 268782, 1000000}, npts = {1, 32, 256, 1024, 8192};
     double min_time = 0.2, cpu1_limit = 2.5e9;
     int n_nuclei = 30;
-    bool only_cuda = false;
+    bool only_cuda = false, cpu_only = false;
+    int64_t cpu_points = 256;
     app.add_option("--json", json_path, "JSON output path");
     app.add_option("--cells", sizes, "field sizes M");
     app.add_option("--points", npts, "points per call N");
@@ -108,16 +125,20 @@ int main(int argc, char **argv) {
     app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread");
     app.add_option("--nuclei", n_nuclei, "environment nuclei");
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
+    app.add_flag("--cpu-only", cpu_only, "CPU rates only (DOUBLE/SINGLE/MIXED, 1 and all threads); needs no GPU");
+    app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates");
     CLI11_PARSE(app, argc, argv);
 
     int n_dev = 0;
     qmmm_cuda_device_count(&n_dev);
-    if (n_dev == 0) {
-        std::fprintf(stderr, "field_bench: no CUDA device; nothing to compare\n");
+    if (n_dev == 0 && !cpu_only) {
+        std::fprintf(stderr, "field_bench: no CUDA device; nothing to compare (--cpu-only times the CPU backend alone)\n");
         return 2;
     }
-    const int64_t n_max = *std::max_element(npts.begin(), npts.end());
+    if (cpu_only) npts = {cpu_points};
+    const int64_t n_max = std::max(*std::max_element(npts.begin(), npts.end()), cpu_points);
     std::vector<Row> rows;
+    std::vector<CpuRate> cpu_rates;
     try {
         for (int64_t m : sizes) {
             auto sys = qmmm_test::random_system(m, n_nuclei, 1234 + m);
@@ -138,6 +159,25 @@ int main(int argc, char **argv) {
                 for (int64_t p = 0; p < n; ++p) e = std::max(e, std::fabs(u[p] - ref[p]) / scale[p]);
                 return e;
             };
+            // CPU backend per precision, one thread and all threads.
+            for (int threads : {1, omp_get_max_threads()}) {
+                if (only_cuda) break;
+                double t_double = NAN;
+                for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+                    qmmm_field f = make(sys, QMMM_BACKEND_CPU, prec, threads);
+                    std::vector<double> u(cpu_points);
+                    Timing t = time_calls([&] { ok(qmmm_field_eval(f, cpu_points, pts.data(), u.data()), "cpu eval"); }, min_time);
+                    qmmm_field_destroy(f);
+                    if (prec == QMMM_PRECISION_DOUBLE) t_double = t.mean_us;
+                    const double gpc = static_cast<double>(m) * cpu_points / (t.mean_us * 1e-6) / 1e9 / threads;
+                    cpu_rates.push_back({m, cpu_points, precision_name(prec), threads, t, max_err(u, cpu_points), gpc, t_double / t.mean_us});
+                }
+                if (omp_get_max_threads() == 1) break;
+            }
+            if (cpu_only) {
+                qmmm_field_destroy(cpu);
+                continue;
+            }
             // Seed baselines: one point per call.
             double seed_us[2] = {0, 0};  // [float, double], coalesced
             for (int dbl = 0; dbl < 2 && !only_cuda; ++dbl) {
@@ -212,6 +252,18 @@ int main(int argc, char **argv) {
         js["rows"].push_back({{"cells", r.m}, {"points", r.n}, {"impl", r.impl}, {"us_per_call", r.t.mean_us},
                               {"median_us", r.t.median_us}, {"reps", r.t.reps}, {"gpairs_per_s", gps},
                               {"max_rel_err", r.err}, {"ratio_vs_seed", r.ratio}});
+    }
+    if (!cpu_rates.empty()) {
+        std::printf("\nCPU backend (%d hardware threads available): pair evaluations per second per core\n", omp_get_max_threads());
+        std::printf("%-9s %-6s %-8s %8s %12s %14s %12s %11s\n", "M", "N", "prec", "threads", "us/call", "Gpair/s/core",
+                    "x_vs_double", "max_rel_err");
+    }
+    for (const auto &c : cpu_rates) {
+        std::printf("%-9lld %-6lld %-8s %8d %12.1f %14.3f %12.2f %11.2e\n", (long long)c.m, (long long)c.n, c.precision.c_str(),
+                    c.threads, c.t.mean_us, c.gpairs_per_core, c.speedup_vs_double, c.err);
+        js["cpu_rates"].push_back({{"cells", c.m}, {"points", c.n}, {"precision", c.precision}, {"threads", c.threads},
+                                   {"us_per_call", c.t.mean_us}, {"reps", c.t.reps}, {"gpairs_per_s_per_core", c.gpairs_per_core},
+                                   {"speedup_vs_double_same_threads", c.speedup_vs_double}, {"max_rel_err", c.err}});
     }
     std::ofstream(json_path) << js.dump(2) << "\n";
     std::printf("JSON written to %s\n", json_path.c_str());
