@@ -12,7 +12,7 @@ module vmc_input
   character(len=*), parameter :: KEYS(*) = [character(len=24) :: 'molden', 'cubes', 'density_threshold', &
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
-       'recompute_every', 'output_json', 'first_walker', 'cusp_correction']
+       'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices']
 
   type input_t
     character(len=512) :: molden = '', cubes(MAX_CUBES) = '', output_json = ''
@@ -23,6 +23,7 @@ module vmc_input
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
     integer(int64) :: seed = 0, first_walker = 0
     character(len=16) :: backend = 'auto', precision = 'double', field_calls = 'batched'
+    character(len=64) :: devices = ''   ! CUDA device spec for the ranks of a node ('' = QMMM_DEVICE or round robin)
   end type
 
 contains
@@ -36,9 +37,10 @@ contains
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls
+    character(len=64) :: devices
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
-         n_electrons, recompute_every, output_json, first_walker, cusp_correction
+         n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices
     integer :: u, ios, i
     character(len=512) :: msg
 
@@ -47,7 +49,7 @@ contains
     jastrow = .true.; tune_moves = .true.; cusp_correction = .true.
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
-    backend = 'auto'; precision = 'double'; field_calls = 'batched'
+    backend = 'auto'; precision = 'double'; field_calls = 'batched'; devices = ''
 
     call scan_keys(path)
     open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=msg)
@@ -64,6 +66,7 @@ contains
     inp%recompute_every = recompute_every; inp%seed = seed; inp%first_walker = first_walker
     inp%backend = lower(adjustl(backend)); inp%precision = lower(adjustl(precision))
     inp%field_calls = lower(adjustl(field_calls))
+    inp%devices = adjustl(devices)
 
     if (len_trim(inp%molden) == 0) call bad('molden', 'is required (path of the Molden file)')
     inp%n_cubes = 0

@@ -7,11 +7,26 @@ module vmc_util
   private
   public :: die, lower, itoa, rtoa
 
+  ! Set by vmc_par when the run has several MPI ranks: the message names the rank and host, and the hook
+  ! (MPI_Abort) stops every rank, so one failing rank cannot leave the others waiting in a collective.
+  abstract interface
+    subroutine die_hook_iface()
+    end subroutine
+  end interface
+  procedure(die_hook_iface), pointer, public :: die_hook => null()
+  character(len=160), public :: die_prefix = ''
+
 contains
 
   subroutine die(msg)
     character(len=*), intent(in) :: msg
-    write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(msg)
+    if (len_trim(die_prefix) > 0) then
+      write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(die_prefix) // ': ' // trim(msg)
+    else
+      write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(msg)
+    end if
+    flush(error_unit)
+    if (associated(die_hook)) call die_hook()
     call exit(2)   ! GNU extension: a plain exit status, no "ERROR STOP" backtrace noise
   end subroutine
 

@@ -1,10 +1,40 @@
-/* qmmm_accel_mpi.h -- the mpi family of the qmmm-accel C API (included by qmmm_accel.h). */
+/* qmmm_accel_mpi.h -- the mpi family of the qmmm-accel C API (included by qmmm_accel.h):
+ * which GPU a process should use when several MPI ranks share a node's GPUs.
+ *
+ * Rule (the same for every code that links the library):
+ *   spec "" (or unset)  -> device = local_rank mod n_devices   (-1 where the node has no GPU)
+ *   spec "2"            -> device 2 for every rank of the node
+ *   spec "0,2,3"        -> the list dealt round robin: device = list[local_rank mod 3]
+ * where local_rank is the rank among the processes of the same node (MPI_COMM_TYPE_SHARED) and
+ * spec comes from the caller (an input key) or, when the caller passes NULL, from the environment
+ * variable QMMM_DEVICE. Listed devices must exist (0 <= d < n_devices). Several ranks may share a
+ * device; each then has its own CUDA context (time-sliced by the driver; MPS makes them concurrent).
+ * CUDA_VISIBLE_DEVICES set per rank by a batch system simply gives n_devices = 1 and device 0.
+ */
 #ifndef QMMM_ACCEL_MPI_H
 #define QMMM_ACCEL_MPI_H
 #include "qmmm_accel.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The rule above as a pure function of the node layout (no MPI, no CUDA call): testable on made-up
+ * layouts. spec NULL = take QMMM_DEVICE from the environment (unset or empty = round robin).
+ * Errors: QMMM_ERR_NULL_ARG (device NULL), QMMM_ERR_INVALID_ARG (local_rank outside 0..local_size-1,
+ * n_devices < 0, spec not a comma-separated list of integers >= 0), QMMM_ERR_NO_DEVICE (a listed device
+ * >= n_devices). *device is -1 where no GPU is to be used. */
+QMMM_API int qmmm_pick_device(int local_rank, int local_size, int n_devices, const char *spec, int *device);
+
+/* The same for the calling process of an MPI communicator, given as its Fortran handle (MPI_Fint; from C
+ * pass MPI_Comm_c2f(comm); from mpi_f08 pass comm%MPI_VAL). Collective over comm: splits it by node
+ * (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED), counts the GPUs this process sees, applies the rule.
+ * local_rank and local_size may be NULL. Only in libqmmm_accel_mpi (built where MPI is found; link
+ * target qmmm_accel::qmmm_accel_mpi); errors of MPI calls are QMMM_ERR_MPI. */
+QMMM_API int qmmm_mpi_select_device(int comm_f, const char *spec, int *device, int *local_rank, int *local_size);
+
+/* Records message as the calling thread's error (what qmmm_error_message() returns) and returns status.
+ * libqmmm_accel_mpi reports its MPI failures through it, so both libraries share one error state. */
+QMMM_API int qmmm_mpi_record_error(int status, const char *message);
 
 #ifdef __cplusplus
 }

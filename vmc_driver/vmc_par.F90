@@ -1,0 +1,184 @@
+! vmc_par.F90 -- the driver's only contact with MPI. Built with -DQMMM_VMC_MPI (MPICH found) it spreads
+! walkers over MPI ranks; without it every routine is the one-rank case, so the driver builds and runs
+! without MPI and both builds give bitwise identical results for one rank.
+!
+! Collectives used by the driver: one allreduce of two counters per equilibration sweep (the move
+! length is tuned on the global acceptance, so every rank count tunes it identically), one gatherv of
+! the per-walker local energies per block, and a few gathers at start and end. Nothing per step.
+module vmc_par
+  use, intrinsic :: iso_fortran_env, only: real64, int64, error_unit
+  use vmc_util
+#ifdef QMMM_VMC_MPI
+  use mpi_f08
+#endif
+  implicit none
+  private
+  public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
+       par_gather_int, par_gather_text, par_host, par_select_device, par_share, par_have_mpi
+
+  integer, public, protected :: par_rank = 0, par_size = 1
+  logical, public, protected :: par_root = .true.
+  logical, parameter :: par_have_mpi = &
+#ifdef QMMM_VMC_MPI
+       .true.
+#else
+       .false.
+#endif
+
+contains
+
+  subroutine par_init()
+#ifdef QMMM_VMC_MPI
+    call MPI_Init()
+    call MPI_Comm_rank(MPI_COMM_WORLD, par_rank)
+    call MPI_Comm_size(MPI_COMM_WORLD, par_size)
+    par_root = par_rank == 0
+    if (par_size > 1) then
+      die_prefix = 'rank ' // itoa(par_rank) // ' of ' // itoa(par_size) // ' (' // trim(par_host()) // ')'
+      die_hook => abort_all
+    end if
+#endif
+  end subroutine
+
+#ifdef QMMM_VMC_MPI
+  ! die() has printed the message; MPI_Abort makes mpiexec stop every rank with a non-zero status.
+  subroutine abort_all()
+    call MPI_Abort(MPI_COMM_WORLD, 2)
+  end subroutine
+#endif
+
+  subroutine par_finalize()
+#ifdef QMMM_VMC_MPI
+    call MPI_Finalize()
+#endif
+  end subroutine
+
+  ! An error every rank detects alike (e.g. more ranks than walkers): rank 0 reports it once, all stop
+  ! cleanly with status 2 (no abort needed since nobody waits for anybody).
+  subroutine par_stop_all(msg)
+    character(len=*), intent(in) :: msg
+    if (par_root) write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(msg)
+    flush(error_unit)
+    call par_finalize()
+    call exit(2)
+  end subroutine
+
+  ! Walkers first .. first+n-1 (0-based, global) of this rank: contiguous shares in rank order, sizes
+  ! differing by at most one, so gathering in rank order is gathering in global walker order.
+  subroutine par_share(n_total, rank, first, n)
+    integer, intent(in) :: n_total, rank
+    integer, intent(out) :: first, n
+    n = n_total / par_size
+    first = rank * n + min(rank, mod(n_total, par_size))
+    if (rank < mod(n_total, par_size)) n = n + 1
+  end subroutine
+
+  ! Sum over all ranks, result on every rank (integer sums: exact and order-free).
+  subroutine par_sum_int64(a)
+    integer(int64), intent(inout) :: a(:)
+#ifdef QMMM_VMC_MPI
+    integer(int64) :: b(size(a))
+    b = a
+    call MPI_Allreduce(b, a, size(a), MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD)
+#endif
+  end subroutine
+
+  ! Concatenation of every rank's send in rank order, on rank 0 (recv need only be allocated there).
+  subroutine par_gatherv_real(send, recv)
+    real(real64), intent(in) :: send(:)
+    real(real64), intent(inout) :: recv(:)
+#ifdef QMMM_VMC_MPI
+    integer :: counts(par_size), displs(par_size), r
+    call MPI_Gather(size(send), 1, MPI_INTEGER, counts, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+    if (par_root) then
+      displs(1) = 0
+      do r = 2, par_size
+        displs(r) = displs(r - 1) + counts(r - 1)
+      end do
+      if (sum(counts) /= size(recv)) call die('par_gatherv_real: receive buffer of ' // itoa(size(recv)) // &
+           ' for ' // itoa(sum(counts)) // ' values')
+    end if
+    call MPI_Gatherv(send, size(send), MPI_DOUBLE_PRECISION, recv, counts, displs, MPI_DOUBLE_PRECISION, 0, &
+         MPI_COMM_WORLD)
+#else
+    recv(1:size(send)) = send
+#endif
+  end subroutine
+
+  ! Fixed-size records: all(:, r+1) = rank r's x, on rank 0.
+  subroutine par_gather_real(x, all)
+    real(real64), intent(in) :: x(:)
+    real(real64), intent(inout) :: all(:, :)
+#ifdef QMMM_VMC_MPI
+    call MPI_Gather(x, size(x), MPI_DOUBLE_PRECISION, all, size(x), MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD)
+#else
+    all(:, 1) = x
+#endif
+  end subroutine
+
+  subroutine par_gather_int(x, all)
+    integer, intent(in) :: x(:)
+    integer, intent(inout) :: all(:, :)
+#ifdef QMMM_VMC_MPI
+    call MPI_Gather(x, size(x), MPI_INTEGER, all, size(x), MPI_INTEGER, 0, MPI_COMM_WORLD)
+#else
+    all(:, 1) = x
+#endif
+  end subroutine
+
+  subroutine par_gather_text(s, all)
+    character(len=*), intent(in) :: s
+    character(len=*), intent(inout) :: all(:)
+#ifdef QMMM_VMC_MPI
+    character(len=len(all)) :: t
+    t = s
+    call MPI_Gather(t, len(t), MPI_CHARACTER, all, len(t), MPI_CHARACTER, 0, MPI_COMM_WORLD)
+#else
+    all(1) = s
+#endif
+  end subroutine
+
+  function par_host() result(h)
+    character(len=64) :: h
+#ifdef QMMM_VMC_MPI
+    character(len=MPI_MAX_PROCESSOR_NAME) :: name
+    integer :: n
+    call MPI_Get_processor_name(name, n)
+    h = name(1:min(n, 64))
+#else
+    integer :: st
+    st = hostnm(h)   ! GNU extension
+    if (st /= 0) h = 'unknown'
+#endif
+  end function
+
+  ! The CUDA device of this rank (qmmm-accel's rule: node-local rank mod the node's GPU count, or the
+  ! spec / QMMM_DEVICE). spec '' = not given (QMMM_DEVICE, else round robin). Collective under MPI.
+  subroutine par_select_device(spec, device, local_rank, local_size, st)
+#ifdef QMMM_VMC_MPI
+    use qmmm_accel_mpi_comm, only: qmmm_mpi_select_device
+#else
+    use qmmm_accel, only: qmmm_pick_device, qmmm_cuda_device_count
+#endif
+    character(len=*), intent(in) :: spec
+    integer, intent(out) :: device, local_rank, local_size, st
+#ifdef QMMM_VMC_MPI
+    if (len_trim(spec) > 0) then
+      st = qmmm_mpi_select_device(MPI_COMM_WORLD%MPI_VAL, device, local_rank, local_size, spec)
+    else
+      st = qmmm_mpi_select_device(MPI_COMM_WORLD%MPI_VAL, device, local_rank, local_size)
+    end if
+#else
+    integer :: n
+    local_rank = 0; local_size = 1; device = -1
+    st = qmmm_cuda_device_count(n)
+    if (st /= 0) return
+    if (len_trim(spec) > 0) then
+      st = qmmm_pick_device(0, 1, n, device, spec)
+    else
+      st = qmmm_pick_device(0, 1, n, device)
+    end if
+#endif
+  end subroutine
+
+end module vmc_par
