@@ -76,6 +76,13 @@ __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, co
 template <int PREC>
 constexpr int kPointWords = PREC == QMMM_PRECISION_MIXED ? 6 : 3;
 
+// A point's words by value: the careful paths are __noinline__, and a pointer argument would put the
+// caller's point array in local memory.
+template <int PREC>
+struct PointWords {
+    typename Traits<PREC>::F v[kPointWords<PREC>];
+};
+
 // Squared distance from the point q to a cell.
 template <int PREC, class Cell, class F>
 __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
@@ -241,8 +248,9 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
 
 template <int PREC>
 __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Traits<PREC>::Cell *s,
-                                                                const typename Traits<PREC>::F *q,
+                                                                const PointWords<PREC> pw,
                                                                 typename Traits<PREC>::F self) {
+    const auto *q = pw.v;
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
     const F eps2 = static_cast<F>(kEps2);
@@ -261,8 +269,11 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
 
 // MIXED: a quarter's partial again, with the cells near the point in double (g: the quarter in cells64;
 // p: the point, absolute). Same runs as chunk_fast; near terms go into their own double sum.
-__device__ __noinline__ double chunk_near_mixed(const float4 *s, const float *q, const Cell64 *g, const double *p,
+__device__ __noinline__ double chunk_near_mixed(const float4 *s, const PointWords<QMMM_PRECISION_MIXED> pw,
+                                                const Cell64 *g, const double px, const double py, const double pz,
                                                 double self) {
+    const float *q = pw.v;
+    const double p[3] = {px, py, pz};
     double part = 0, near = 0;
     for (int j = 0; j < kSubCells; j += kRun) {
         float run = 0;
@@ -315,10 +326,14 @@ __global__ void __launch_bounds__(kSub * G)
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             if (suspect[k]) {
+                PointWords<PREC> pw;
+#pragma unroll
+                for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
                 if constexpr (PREC == QMMM_PRECISION_MIXED)
-                    partial[k] = chunk_near_mixed(mine, q[k], c.cells64 + ch * kChunk + sub * kSubCells, pt[k], c.self);
+                    partial[k] = chunk_near_mixed(mine, pw, c.cells64 + ch * kChunk + sub * kSubCells, pt[k][0], pt[k][1],
+                                                  pt[k][2], c.self);
                 else
-                    partial[k] = chunk_exact<PREC>(mine, q[k], self);
+                    partial[k] = chunk_exact<PREC>(mine, pw, self);
             }
             if (sub > 0) red[sub - 1][lane + k * G] = partial[k];
         }
