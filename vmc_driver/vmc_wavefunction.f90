@@ -6,7 +6,8 @@
 ! so that e-e cusps (1/4, 1/2) and e-n cusps (-Z: Gaussian orbitals have none) hold, with values,
 ! gradients and Laplacians analytic. With the nuclear cusp correction of the MOs (vmc_cusp.f90, the
 ! default) the orbitals carry the e-n cusps, so the e-n term becomes cusp-free (zero slope at r = 0):
-!   J_en = - sum_{i,I} Z_I b_en r^2 / (1 + b_en^2 r^2)     (range 1/b_en, depth Z_I / b_en)
+!   J_en = - sum_{i,I} b_en r^2 / (1 + b_en^2 r^2)     (range and depth 1/b_en, the same for every nucleus:
+! a Z-scaled curvature at the nucleus costs far more kinetic energy than it gains, measured for water)
 module vmc_wavefunction
   use, intrinsic :: iso_fortran_env, only: real64
   use vmc_molden
@@ -160,12 +161,12 @@ contains
     real(real64), intent(in) :: z, r
     real(real64), intent(out) :: u, up, upp
     real(real64) :: b, q
-    if (wf%cusp) then
+    if (wf%cusp) then   ! u = -(1/b) s^2 / (1 + s^2), s = b r: depth 1/b, range 1/b, curvature -2b at 0
       b = wf%b_en
       q = 1 + b * b * r * r
-      u = -z * b * r * r / q
-      up = -2 * z * b * r / q**2
-      upp = -2 * z * b * (1 - 3 * b * b * r * r) / q**3
+      u = -b * r * r / q
+      up = -2 * b * r / q**2
+      upp = -2 * b * (1 - 3 * b * b * r * r) / q**3
     else
       b = wf%b_en * z
       u = -z * r / (1 + b * r)

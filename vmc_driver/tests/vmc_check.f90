@@ -1,7 +1,8 @@
 ! vmc_check -- assertions on qmmm_vmc's JSON results against psi4's reference.json (exit 1 on failure).
 !   vmc_check ref    RESULT REFERENCE REFKEY MAX_ERROR   |E - ref| <= 3 sigma and sigma <= MAX_ERROR
 !   vmc_check exact  RESULT KEY REFERENCE REFKEY TOL     |RESULT[KEY] - REFERENCE[REFKEY]| <= TOL
-!   vmc_check lower  A B                                 E_A < E_B and variance_A < variance_B
+!   vmc_check lower  A B [NSIG]                          E_A < E_B (by more than NSIG combined error bars,
+!                                                        default 0) and variance_A < variance_B
 !   vmc_check same   A B                                 energy, error, blocks, final positions bitwise equal
 !   vmc_check close  A B TOL                             same configurations (final positions, acceptance
 !                                                        bitwise) and |E_A - E_B| <= TOL
@@ -32,7 +33,10 @@ program vmc_check
     ea = num(a, 'energy'); sa = num(a, 'error'); eb = num(b, 'energy'); sb = num(b, 'error')
     print '(a,2f16.8,a,2f16.8)', 'A: E, variance ', ea, num(a, 'variance'), '   B: ', eb, num(b, 'variance')
     print '(a,f8.2,a)', 'energy difference B - A = ', (eb - ea) / sqrt(sa**2 + sb**2), ' combined error bars'
-    call expect(ea < eb, 'energy of A lower than B')
+    tol = 0
+    if (len_trim(c) > 0) read(c, *) tol
+    call expect(eb - ea > tol * sqrt(sa**2 + sb**2), 'energy of A lower than B by more than ' // trim(adjustl(c)) // &
+         ' combined error bars')
     call expect(num(a, 'variance') < num(b, 'variance'), 'variance of A lower than B')
   case ('same')
     call expect(text(a, 'energy') == text(b, 'energy'), 'energy bitwise identical')

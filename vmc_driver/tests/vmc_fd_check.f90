@@ -20,7 +20,7 @@ program vmc_fd_check
   real(real64), allocatable :: pos(:,:), ainva(:,:), ainvb(:,:), ainva2(:,:), ainvb2(:,:)
   real(real64) :: ek, vee, ven, fd, h, x(3), ratio, p, pp, pm, pj, worst, smerr
   integer :: e, d, c, trial, ij, nfail, icusp, a, j, ntrial
-  real(real64) :: u, dir(3), v, vp, vpp, f0, fp0, fpp0, jump
+  real(real64) :: u, dir(3), pp2, pm2, v, vp, vpp, f0, fp0, fpp0, jump
   logical :: ok
   integer(int64) :: key
 
@@ -43,18 +43,18 @@ program vmc_fd_check
                3 * e + c) - 0.5_real64)
         end do
       end do
-      if (trial > 5) then   ! first alpha (and first beta) electron inside a correction sphere
-        a = mod(trial - 6, bs%natom) + 1
+      if (trial > 5) then   ! first alpha (and first beta) electron inside correction spheres (different atoms)
         do e = 1, min(wf%ne, 2)
           if (e == 2 .and. wf%nb == 0) exit
+          a = mod(trial - 6 + e - 1, bs%natom) + 1
           call in_sphere(a, int(trial, int64), e, pos(:, merge(1, wf%na + 1, e == 1)))
         end do
       end if
       call wf_invert(wf, pos, ainva, ainvb, ok)
       if (.not. ok) stop 'singular test configuration'
       call wf_local_energy(wf, pos, ainva, ainvb, ek, vee, ven)
-      ! -1/2 sum_e lap Psi / Psi by central differences of |Psi(r + h)/Psi(r)| (signs: ratio keeps its sign)
-      h = 1e-4_real64
+      ! -1/2 sum_e lap Psi / Psi by fourth-order central differences of |Psi(r + h)/Psi(r)| (signs: ratio keeps its sign)
+      h = 1e-4_real64   ! fourth-order differences: near a nucleus the orbitals vary on a scale ~1/(2Z)
       fd = 0
       do e = 1, wf%ne
         do d = 1, 3
@@ -62,7 +62,11 @@ program vmc_fd_check
           pp = signed_ratio(e, x)
           x = pos(:, e); x(d) = x(d) - h
           pm = signed_ratio(e, x)
-          fd = fd - 0.5_real64 * (pp + pm - 2) / h**2
+          x = pos(:, e); x(d) = x(d) + 2 * h
+          pp2 = signed_ratio(e, x)
+          x = pos(:, e); x(d) = x(d) - 2 * h
+          pm2 = signed_ratio(e, x)
+          fd = fd - 0.5_real64 * (16 * (pp + pm) - pp2 - pm2 - 30) / (12 * h**2)
         end do
       end do
       worst = max(worst, abs(fd - ek) / max(1.0_real64, abs(ek)))

@@ -36,13 +36,13 @@ function(vmc_case name)
 endfunction()
 
 set(REF ${PROJECT_SOURCE_DIR}/data)
-vmc_case(vmc_water_hf IN1 water_hf.nml ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.1)
+vmc_case(vmc_water_hf IN1 water_hf.nml ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.004)
 vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 0.001)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml
   ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.1)
 vmc_case(vmc_nucleus_environment IN1 small.nml
   ARGS exact OUT1 nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
-vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf.nml ARGS lower OUT1 OUT2)
+vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf_short.nml ARGS lower OUT1 OUT2 2)
 vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_gpu_double IN1 gpu_cpu_double.nml IN2 gpu_cuda_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
 vmc_case(vmc_gpu_single IN1 gpu_cpu_double.nml IN2 gpu_cuda_single.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
