@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# mpi_scaling.sh BUILD_DIR [OUT_DIR] -- seed 004's Table 5 for qmmm_vmc: the glycine case (fragment 1 in the
+# field of fragments 2+3, 268,938 cells; data/glycine_trimer/frag1_vmc.nml with the settings below) at a
+# fixed total number of walkers and sweeps, run with 1, 2, 4, 8, 16 MPI ranks CPU-only (one core each,
+# n_threads = 1) and with GPUs (device = node-local rank mod GPUs: ranks = GPUs, then several ranks per GPU).
+# Prints Markdown tables (wall and sampling time, speed-up, parallel efficiency, the merit factor of seed
+# 004's Table 8: the node with its GPU(s) against the same node's CPU cores all busy, same run) and writes
+# OUT_DIR/mpi_scaling.json (bench/mpi_scaling_report.py makes the tables; it needs python3).
+# Run from the repository root. Environment knobs (defaults in brackets):
+#   WALKERS [512]  SWEEPS [10]  PRECISION [double]  CPU_RANKS ["1 2 4 8 16"]  GPU_RANKS ["1 2 4 8 16"]
+#   MPIEXEC [mpiexec]  TAG [a name for this machine in the JSON]
+# Same seed and walkers => every rank count visits the same configurations; the energies are compared too.
+set -euo pipefail
+build=${1:?usage: mpi_scaling.sh BUILD_DIR [OUT_DIR]}
+out=${2:-mpi_scaling_out}
+walkers=${WALKERS:-512}; sweeps=${SWEEPS:-10}; prec=${PRECISION:-double}
+cpu_ranks=${CPU_RANKS-"1 2 4 8 16"}; gpu_ranks=${GPU_RANKS-"1 2 4 8 16"}
+mpiexec=${MPIEXEC:-mpiexec}
+exe="$build/vmc_driver/qmmm_vmc"
+mkdir -p "$out"
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+ncores=$(nproc)
+echo "machine: $(hostname), $ncores cores ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), $ngpu GPU(s)"
+nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c || true
+
+input() {   # backend -> namelist on stdout
+  cat <<NML
+&vmc
+  molden = 'data/glycine_trimer/frag1_embedded.molden'
+  cubes = 'data/glycine_trimer/fragments23_density.cube.gz'
+  density_threshold = 4.1e-4
+  jastrow = .true., b_ee = 3.0, b_en = 30.0
+  n_walkers = $walkers, n_equil = 5, n_blocks = 2, steps_per_block = $((sweeps / 2))
+  seed = 4, n_threads = 1
+  backend = '$1', precision = '$prec', field_calls = 'batched'
+/
+NML
+}
+input cpu > "$out/cpu.nml"
+input cuda > "$out/cuda.nml"
+
+runs=()
+run() {   # name backend ranks
+  local t0 t1
+  t0=$(date +%s.%N)
+  OMP_NUM_THREADS=1 "$mpiexec" -n "$3" "$exe" "$out/$2.nml" "$out/$1.json" > "$out/$1.log" 2>&1 || {
+    echo "$1 failed:"; tail -5 "$out/$1.log"; return 1; }
+  t1=$(date +%s.%N)
+  echo "$(awk "BEGIN{print $t1 - $t0}")" > "$out/$1.wall"
+  printf '%-12s %3s ranks  wall %8.3f s\n' "$1" "$3" "$(cat "$out/$1.wall")"
+  runs+=("$1")
+}
+for n in $cpu_ranks; do
+  [ "$n" -le "$ncores" ] || { echo "skipping cpu_$n: only $ncores cores"; continue; }
+  run "cpu_$n" cpu "$n"
+done
+if [ "$ngpu" -gt 0 ]; then
+  for n in $gpu_ranks; do run "gpu_$n" cuda "$n"; done
+fi
+printf '%s\n' "${runs[@]}" > "$out/runs.txt"
+cat > "$out/meta.json" <<JSON
+{"tag": "${TAG:-$(hostname)}", "cores": $ncores, "gpus": $ngpu, "gpu_name": "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)",
+ "cpu": "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)", "walkers": $walkers, "sweeps": $sweeps, "precision": "$prec"}
+JSON
+if command -v python3 > /dev/null; then
+  python3 bench/mpi_scaling_report.py "$out"
+else
+  echo "(no python3 here: run 'python3 bench/mpi_scaling_report.py $out' where there is one)"
+fi
