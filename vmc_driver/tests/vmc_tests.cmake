@@ -39,7 +39,7 @@ set(REF ${PROJECT_SOURCE_DIR}/data)
 vmc_case(vmc_water_hf IN1 water_hf.nml ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.004)
 vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 0.0002)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml
-  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.1)
+  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.02)
 vmc_case(vmc_nucleus_environment IN1 small.nml
   ARGS exact OUT1 nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
 vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf_short.nml ARGS lower OUT1 OUT2 2)
