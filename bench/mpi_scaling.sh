@@ -8,7 +8,7 @@
 # OUT_DIR/mpi_scaling.json (bench/mpi_scaling_report.py makes the tables; it needs python3).
 # Run from the repository root. Environment knobs (defaults in brackets):
 #   WALKERS [512]  SWEEPS [10]  PRECISION [double]  CPU_RANKS ["1 2 4 8 16"]  GPU_RANKS ["1 2 4 8 16"]
-#   MPIEXEC [mpiexec]  TAG [a name for this machine in the JSON]
+#   MPIEXEC [mpiexec; may carry flags, e.g. "mpiexec -bind-to core"]  TAG [a name for this machine in the JSON]
 # Same seed and walkers => every rank count visits the same configurations; the energies are compared too.
 set -euo pipefail
 build=${1:?usage: mpi_scaling.sh BUILD_DIR [OUT_DIR]}
@@ -43,7 +43,7 @@ runs=()
 run() {   # name backend ranks
   local t0 t1
   t0=$(date +%s.%N)
-  OMP_NUM_THREADS=1 "$mpiexec" -n "$3" "$exe" "$out/$2.nml" "$out/$1.json" > "$out/$1.log" 2>&1 || {
+  OMP_NUM_THREADS=1 $mpiexec -n "$3" "$exe" "$out/$2.nml" "$out/$1.json" > "$out/$1.log" 2>&1 || {
     echo "$1 failed:"; tail -5 "$out/$1.log"; return 1; }
   t1=$(date +%s.%N)
   echo "$(awk "BEGIN{print $t1 - $t0}")" > "$out/$1.wall"
