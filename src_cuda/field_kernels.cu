@@ -7,9 +7,8 @@
 //
 // MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8): the two systematic float errors are removed.
 // (1) MUFU.RSQ (rsqrt.approx) has a relative error up to ~2^-22.9 that is not zero on average, so it does
-// not cancel over millions of cells (it left ~2e-8): one Newton step, folded into the term as
-// (q/2) y0 (3 - d2 y0^2) with the charges stored halved (3 FP32 operations more per pair), makes 1/r good
-// to ~1 ulp and unbiased. (2) Rounding the point's offset to float shifts the point for a whole chunk;
+// not cancel over millions of cells (it left ~2e-8): one Newton step, folded into the term (mixed_term,
+// charges stored halved; 4 FP32 operations more per pair), makes 1/r good to ~1 ulp and unbiased. (2) Rounding the point's offset to float shifts the point for a whole chunk;
 // the offset is carried as hi + lo floats (3 FP32 adds per pair). (3) Cells within kNearRadius2 of the
 // point are summed in double (chunk_near_mixed): float coordinates and charges are good to 2^-24 of a
 // term, and a near term can be most of the sum.
@@ -91,11 +90,14 @@ __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
     return dx * dx + dy * dy + dz * dz;
 }
 
-// MIXED pair term added to run: w = q/2, y0 = MUFU 1/sqrt(d2); w y0 (3 - d2 y0^2) = q / r to ~1 ulp.
+// MIXED pair term added to run: w = q/2, y0 = MUFU 1/sqrt(d2), e = 1 - d2 y0^2 (kept apart: rounding
+// 2 + e to float would quantise the correction to the MUFU error's own size and leave a bias);
+// q / r = q y0 (1 + e/2) = 2 w y0 + (w y0) e, added in two roundings of the run, which are unbiased.
 __device__ __forceinline__ float mixed_term(float w, float d2, float run) {
     const float y0 = rs(d2);
-    const float e2 = fmaf(-(d2 * y0), y0, 3.0f);
-    return fmaf(w * y0, e2, run);
+    const float e = fmaf(-(d2 * y0), y0, 1.0f);
+    const float t = w * y0;
+    return fmaf(t, 2.0f, fmaf(t, e, run));
 }
 
 // MIXED: the term of a cell near the point, in double (singular rule as the CPU double path).
