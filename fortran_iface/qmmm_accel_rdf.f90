@@ -27,7 +27,7 @@ module qmmm_accel_rdf
   end type qmmm_rdf
 
   public :: qmmm_rdf_create, qmmm_rdf_set_selections, qmmm_rdf_set_selection_self, qmmm_rdf_add_frame, &
-       qmmm_rdf_results, qmmm_rdf_box_limit, qmmm_rdf_reset, qmmm_rdf_destroy, qmmm_rdf_release
+       qmmm_rdf_add_frames, qmmm_rdf_results, qmmm_rdf_box_limit, qmmm_rdf_reset, qmmm_rdf_destroy, qmmm_rdf_release
 
   interface
     function c_create(h, rmin, rmax, nb, opt) bind(c, name='qmmm_rdf_create') result(s)
@@ -53,6 +53,12 @@ module qmmm_accel_rdf
     function c_add(h, xyz1, xyz2, box) bind(c, name='qmmm_rdf_add_frame') result(s)
       import :: c_ptr, c_int
       type(c_ptr), value :: h, xyz1, xyz2, box
+      integer(c_int) :: s
+    end function
+    function c_add_many(h, nf, xyz1, xyz2, box) bind(c, name='qmmm_rdf_add_frames') result(s)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: h, xyz1, xyz2, box
+      integer(c_int64_t), value :: nf
       integer(c_int) :: s
     end function
     function c_results(h, r, g, n, hist, nf, vol) bind(c, name='qmmm_rdf_results') result(s)
@@ -157,6 +163,28 @@ contains
     p2 = c_null_ptr
     if (present(xyz2)) p2 = c_loc(xyz2)
     s = c_add(rdf%h, c_loc(xyz1), p2, c_loc(box))
+  end function
+
+  ! Several frames at once (whole frames per GPU; the same bits as frame by frame): xyz1(3,n1,n_frames),
+  ! box(3,3,n_frames), xyz2(3,n2,n_frames) unless the selections are identical.
+  integer function qmmm_rdf_add_frames(rdf, xyz1, box, xyz2) result(s)
+    type(qmmm_rdf), intent(in) :: rdf
+    real(c_double), intent(in), target, contiguous :: xyz1(:,:,:), box(:,:,:)
+    real(c_double), intent(in), target, contiguous, optional :: xyz2(:,:,:)
+    type(c_ptr) :: p2
+    if (size(xyz1, 1) /= 3 .or. size(box, 1) /= 3 .or. size(box, 2) /= 3 .or. size(box, 3) /= size(xyz1, 3)) then
+      s = QMMM_ERR_INVALID_ARG
+      return
+    end if
+    p2 = c_null_ptr
+    if (present(xyz2)) then
+      if (size(xyz2, 1) /= 3 .or. size(xyz2, 3) /= size(xyz1, 3)) then
+        s = QMMM_ERR_INVALID_ARG
+        return
+      end if
+      p2 = c_loc(xyz2)
+    end if
+    s = c_add_many(rdf%h, int(size(xyz1, 3), c_int64_t), c_loc(xyz1), p2, c_loc(box))
   end function
 
   ! Results (each optional; arrays of n_bins): bin centres, g(r), n(r) at the bins' upper edges, counts.

@@ -1,18 +1,27 @@
 // rdf_kernels.cu -- RDF pair counting on one GPU: the fast brute-force and cell-list kernels, the seed's
-// scheme (the benchmark baseline), and the per-thread device state.
+// scheme (the benchmark baseline), and the per-thread device state (rdf_device.hpp).
 //
-// Histograms live in shared memory as 32-bit counters with atomic increments (seed 000, section 2.4); a
-// block counts at most 256 x 65536 pairs (brute force) or 256 x stencil x fullest cell (cell list, checked on
-// the host), far below 2^32, then adds its counters to the device's 64-bit histogram with integer atomics.
-// So no counter overflows at any selection size, and the sums are exact (no floating-point atomics).
+// Histograms live in shared memory as 32-bit counters with atomic increments (seed 000, section 2.4), one
+// copy per warp where the bins fit, then go to the device's 64-bit histogram with integer atomics. Blocks
+// are persistent: each takes work items until none is left and flushes its counters before they could
+// overflow, so no counter overflows at any selection size and the sums are exact (no floating-point atomics).
+//
+// Why the fast brute-force kernel is fast (one H100, 4e5 atoms): the seed's arithmetic needs per pair three
+// int-to-float conversions, a float-to-int conversion and a reciprocal square root, all on the 16-lane/SM
+// conversion/SFU pipe; that pipe caps it near 740 G pairs/s. Here the differences become floats through a bit
+// pattern and one FMA (rdf_pair.cuh), the bin through a round-down add, which leaves one SFU operation per
+// pair inside r_max. Each thread holds two sel1 atoms against every staged sel2 atom (one shared load per two
+// pairs), and sel1 is sorted into small cells (rdf_prepare.cpp) so a warp's 32 atoms are neighbours: for
+// most sel2 atoms the whole warp is inside or outside r_max and skips the binning together.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "../src_cxx/rdf_device.hpp"
 #include "error.hpp"
-#include "qmmm_cuda.h"
 
 namespace qmmm::cuda {
 
@@ -22,11 +31,17 @@ using rdf::Geom;
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int kTile = 512;            // brute force: sel2 atoms staged in shared memory per step
-constexpr int kMaxSeg = 65536;        // brute force: sel2 atoms per block (bounds a block's counts)
-constexpr int kHistBytes = 40 * 1024; // shared histogram budget per block (copies x bins x 4 bytes)
+constexpr int kPer = 2;                   // brute force: sel1 atoms per thread
+constexpr int kRowAtoms = kBlock * kPer;  // brute force: sel1 atoms per item (a row of the pair matrix)
+constexpr int kTile = 512;                // brute force: sel2 atoms staged in shared memory per step
+constexpr int kRun = 2048;                // brute force: sel2 atoms per item
+// Shared histogram budget per block (copies x bins x 4 bytes): with the brute-force tile (8 kB) and a few
+// bytes of static shared memory it stays under the 48 kB a block gets without opting in.
+constexpr int kHistBytes = 40 * 1024 - 64;
 constexpr int kMaxStencil = 125 * 3;
-constexpr int kSeedTile = 4000;       // seed: sel1 atoms per constant-memory tile (64 kB)
+constexpr int kSeedTile = 4000;           // seed: sel1 atoms per constant-memory tile (64 kB)
+constexpr uint32_t kFloat23 = 0x4B000000u;  // bit pattern of 2^23
+static_assert(kRun % kTile == 0 && kRowAtoms == kTile, "the diagonal of a row is its first tile");
 
 __constant__ int32_t c_stencil[kMaxStencil];
 __constant__ Atom c_seed_tile[kSeedTile];
@@ -46,14 +61,15 @@ __device__ __forceinline__ void zero_shared(uint32_t *h, int n) {
 }
 
 // Adds the block's copies of the histogram to the device histogram (integer atomics: exact in any order).
-__device__ __forceinline__ void flush(const uint32_t *h, int copies, int nb, int b0, unsigned long long *hist) {
+__device__ __forceinline__ void flush(uint32_t *h, int copies, int nb, int b0, unsigned long long *hist, bool rezero) {
     for (int b = threadIdx.x; b < nb; b += blockDim.x) {
         unsigned long long s = 0;
-        for (int c = 0; c < copies; ++c) s += h[c * nb + b];
+        for (int c = 0; c < copies; ++c) s += h[c * nb + b], h[c * nb + b] = rezero ? 0u : h[c * nb + b];
         if (s) atomicAdd(hist + b0 + b, s);
     }
 }
 
+// The seed's arithmetic (and the fallback): the shared definition in rdf_pair.cuh.
 template <bool Tri>
 __device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &b, uint32_t *h, int b0, int nb) {
     if (a.key == b.key) return;
@@ -63,79 +79,204 @@ __device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &
     if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
 }
 
-// Brute force: a thread keeps one sel1 atom in registers; blockIdx.y picks a segment of sel2, staged in
-// shared memory in tiles that every thread reads at once (broadcast). Warps spread their increments over
-// `copies` histograms to cut contention on busy bins.
-template <bool Tri, bool Identical>
-__global__ void __launch_bounds__(kBlock) brute_fast(Geom g, const Atom *__restrict__ a1, int64_t i0, int64_t i1,
-                                                     const Atom *__restrict__ a2, int64_t n2, int seg, int b0, int nb,
-                                                     int copies, unsigned long long *__restrict__ hist) {
+// The same bins with fewer slow instructions (see the top of the file and rdf_pair.cuh).
+struct Fast {
+    float hxx, hyx, hyy, hzx, hzy, hzz;  // cell matrix
+    float kxx, kyx, kyy, kzx, kzy, kzz;  // 1.5 * 2^23 * h (exact)
+    float rmin, rmin2, rmax2, inv_dr, top;  // top = n_bins - 1
+    __device__ explicit Fast(const Geom &g)
+        : hxx(g.hxx), hyx(g.hyx), hyy(g.hyy), hzx(g.hzx), hzy(g.hzy), hzz(g.hzz), kxx(12582912.f * g.hxx),
+          kyx(12582912.f * g.hyx), kyy(12582912.f * g.hyy), kzx(12582912.f * g.hzx), kzy(12582912.f * g.hzy),
+          kzz(12582912.f * g.hzz), rmin(g.rmin), rmin2(g.rmin2), rmax2(g.rmax2), inv_dr(g.inv_dr),
+          top(static_cast<float>(g.n_bins - 1)) {}
+};
+
+// An atom with 2^22 added to its coordinates: (a + 2^22 - b) mod 2^23 is then the centred difference + 2^22.
+__device__ __forceinline__ Atom biased(Atom a) {
+    return Atom{a.x + rdf::kFixHalf, a.y + rdf::kFixHalf, a.z + rdf::kFixHalf, a.key};
+}
+__device__ __forceinline__ float big(uint32_t a, uint32_t b) {  // 1.5 * 2^23 + centred difference
+    return __uint_as_float(((a - b) & rdf::kFixMask) | kFloat23);
+}
+
+// How a pair's bin is found. kTable: the lookup table (Frame::thr), r_min = 0 and all bins in this unit -- no
+// square root and no range tests beyond r_max; kRoot: the square root and the tests, floor by a round-down
+// add (n_bins <= 2^23); kRootBig: the same with a float-to-int conversion (more bins).
+enum Mode { kTable = 0, kRoot = 1, kRootBig = 2 };
+constexpr int kTableMax = 8192;
+
+struct Bins {  // shared-memory tables for kTable
+    const float *thr;
+    const uint16_t *tab;
+    int shift, base;
+};
+
+template <bool Tri, bool Excl, int M>
+__device__ __forceinline__ void pair_fast(const Fast &g, const Bins &t, const Atom &a, const Atom &b, uint32_t *h,
+                                          int b0, int nb) {
+    if (Excl && a.key == b.key) return;
+    const float fx = big(a.x, b.x), fy = big(a.y, b.y), fz = big(a.z, b.z);
+    float dx, dy;
+    if (Tri) {
+        dx = __fadd_rn(__fadd_rn(__fmaf_rn(fx, g.hxx, -g.kxx), __fmaf_rn(fy, g.hyx, -g.kyx)), __fmaf_rn(fz, g.hzx, -g.kzx));
+        dy = __fadd_rn(__fmaf_rn(fy, g.hyy, -g.kyy), __fmaf_rn(fz, g.hzy, -g.kzy));
+    } else {
+        dx = __fmaf_rn(fx, g.hxx, -g.kxx);
+        dy = __fmaf_rn(fy, g.hyy, -g.kyy);
+    }
+    const float dz = __fmaf_rn(fz, g.hzz, -g.kzz);
+    const float r2 = __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+    if (M == kTable) {
+        if (r2 < g.rmax2) {
+            const int c = max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0);
+            int bin = t.tab[c];
+            bin += r2 >= t.thr[bin + 1] ? 1 : 0;
+            atomicAdd(h + bin, 1u);
+        }
+    } else if (r2 < g.rmax2 && r2 >= g.rmin2) {
+        // floor(min(max(x, 0), n_bins - 1)) == the CPU's clamped truncation of x (rdf::bin_of)
+        const float x = fminf(fmaxf(__fmul_rn(__fsub_rn(__fsqrt_rn(r2), g.rmin), g.inv_dr), 0.f), g.top);
+        const int bin = (M == kRootBig ? __float2int_rz(x) : __float_as_int(__fadd_rd(x, 8388608.f)) - int(kFloat23)) - b0;
+        if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
+    }
+}
+
+// Copies the lookup tables (global) to shared memory; returns where they are.
+__device__ __forceinline__ Bins load_bins(unsigned char *at, const float *thr, int n_thr, const uint16_t *tab, int n_tab,
+                                          int shift, int base) {
+    float *s_thr = reinterpret_cast<float *>(at);
+    uint16_t *s_tab = reinterpret_cast<uint16_t *>(at + 4 * n_thr);
+    for (int q = threadIdx.x; q < n_thr; q += blockDim.x) s_thr[q] = thr[q];
+    for (int q = threadIdx.x; q < n_tab; q += blockDim.x) s_tab[q] = tab[q];
+    return Bins{s_thr, s_tab, shift, base};
+}
+
+struct TableArgs {
+    const float *thr;
+    const uint16_t *tab;
+    int n_thr, n_tab, shift, base;
+};
+
+// Brute force, persistent blocks. Item k of [k0, k1): row r (sel1 atoms [512 r, 512 r + 512), two per
+// thread) against sel2 atoms [j0, j0 + 2048). Identical selections: row r starts at j = 512 r (its first
+// tile is the diagonal, where only j > i counts) and rows[] holds each row's first item; otherwise every row
+// has the same number of items. Blocks take items from *counter and flush every `flush_every` items.
+template <bool Tri, bool Id, bool Excl, int M>
+__global__ void __launch_bounds__(kBlock, 4)
+    brute_items(Geom geom, const Atom *__restrict__ a1, int64_t n1, const Atom *__restrict__ a2, int64_t n2,
+                const int64_t *__restrict__ rows, int64_t n_rows, int64_t per_row, int64_t k0, int64_t k1,
+                int b0, int nb, int copies, int flush_every, TableArgs ta, unsigned long long *__restrict__ counter,
+                unsigned long long *__restrict__ hist) {
     extern __shared__ __align__(16) unsigned char smem[];
     Atom *tile = reinterpret_cast<Atom *>(smem);
     uint32_t *h = reinterpret_cast<uint32_t *>(smem + kTile * sizeof(Atom));
-    const int64_t first = i0 + int64_t(blockIdx.x) * kBlock;
-    const int64_t i = first + threadIdx.x;
-    int64_t j0 = int64_t(blockIdx.y) * seg;
-    const int64_t j1 = lmin(n2, j0 + seg);
-    if (Identical) {
-        if (j1 <= first + 1) return;  // every j <= every i of the block (uniform for the block)
-        j0 = lmax(j0, first + 1);
-    }
+    __shared__ int64_t s_item[3];
+    const Fast g(geom);
+    const Bins t = M == kTable ? load_bins(reinterpret_cast<unsigned char *>(h + copies * nb), ta.thr, ta.n_thr,
+                                           ta.tab, ta.n_tab, ta.shift, ta.base)
+                               : Bins{};
     zero_shared(h, copies * nb);
-    const bool valid = i < i1;
-    const Atom a = valid ? a1[i] : Atom{0, 0, 0, 0};
     uint32_t *mine = h + ((threadIdx.x >> 5) % copies) * nb;
-    __syncthreads();
-    for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
-        const int n = static_cast<int>(lmin(kTile, j1 - t0));
-        for (int k = threadIdx.x; k < n; k += kBlock) tile[k] = a2[t0 + k];
+    int since_flush = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            const int64_t k = k0 + static_cast<int64_t>(atomicAdd(counter, 1ull));
+            int64_t r = 0, first = 0;
+            if (k < k1) {
+                if (Id) {  // last row with rows[r] <= k
+                    int64_t lo = 0, hi = n_rows - 1;
+                    while (lo < hi) {
+                        const int64_t mid = (lo + hi + 1) / 2;
+                        if (rows[mid] <= k) lo = mid;
+                        else hi = mid - 1;
+                    }
+                    r = lo, first = rows[lo];
+                } else {
+                    r = k / per_row, first = r * per_row;
+                }
+            }
+            s_item[0] = k, s_item[1] = r, s_item[2] = (Id ? r * kRowAtoms : 0) + (k - first) * kRun;
+        }
         __syncthreads();
-        if (valid) {
-            int k = 0;
-            if (Identical) k = static_cast<int>(lmax(0, lmin(n, i + 1 - t0)));
+        const int64_t k = s_item[0], r = s_item[1], j0 = s_item[2];
+        if (k >= k1) break;
+        const int64_t j1 = lmin(n2, j0 + kRun);
+        const int64_t i0 = r * kRowAtoms + threadIdx.x, i1 = i0 + kBlock;
+        const bool v0 = i0 < n1, v1 = i1 < n1;
+        const Atom a0 = biased(v0 ? a1[i0] : Atom{}), a1v = biased(v1 ? a1[i1] : Atom{});
+        for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
+            const int n = static_cast<int>(lmin(kTile, j1 - t0));
+            __syncthreads();
+            for (int q = threadIdx.x; q < n; q += kBlock) tile[q] = a2[t0 + q];
+            __syncthreads();
+            if (Id && t0 == r * kRowAtoms) {  // the diagonal tile: only j > i
+                for (int q = 0; q < n; ++q) {
+                    const Atom b = tile[q];
+                    if (v0 && t0 + q > i0) pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
+                    if (v1 && t0 + q > i1) pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                }
+            } else if (v1) {
 #pragma unroll 4
-            for (; k < n; ++k) tally<Tri>(g, a, tile[k], mine, b0, nb);
+                for (int q = 0; q < n; ++q) {
+                    const Atom b = tile[q];
+                    pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
+                    pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                }
+            } else if (v0) {
+                for (int q = 0; q < n; ++q) pair_fast<Tri, Excl, M>(g, t, a0, tile[q], mine, b0, nb);
+            }
+        }
+        if (++since_flush == flush_every) {  // uniform: every thread counts the same items
+            __syncthreads();
+            flush(h, copies, nb, b0, hist, true);
+            since_flush = 0;
         }
         __syncthreads();
     }
-    flush(h, copies, nb, b0, hist);
+    __syncthreads();
+    if (since_flush) flush(h, copies, nb, b0, hist, false);
 }
 
-// Cell list: a thread takes one sel1 atom (atoms sorted by cell, so a warp mostly shares its cells) and
-// visits the stencil's cells; for identical selections the own cell's later atoms and a half stencil.
-template <bool Tri, bool Identical>
-__global__ void __launch_bounds__(kBlock) cells_fast(Geom g, const Atom *__restrict__ a1, const int32_t *__restrict__ cell1,
-                                                     int64_t p0, int64_t p1, const Atom *__restrict__ s,
-                                                     const int32_t *__restrict__ start, int n_st, int nx, int ny,
-                                                     int nz, int b0, int nb, int copies,
-                                                     unsigned long long *__restrict__ hist) {
+// Cell list: a block per item of 256 sel1 atoms (sorted by cell, so a warp mostly shares its cells); each
+// atom visits the stencil's cells; for identical selections the own cell's later atoms and a half stencil.
+// A block's counts stay below 2^32 (checked on the host: 256 x (stencil + 1) x fullest cell).
+template <bool Tri, bool Id, bool Excl, int M>
+__global__ void __launch_bounds__(kBlock, 4)
+    cells_items(Geom geom, const Atom *__restrict__ a1, const int32_t *__restrict__ cell1, int64_t n1, int64_t k0,
+                const Atom *__restrict__ s, const int32_t *__restrict__ start, int n_st, int nx, int ny, int nz, int b0,
+                int nb, int copies, TableArgs ta, unsigned long long *__restrict__ hist) {
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *h = reinterpret_cast<uint32_t *>(smem);
+    const Fast g(geom);
+    const Bins t = M == kTable ? load_bins(reinterpret_cast<unsigned char *>(h + copies * nb), ta.thr, ta.n_thr,
+                                           ta.tab, ta.n_tab, ta.shift, ta.base)
+                               : Bins{};
     zero_shared(h, copies * nb);
     __syncthreads();
-    const int64_t p = p0 + int64_t(blockIdx.x) * kBlock + threadIdx.x;
     uint32_t *mine = h + ((threadIdx.x >> 5) % copies) * nb;
-    if (p < p1) {
-        const Atom a = a1[p];
+    const int64_t p = (k0 + blockIdx.x) * kBlock + threadIdx.x;
+    if (p < n1) {
+        const Atom a = biased(a1[p]);
         const int c = cell1[p];
         const int cx = c % nx, cy = (c / nx) % ny, cz = c / (nx * ny);
-        if (Identical)
-            for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j) tally<Tri>(g, a, s[j], mine, b0, nb);
-        for (int k = 0; k < n_st; ++k) {
-            int x = cx + c_stencil[3 * k], y = cy + c_stencil[3 * k + 1], z = cz + c_stencil[3 * k + 2];
+        if (Id)
+            for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j)
+                pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
+        for (int q = 0; q < n_st; ++q) {
+            int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
             x += x < 0 ? nx : (x >= nx ? -nx : 0);
             y += y < 0 ? ny : (y >= ny ? -ny : 0);
             z += z < 0 ? nz : (z >= nz ? -nz : 0);
-            const int q = x + nx * (y + ny * z);
-            for (int j = start[q], e = start[q + 1]; j < e; ++j) tally<Tri>(g, a, s[j], mine, b0, nb);
+            const int cq = x + nx * (y + ny * z);
+            for (int j = start[cq], e = start[cq + 1]; j < e; ++j) pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
         }
     }
     __syncthreads();
-    flush(h, copies, nb, b0, hist);
+    flush(h, copies, nb, b0, hist, false);
 }
 
 // The seed's scheme: a tile of sel1 in constant memory, one sel2 atom per thread looping over the tile,
-// one shared histogram per block. Orthorhombic only, as in the seed.
+// one shared histogram per block, the plain arithmetic. Orthorhombic only, as in the seed.
 template <bool Identical>
 __global__ void __launch_bounds__(kBlock) seed_kernel(Geom g, int n_tile, int64_t tile0, const Atom *__restrict__ a2,
                                                       int64_t n2, int b0, int nb, unsigned long long *__restrict__ hist) {
@@ -151,7 +292,7 @@ __global__ void __launch_bounds__(kBlock) seed_kernel(Geom g, int n_tile, int64_
         for (int k = 0; k < n; ++k) tally<false>(g, c_seed_tile[k], b, h, b0, nb);
     }
     __syncthreads();
-    flush(h, 1, nb, b0, hist);
+    flush(h, 1, nb, b0, hist, false);
 }
 
 template <class T>
@@ -164,121 +305,206 @@ void ensure(T *&p, size_t &cap, size_t n, const char *what) {
     cap = n;
 }
 
+int64_t brute_rows(const rdf::Frame &f) { return (int64_t(f.a1.size()) + kRowAtoms - 1) / kRowAtoms; }
+
+// Identical selections: first item of each row (rows + 1 entries).
+void brute_row_starts(const rdf::Frame &f, std::vector<int64_t> &rows) {
+    const int64_t n = static_cast<int64_t>(f.a1.size()), nr = brute_rows(f);
+    rows.resize(nr + 1);
+    rows[0] = 0;
+    for (int64_t r = 0; r < nr; ++r) rows[r + 1] = rows[r] + (n - r * kRowAtoms + kRun - 1) / kRun;
+}
+
+// Launches one of the 24 variants of a kernel template (triclinic, identical, exclusions, bin mode).
+#define RDF_DISPATCH(KERNEL, GRID, SMEM, STREAM, ...)                                                             \
+    do {                                                                                                          \
+        switch ((tri ? 12 : 0) + (id ? 6 : 0) + (excl ? 3 : 0) + mode) {                                          \
+        case 0: KERNEL<false, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 1: KERNEL<false, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 2: KERNEL<false, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 3: KERNEL<false, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 4: KERNEL<false, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 5: KERNEL<false, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 6: KERNEL<false, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 7: KERNEL<false, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 8: KERNEL<false, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 9: KERNEL<false, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 10: KERNEL<false, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 11: KERNEL<false, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 12: KERNEL<true, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 13: KERNEL<true, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 14: KERNEL<true, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 15: KERNEL<true, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 16: KERNEL<true, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 17: KERNEL<true, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 18: KERNEL<true, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 19: KERNEL<true, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 20: KERNEL<true, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 21: KERNEL<true, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 22: KERNEL<true, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 23: KERNEL<true, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        }                                                                                                         \
+    } while (0)
+
 }  // namespace
 
-struct RdfDevice {
+struct RdfDev {
     int device = 0;
-    cudaStream_t stream = nullptr;
+    cudaStream_t stream[2] = {nullptr, nullptr};
     int n_sm = 1;
     Atom *a1 = nullptr, *a2 = nullptr;
     int32_t *cell1 = nullptr, *start = nullptr;
-    unsigned long long *hist = nullptr;
-    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_hist = 0;
+    int64_t *rows = nullptr;
+    float *thr = nullptr;
+    uint16_t *tab = nullptr;
+    unsigned long long *hist = nullptr, *counter = nullptr;
+    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_hist = 0, cap_thr = 0, cap_tab = 0;
+    std::vector<int64_t> host_rows;
     std::vector<unsigned long long> host_hist;
 };
 
-int32_t rdf_max_bins_per_unit() { return kHistBytes / 4; }
+int32_t rdf_dev_max_bins() { return kHistBytes / 4; }
 
-RdfDevice *rdf_device_open(int device) {
+int64_t rdf_dev_items(const rdf::Frame &f, int kernel) {
+    const int64_t n1 = static_cast<int64_t>(f.a1.size());
+    const int64_t n2 = f.identical ? n1 : static_cast<int64_t>(f.a2.size());
+    if (kernel == QMMM_RDF_KERNEL_SEED) return (n1 + kSeedTile - 1) / kSeedTile;
+    if (f.method == QMMM_RDF_METHOD_CELLS) return (n1 + kBlock - 1) / kBlock;
+    if (!f.identical) return brute_rows(f) * ((n2 + kRun - 1) / kRun);
+    std::vector<int64_t> rows;
+    brute_row_starts(f, rows);
+    return rows.back();
+}
+
+RdfDev *rdf_dev_open(int device) {
     check(cudaSetDevice(device), "cudaSetDevice");
-    auto d = std::make_unique<RdfDevice>();
+    auto d = std::make_unique<RdfDev>();
     d->device = device;
     check(cudaDeviceGetAttribute(&d->n_sm, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    check(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (auto &s : d->stream) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaMalloc(&d->counter, 2 * sizeof(unsigned long long)), "cudaMalloc (counters)");
     return d.release();
 }
 
-void rdf_device_close(RdfDevice *d) noexcept {
+void rdf_dev_close(RdfDev *d) noexcept {
     if (!d) return;
-    cudaFree(d->a1), cudaFree(d->a2), cudaFree(d->cell1), cudaFree(d->start), cudaFree(d->hist);
-    if (d->stream) cudaStreamDestroy(d->stream);
+    cudaFree(d->a1), cudaFree(d->a2), cudaFree(d->cell1), cudaFree(d->start), cudaFree(d->rows);
+    cudaFree(d->thr), cudaFree(d->tab);
+    cudaFree(d->hist), cudaFree(d->counter);
+    for (auto s : d->stream)
+        if (s) cudaStreamDestroy(s);
     delete d;
 }
 
-void rdf_device_set_frame(RdfDevice *d, const rdf::Frame &f) {
+void rdf_dev_wait(RdfDev *d, int slot) { check(cudaStreamSynchronize(d->stream[slot & 1]), "RDF kernel"); }
+
+void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    cudaStream_t st = d->stream[0];
     const size_t n1 = f.a1.size(), n2 = f.a2.size();
     ensure(d->a1, d->cap_a1, n1, "cudaMalloc (sel1)");
-    check(cudaMemcpyAsync(d->a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, d->stream), "copy sel1");
+    check(cudaMemcpyAsync(d->a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
     if (!f.identical) {
         ensure(d->a2, d->cap_a2, n2, "cudaMalloc (sel2)");
-        check(cudaMemcpyAsync(d->a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, d->stream), "copy sel2");
+        check(cudaMemcpyAsync(d->a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
     }
     if (f.method == QMMM_RDF_METHOD_CELLS) {
         if (f.stencil.size() > size_t(kMaxStencil)) throw Error(QMMM_ERR_INTERNAL, "cell stencil too large");
         ensure(d->cell1, d->cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
         ensure(d->start, d->cap_start, f.start.size(), "cudaMalloc (cell starts)");
-        check(cudaMemcpyAsync(d->cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, d->stream), "copy cells");
-        check(cudaMemcpyAsync(d->start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, d->stream),
+        check(cudaMemcpyAsync(d->cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, st), "copy cells");
+        check(cudaMemcpyAsync(d->start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, st),
               "copy cell starts");
-        check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice,
-                                      d->stream),
+        check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice, st),
               "copy stencil");
+    } else if (f.identical) {
+        brute_row_starts(f, d->host_rows);
+        ensure(d->rows, d->cap_rows, d->host_rows.size(), "cudaMalloc (rows)");
+        check(cudaMemcpyAsync(d->rows, d->host_rows.data(), d->host_rows.size() * 8, cudaMemcpyHostToDevice, st),
+              "copy rows");
     }
-    ensure(d->hist, d->cap_hist, size_t(f.g.n_bins), "cudaMalloc (histogram)");
-    check(cudaMemsetAsync(d->hist, 0, size_t(f.g.n_bins) * 8, d->stream), "cudaMemsetAsync");
+    if (f.tab_ok && f.table.size() <= size_t(kTableMax)) {
+        ensure(d->thr, d->cap_thr, f.thr.size(), "cudaMalloc (bin thresholds)");
+        ensure(d->tab, d->cap_tab, f.table.size(), "cudaMalloc (bin table)");
+        check(cudaMemcpyAsync(d->thr, f.thr.data(), f.thr.size() * 4, cudaMemcpyHostToDevice, st), "copy thresholds");
+        check(cudaMemcpyAsync(d->tab, f.table.data(), f.table.size() * 2, cudaMemcpyHostToDevice, st), "copy table");
+    }
+    rdf_dev_wait(d, 0);  // the host buffers may change after this returns; the other stream sees the data
 }
 
-void rdf_device_unit(RdfDevice *d, const rdf::Frame &f, const RdfUnit &u, int kernel) {
-    const int64_t ni = u.i1 - u.i0;
-    if (ni <= 0) return;
-    const bool tri = f.g.triclinic != 0, id = f.identical;
+void rdf_dev_zero(RdfDev *d, int32_t n_bins) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    ensure(d->hist, d->cap_hist, size_t(n_bins), "cudaMalloc (histogram)");
+    check(cudaMemsetAsync(d->hist, 0, size_t(n_bins) * 8, d->stream[0]), "cudaMemsetAsync");
+    rdf_dev_wait(d, 0);
+}
+
+void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel,
+                    int slot) {
+    if (k1 <= k0) return;
+    const bool tri = f.g.triclinic != 0, id = f.identical, excl = f.exclusions;
     const Atom *s = id ? d->a1 : d->a2;
-    const int64_t n2 = id ? int64_t(f.a1.size()) : int64_t(f.a2.size());
-    const int copies = std::clamp(kHistBytes / (4 * u.nb), 1, 8);
-    const size_t hist_bytes = size_t(copies) * u.nb * 4;
-    const int64_t bx = (ni + kBlock - 1) / kBlock;
-    if (kernel == QMMM_RDF_KERNEL_SEED) {
+    const int64_t n1 = static_cast<int64_t>(f.a1.size());
+    const int64_t n2 = id ? n1 : static_cast<int64_t>(f.a2.size());
+    // Shared memory: [brute-force tile] histogram copies [thresholds, table]; the table mode when it fits.
+    const size_t tables = f.tab_ok ? (4 * f.thr.size() + 2 * f.table.size() + 3) / 4 * 4 : 0;
+    const bool table = f.tab_ok && f.table.size() <= size_t(kTableMax) && f.g.rmin == 0.f && b0 == 0 &&
+                       nb == f.g.n_bins && tables + 4 * size_t(nb) <= size_t(kHistBytes);
+    const int mode = table ? kTable : (f.g.n_bins > (1 << 23) ? kRootBig : kRoot);
+    const size_t room = size_t(kHistBytes) - (table ? tables : 0);
+    const int copies = static_cast<int>(std::clamp<size_t>(room / (4 * size_t(nb)), 1, 8));
+    const size_t hist_bytes = size_t(copies) * nb * 4 + (table ? tables : 0);  // + the tables behind the copies
+    TableArgs ta{d->thr, d->tab, static_cast<int>(f.thr.size()), static_cast<int>(f.table.size()), f.tab_shift,
+                 f.tab_base};
+    if (kernel == QMMM_RDF_KERNEL_SEED) {  // one constant-memory tile at a time: stream 0 only
         if (tri) throw Error(QMMM_ERR_UNSUPPORTED, "the seed kernel handles orthorhombic boxes only");
-        for (int64_t t0 = u.i0; t0 < u.i1; t0 += kSeedTile) {
-            const int n = static_cast<int>(std::min<int64_t>(kSeedTile, u.i1 - t0));
-            check(cudaMemcpyToSymbolAsync(c_seed_tile, f.a1.data() + t0, n * sizeof(Atom), 0, cudaMemcpyHostToDevice,
-                                          d->stream),
+        cudaStream_t st = d->stream[0];
+        for (int64_t k = k0; k < k1; ++k) {
+            const int64_t t0 = k * kSeedTile;
+            const int n = static_cast<int>(std::min<int64_t>(kSeedTile, n1 - t0));
+            check(cudaMemcpyToSymbolAsync(c_seed_tile, f.a1.data() + t0, n * sizeof(Atom), 0, cudaMemcpyHostToDevice, st),
                   "copy seed tile");
             const dim3 grid(static_cast<unsigned>((n2 + kBlock - 1) / kBlock));
             if (id)
-                seed_kernel<true><<<grid, kBlock, u.nb * 4, d->stream>>>(f.g, n, t0, s, n2, u.b0, u.nb, d->hist);
+                seed_kernel<true><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
             else
-                seed_kernel<false><<<grid, kBlock, u.nb * 4, d->stream>>>(f.g, n, t0, s, n2, u.b0, u.nb, d->hist);
+                seed_kernel<false><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
             check(cudaGetLastError(), "seed kernel launch");
         }
-    } else if (f.method == QMMM_RDF_METHOD_BRUTE) {
-        // Enough blocks to fill the GPU several times over, segments no longer than kMaxSeg.
-        int64_t seg = (n2 * bx) / (int64_t(8) * d->n_sm * 4);
-        seg = std::clamp<int64_t>((seg + kTile - 1) / kTile * kTile, kTile, kMaxSeg);
-        const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>((n2 + seg - 1) / seg));
+        return;
+    }
+    cudaStream_t st = d->stream[slot & 1];
+    if (f.method == QMMM_RDF_METHOD_BRUTE) {
         const size_t sm = kTile * sizeof(Atom) + hist_bytes;
-        const int sg = static_cast<int>(seg);
-#define RDF_BRUTE(T, I)                                                                                     \
-    brute_fast<T, I><<<grid, kBlock, sm, d->stream>>>(f.g, d->a1, u.i0, u.i1, s, n2, sg, u.b0, u.nb, copies, \
-                                                      d->hist)
-        if (tri && id) RDF_BRUTE(true, true);
-        else if (tri) RDF_BRUTE(true, false);
-        else if (id) RDF_BRUTE(false, true);
-        else RDF_BRUTE(false, false);
-#undef RDF_BRUTE
+        int per_sm = 1;
+        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, brute_items<false, true, false, kTable>, kBlock, sm),
+              "occupancy");
+        const int64_t blocks = std::min<int64_t>(k1 - k0, int64_t(std::max(per_sm, 1)) * d->n_sm);
+        unsigned long long *ctr = d->counter + (slot & 1);
+        check(cudaMemsetAsync(ctr, 0, sizeof *ctr, st), "cudaMemsetAsync (counter)");
+        const int64_t per_row = (n2 + kRun - 1) / kRun;
+        // An item adds at most 512 x 2048 = 2^20 pairs to a counter: flush before 4095 items.
+        const int flush_every = 4095;
+        const dim3 grid(static_cast<unsigned>(blocks));
+        RDF_DISPATCH(brute_items, grid, sm, st, f.g, d->a1, n1, s, n2, d->rows, brute_rows(f), per_row, k0, k1, b0,
+                     nb, copies, flush_every, ta, ctr, d->hist);
         check(cudaGetLastError(), "brute-force kernel launch");
     } else {
         const int n_st = static_cast<int>(f.stencil.size() / 3);
-        const dim3 grid(static_cast<unsigned>(bx));
-#define RDF_CELLS(T, I)                                                                                       \
-    cells_fast<T, I><<<grid, kBlock, hist_bytes, d->stream>>>(f.g, d->a1, d->cell1, u.i0, u.i1, s, d->start, n_st, \
-                                                              f.nc[0], f.nc[1], f.nc[2], u.b0, u.nb, copies, d->hist)
-        if (tri && id) RDF_CELLS(true, true);
-        else if (tri) RDF_CELLS(true, false);
-        else if (id) RDF_CELLS(false, true);
-        else RDF_CELLS(false, false);
-#undef RDF_CELLS
+        const dim3 grid(static_cast<unsigned>(k1 - k0));
+        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, d->a1, d->cell1, n1, k0, s, d->start, n_st, f.nc[0],
+                     f.nc[1], f.nc[2], b0, nb, copies, ta, d->hist);
         check(cudaGetLastError(), "cell-list kernel launch");
     }
-    check(cudaStreamSynchronize(d->stream), "RDF kernel");
 }
 
-void rdf_device_add_hist(RdfDevice *d, const rdf::Frame &f, uint64_t *hist) {
-    d->host_hist.resize(f.g.n_bins);
-    check(cudaMemcpyAsync(d->host_hist.data(), d->hist, size_t(f.g.n_bins) * 8, cudaMemcpyDeviceToHost, d->stream),
+void rdf_dev_add_hist(RdfDev *d, int32_t n_bins, uint64_t *hist) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    d->host_hist.resize(n_bins);
+    check(cudaMemcpyAsync(d->host_hist.data(), d->hist, size_t(n_bins) * 8, cudaMemcpyDeviceToHost, d->stream[0]),
           "copy histogram");
-    check(cudaStreamSynchronize(d->stream), "copy histogram");
-    for (int32_t b = 0; b < f.g.n_bins; ++b) hist[b] += d->host_hist[b];
+    rdf_dev_wait(d, 0);
+    for (int32_t b = 0; b < n_bins; ++b) hist[b] += d->host_hist[b];
 }
 
 }  // namespace qmmm::cuda

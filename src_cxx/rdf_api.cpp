@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,7 @@ struct qmmm_rdf_s {
     int backend = QMMM_BACKEND_CPU;
     std::vector<int> devices;
     bool have_sel = false, identical = false;
+    bool exclusions = true;  // some pair of the two selections shares an exclusion key
     std::vector<int32_t> key1, key2;
     double n_pairs = 0;
     std::vector<uint64_t> hist;
@@ -121,13 +123,52 @@ double excluded_ordered(const std::vector<int32_t> &k1, const std::vector<int32_
 
 void finish_selections(qmmm_rdf_s *h) {
     const double n1 = double(h->key1.size()), n2 = double(h->key2.size());
-    h->n_pairs = h->identical ? 0.5 * (n1 * n1 - excluded_ordered(h->key1, h->key1)) : n1 * n2 - excluded_ordered(h->key1, h->key2);
+    const double excluded = h->identical ? excluded_ordered(h->key1, h->key1) - n1 : excluded_ordered(h->key1, h->key2);
+    h->exclusions = excluded > 0;  // identical: beyond each atom with itself
+    h->n_pairs = h->identical ? 0.5 * (n1 * n1 - n1 - excluded) : n1 * n2 - excluded;
     if (!(h->n_pairs > 0))
         throw Error(QMMM_ERR_INVALID_ARG, "the selections leave no pair to count (every pair is excluded)");
     h->have_sel = true;
     h->hist.assign(h->n_bins, 0);
     h->frames = 0;
     h->volume_sum = 0;
+}
+
+
+void check_frames(qmmm_rdf_s *h, int64_t n_frames, const double *xyz1, const double *xyz2, const double *box) {
+    if (!h->have_sel) throw Error(QMMM_ERR_INVALID_ARG, "no selections: call qmmm_rdf_set_selections first");
+    if (!xyz1) throw Error(QMMM_ERR_NULL_ARG, "xyz1 is NULL");
+    if (!h->identical && !xyz2) throw Error(QMMM_ERR_NULL_ARG, "xyz2 is NULL (the selections are not identical)");
+    if (!box) throw Error(QMMM_ERR_NULL_ARG, "box is NULL");
+    const int64_t n1 = static_cast<int64_t>(h->key1.size()), n2 = static_cast<int64_t>(h->key2.size());
+    check_finite("xyz1", xyz1, 3 * n1 * n_frames);
+    if (!h->identical) check_finite("xyz2", xyz2, 3 * n2 * n_frames);
+}
+
+// One frame made ready for counting (thread-safe: only reads the handle); returns the box volume.
+double prepare_one(const qmmm_rdf_s *h, qmmm::rdf::Frame &f, const double *xyz1, const double *xyz2,
+                   const double *box, int n_threads) {
+    const bool seed = h->opt.kernel == QMMM_RDF_KERNEL_SEED;
+    const int method = seed ? QMMM_RDF_METHOD_BRUTE : h->opt.method;
+    const bool sort = h->backend == QMMM_BACKEND_CUDA && !seed;
+    double volume = 0;
+    qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, method, xyz1, h->key1, xyz2, h->key2,
+                             h->identical, volume, sort, n_threads);
+    if (h->backend == QMMM_BACKEND_CUDA && seed && f.g.triclinic)
+        throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED handles orthorhombic boxes only");
+    // A block's 32-bit shared counters must not overflow within one item: 256 atoms x stencil x fullest cell.
+    if (f.method == QMMM_RDF_METHOD_CELLS && 256.0 * double(f.stencil.size() / 3 + 1) * double(f.max_cell) >= 4294967295.0)
+        qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, QMMM_RDF_METHOD_BRUTE, xyz1, h->key1, xyz2,
+                                 h->key2, h->identical, volume, sort, n_threads);
+    f.exclusions = h->exclusions;
+    return volume;
+}
+
+void set_gpu_stats(const qmmm_rdf_s *h, const qmmm::rdf::GpuRunInfo &info, qmmm_rdf_stats &st) {
+    st.n_workers = static_cast<int32_t>(h->devices.size());
+    st.n_units = info.n_units;
+    for (size_t w = 0; w < info.units_per_worker.size() && w < QMMM_RDF_MAX_DEVICES; ++w)
+        st.units_per_worker[w] = info.units_per_worker[w];
 }
 
 }  // namespace
@@ -220,36 +261,17 @@ int qmmm_rdf_set_selection_self(qmmm_rdf hh, int64_t n, const int64_t *mol) {
 int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, const double *box) {
     return qmmm::api_guard("qmmm_rdf_add_frame", [&] {
         qmmm_rdf_s *h = live(hh);
-        if (!h->have_sel) throw Error(QMMM_ERR_INVALID_ARG, "no selections: call qmmm_rdf_set_selections first");
-        if (!xyz1) throw Error(QMMM_ERR_NULL_ARG, "xyz1 is NULL");
-        if (!h->identical && !xyz2) throw Error(QMMM_ERR_NULL_ARG, "xyz2 is NULL (the selections are not identical)");
-        if (!box) throw Error(QMMM_ERR_NULL_ARG, "box is NULL");
-        const int64_t n1 = static_cast<int64_t>(h->key1.size()), n2 = static_cast<int64_t>(h->key2.size());
-        check_finite("xyz1", xyz1, 3 * n1);
-        if (!h->identical) check_finite("xyz2", xyz2, 3 * n2);
+        check_frames(h, 1, xyz1, xyz2, box);
         const auto t0 = std::chrono::steady_clock::now();
-        const int method = h->opt.kernel == QMMM_RDF_KERNEL_SEED ? QMMM_RDF_METHOD_BRUTE : h->opt.method;
-        double volume = 0;
         auto &f = h->frame;
-        qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, method, xyz1, h->key1, xyz2, h->key2,
-                                 h->identical, volume);
-        if (h->backend == QMMM_BACKEND_CUDA && h->opt.kernel == QMMM_RDF_KERNEL_SEED && f.g.triclinic)
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED handles orthorhombic boxes only");
-        // A block's 32-bit shared counters must not overflow: 256 atoms x stencil x fullest cell < 2^32.
-        if (f.method == QMMM_RDF_METHOD_CELLS &&
-            256.0 * double(f.stencil.size() / 3 + 1) * double(f.max_cell) >= 4294967295.0)
-            qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, QMMM_RDF_METHOD_BRUTE, xyz1, h->key1,
-                                     xyz2, h->key2, h->identical, volume);
+        const double volume = prepare_one(h, f, xyz1, xyz2, box, 0);
         const auto t1 = std::chrono::steady_clock::now();
         std::vector<uint64_t> add(h->n_bins, 0);
         qmmm_rdf_stats st{};
         if (h->backend == QMMM_BACKEND_CUDA) {
             qmmm::rdf::GpuRunInfo info;
             qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info);
-            st.n_workers = static_cast<int32_t>(h->devices.size());
-            st.n_units = info.n_units;
-            for (size_t w = 0; w < info.units_per_worker.size() && w < QMMM_RDF_MAX_DEVICES; ++w)
-                st.units_per_worker[w] = info.units_per_worker[w];
+            set_gpu_stats(h, info, st);
         } else {
             qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());
             st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : omp_get_max_threads();
@@ -265,6 +287,71 @@ int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, cons
         st.n_pairs = h->n_pairs;
         st.seconds = std::chrono::duration<double>(t2 - t1).count();
         st.prep_seconds = std::chrono::duration<double>(t1 - t0).count();
+        h->last = st;
+        return QMMM_SUCCESS;
+    });
+}
+
+int qmmm_rdf_add_frames(qmmm_rdf hh, int64_t n_frames, const double *xyz1, const double *xyz2, const double *box) {
+    return qmmm::api_guard("qmmm_rdf_add_frames", [&] {
+        qmmm_rdf_s *h = live(hh);
+        if (n_frames < 0) throw Error(QMMM_ERR_INVALID_ARG, "n_frames = " + std::to_string(n_frames) + " < 0");
+        if (n_frames == 0) return QMMM_SUCCESS;
+        check_frames(h, n_frames, xyz1, xyz2, box);
+        const int64_t n1 = static_cast<int64_t>(h->key1.size()), n2 = static_cast<int64_t>(h->key2.size());
+        const auto frame_xyz = [&](int64_t k, const double *&x1, const double *&x2) {
+            x1 = xyz1 + 3 * n1 * k;
+            x2 = h->identical ? nullptr : xyz2 + 3 * n2 * k;
+        };
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<uint64_t> add(h->n_bins, 0);
+        std::vector<double> volumes(n_frames, 0.0);
+        qmmm_rdf_stats st{};
+        int method = QMMM_RDF_METHOD_BRUTE;
+        if (h->backend == QMMM_BACKEND_CUDA) {
+            std::mutex m;
+            const qmmm::rdf::PrepareFn prep = [&](int64_t k, qmmm::rdf::Frame &f, int nt) {
+                const double *x1, *x2;
+                frame_xyz(k, x1, x2);
+                const double v = prepare_one(h, f, x1, x2, box + 9 * k, nt);
+                std::lock_guard<std::mutex> g(m);
+                method = f.method;  // the same for every frame of a fixed box shape; the last one's is reported
+                return v;
+            };
+            qmmm::rdf::GpuRunInfo info;
+            qmmm::rdf::gpu_count_frames(n_frames, prep, h->devices, h->opt.kernel, add.data(), volumes, &info);
+            set_gpu_stats(h, info, st);
+            st.pairs_visited = info.pairs_visited;
+            st.prep_seconds = info.prep_seconds;
+        } else {
+            auto &f = h->frame;
+            double prep = 0;
+            for (int64_t k = 0; k < n_frames; ++k) {
+                const double *x1, *x2;
+                frame_xyz(k, x1, x2);
+                const auto p0 = std::chrono::steady_clock::now();
+                try {
+                    volumes[k] = prepare_one(h, f, x1, x2, box + 9 * k, 0);
+                } catch (const Error &e) {
+                    throw Error(e.status, "frame " + std::to_string(k) + ": " + e.what());
+                }
+                prep += std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+                qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());
+                st.pairs_visited += f.pairs_visited;
+                method = f.method;
+            }
+            st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : omp_get_max_threads();
+            st.prep_seconds = prep;
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        for (int32_t b = 0; b < h->n_bins; ++b) h->hist[b] += add[b];
+        h->frames += n_frames;
+        for (double v : volumes) h->volume_sum += v;  // in frame order: the same bits as frame by frame
+        st.backend = h->backend;
+        st.method = method;
+        st.identical = h->identical;
+        st.n_pairs = h->n_pairs;
+        st.seconds = std::chrono::duration<double>(t1 - t0).count();
         h->last = st;
         return QMMM_SUCCESS;
     });

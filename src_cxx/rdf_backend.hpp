@@ -2,6 +2,7 @@
 // Preparation (rdf_prepare.cpp) is shared, so both backends count exactly the same pair set.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "../src_cuda/rdf_pair.cuh"
@@ -12,6 +13,7 @@ namespace qmmm::rdf {
 struct Frame {
     Geom g{};
     bool identical = false;  // sel2 is sel1: unordered pairs, a2 empty
+    bool exclusions = true;  // some counted-pair candidates share a key (false: the GPU skips the key test)
     int method = QMMM_RDF_METHOD_BRUTE;
     std::vector<Atom> a1, a2;  // BRUTE: input order; CELLS: sorted by cell
     // CELLS: cells per axis, the cell of each a1 atom, the first atom of each cell in the searched
@@ -23,6 +25,16 @@ struct Frame {
     std::vector<int32_t> start;
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
+    // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table): thr[k] = the smallest float r^2
+    // that the shared definition (rdf_pair.cuh, bin_of) puts in bin >= k (thr[0] = 0, thr[n_bins] = +inf);
+    // table[c] = the bin of the lowest r^2 whose float bits >> tab_shift equal tab_base + c, built so that no
+    // cell holds more than one threshold: bin = table[c] + (r^2 >= thr[table[c] + 1]). tab_ok = false when
+    // the bins are too many or too fine for that (the GPU then takes the square root).
+    std::vector<float> thr;
+    std::vector<uint16_t> table;
+    int32_t tab_shift = 0, tab_base = 0;
+    bool tab_ok = false;
+    float tab_key[4] = {-1, -1, -1, -1};  // rmin, inv_dr, rmax2, n_bins the table was made for
     std::vector<Atom> scratch;     // reused between frames: fresh 16 MB buffers cost page faults every frame
     std::vector<int32_t> scratch_cells, scratch_start;
     double pairs_visited = 0;
@@ -32,9 +44,13 @@ struct Frame {
 void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Geom &g, double &volume,
                double &limit, double frac[9], double widths[3]);
 // Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit).
+// gpu_fast: for the GPU's fast kernels: brute force with sel1 sorted into small cells (so a warp's atoms are
+// neighbours; counts are the same in any order) and the bin lookup table.
+// n_threads: OpenMP threads for the preparation (0: the default).
 void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, int method,
                    const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
-                   const std::vector<int32_t> &key2, bool identical, double &volume);
+                   const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast = false,
+                   int n_threads = 0);
 
 // CPU: adds the frame's counts to hist (n_bins). Threads keep private histograms merged at the end.
 void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
@@ -42,9 +58,22 @@ void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
 struct GpuRunInfo {
     int64_t n_units = 0;
     std::vector<int64_t> units_per_worker;
+    double pairs_visited = 0;  // summed over the frames
+    double prep_seconds = 0;   // host preparation, summed over the workers (overlaps the counting)
 };
 // GPU: adds the frame's counts to hist through the persistent per-device threads (rdf_gpu_pool.cpp).
+// A frame is split over several devices only when it is large enough to gain (kMinSplitPairs per device);
+// otherwise the first listed device counts it alone.
+constexpr double kMinSplitPairs = 2e9;
 void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info);
+
+// GPU, many frames: prepare(k, frame, n_threads) fills frame k (and returns its volume). Whole frames go to the
+// devices (each device's thread prepares its next frame while its GPU counts the previous one); when fewer
+// frames than devices remain, they are split over all devices like single frames. volumes[k] is set for
+// every frame. On error nothing is added to hist and the error of the lowest failing frame is thrown.
+using PrepareFn = std::function<double(int64_t k, Frame &f, int n_threads)>;
+void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
+                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info);
 void gpu_release();
 
 }  // namespace qmmm::rdf

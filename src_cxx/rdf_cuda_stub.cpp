@@ -1,6 +1,6 @@
-// rdf_cuda_stub.cpp -- the RDF CUDA entry points for builds without CUDA: every one says so.
-#include "../src_cuda/qmmm_cuda.h"
+// rdf_cuda_stub.cpp -- the RDF CUDA entry points (rdf_device.hpp) for builds without CUDA: every one says so.
 #include "error.hpp"
+#include "rdf_device.hpp"
 
 namespace qmmm::cuda {
 namespace {
@@ -10,11 +10,14 @@ namespace {
 }
 }  // namespace
 
-RdfDevice *rdf_device_open(int) { no_cuda(); }
-void rdf_device_close(RdfDevice *) noexcept {}
-int32_t rdf_max_bins_per_unit() { no_cuda(); }
-void rdf_device_set_frame(RdfDevice *, const rdf::Frame &) { no_cuda(); }
-void rdf_device_unit(RdfDevice *, const rdf::Frame &, const RdfUnit &, int) { no_cuda(); }
-void rdf_device_add_hist(RdfDevice *, const rdf::Frame &, uint64_t *) { no_cuda(); }
+RdfDev *rdf_dev_open(int) { no_cuda(); }
+void rdf_dev_close(RdfDev *) noexcept {}
+int32_t rdf_dev_max_bins() { no_cuda(); }
+int64_t rdf_dev_items(const rdf::Frame &, int) { no_cuda(); }
+void rdf_dev_upload(RdfDev *, const rdf::Frame &) { no_cuda(); }
+void rdf_dev_zero(RdfDev *, int32_t) { no_cuda(); }
+void rdf_dev_launch(RdfDev *, const rdf::Frame &, int64_t, int64_t, int32_t, int32_t, int, int) { no_cuda(); }
+void rdf_dev_wait(RdfDev *, int) { no_cuda(); }
+void rdf_dev_add_hist(RdfDev *, int32_t, uint64_t *) { no_cuda(); }
 
 }  // namespace qmmm::cuda

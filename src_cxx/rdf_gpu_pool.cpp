@@ -1,13 +1,23 @@
-// rdf_gpu_pool.cpp -- one or several GPUs counting one frame: a persistent host thread per listed device.
+// rdf_gpu_pool.cpp -- one or several GPUs counting frames: a persistent host thread per listed device.
 //
 // Seed 000 (section 2.4.2): binding a host thread to a GPU costs 0.1-1 s, so the threads live from the first
-// GPU frame until qmmm_rdf_release(), each keeping its stream and buffers. A frame is cut into work units,
-// (tile of sel1) x (range of histogram bins), that the threads take from a shared counter as they finish the
-// previous one: a faster GPU simply takes more units (dynamic load balancing). Each device sums into its own
-// 64-bit histogram; the host adds them (integers, so the order does not matter). A device may be listed twice.
+// GPU frame until qmmm_rdf_release(), each keeping its streams and buffers. Each device sums into its own
+// 64-bit histogram; the host adds them (integers, so any split gives the same bits as one device).
+//
+// Several frames (gpu_count_frames): the natural unit is the frame. The threads take whole frames from a
+// shared counter (a faster GPU takes more); a thread prepares its next frame on the host while its GPU counts
+// the previous one. Frames left over when fewer remain than devices are split like single frames.
+// One frame (gpu_count): cut into units (a range of work items x a range of histogram bins) that the threads
+// take from a shared counter as they finish, with two units in flight per device so one starts while the
+// other drains (dynamic load balancing, seed 000). A frame with fewer than kMinSplitPairs distance evaluations
+// per device is not split: the upload and synchronisation would cost more than the second GPU gains.
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,9 +25,9 @@
 #include <string>
 #include <thread>
 
-#include "../src_cuda/qmmm_cuda.h"
 #include "error.hpp"
 #include "rdf_backend.hpp"
+#include "rdf_device.hpp"
 
 namespace qmmm::rdf {
 namespace {
@@ -33,7 +43,7 @@ public:
         cv_.notify_all();
         th_.join();
     }
-    void submit(std::function<void(cuda::RdfDevice *)> job) {
+    void submit(std::function<void(cuda::RdfDev *)> job) {
         {
             std::lock_guard<std::mutex> g(m_);
             job_ = std::move(job);
@@ -56,11 +66,11 @@ private:
             lk.lock();
         }
         lk.unlock();
-        if (dev_) cuda::rdf_device_close(dev_);  // on the thread bound to the device
+        if (dev_) cuda::rdf_dev_close(dev_);  // on the thread bound to the device
     }
-    cuda::RdfDevice *open() {
+    cuda::RdfDev *open() {
         try {
-            return cuda::rdf_device_open(device_);
+            return cuda::rdf_dev_open(device_);
         } catch (const Error &e) {
             open_error = e;
             return nullptr;
@@ -70,15 +80,18 @@ private:
     int device_;
     std::mutex m_;
     std::condition_variable cv_;
-    std::function<void(cuda::RdfDevice *)> job_;
+    std::function<void(cuda::RdfDev *)> job_;
     bool stop_ = false;
-    cuda::RdfDevice *dev_ = nullptr;
+    cuda::RdfDev *dev_ = nullptr;
     std::thread th_;  // last: starts after the members it uses exist
 };
 
 struct Pool {
-    std::mutex use;  // one frame at a time through the pool
+    std::mutex use;  // one call at a time through the pool
     std::map<std::pair<int, int>, std::unique_ptr<Worker>> workers;  // (device, listing) -> thread
+    // Per worker: the frame its GPU counts and the one being prepared, kept between calls (fresh multi-MB
+    // buffers would cost page faults on every frame).
+    std::map<Worker *, std::unique_ptr<Frame[]>> frames;
 };
 
 Pool &pool() {  // never destroyed: at exit the CUDA runtime may be gone; qmmm_rdf_release() is the clean way
@@ -86,26 +99,7 @@ Pool &pool() {  // never destroyed: at exit the CUDA runtime may be gone; qmmm_r
     return *p;
 }
 
-struct Job {
-    std::mutex m;
-    std::condition_variable cv;
-    int remaining = 0;
-    std::atomic<int64_t> next{0};
-    std::atomic<bool> abort{false};
-    int status = QMMM_SUCCESS;
-    std::string message;
-    void failed(int s, const std::string &msg) {
-        std::lock_guard<std::mutex> g(m);
-        if (status == QMMM_SUCCESS) status = s, message = msg;
-        abort = true;
-    }
-};
-
-}  // namespace
-
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
-    Pool &pl = pool();
-    std::lock_guard<std::mutex> use(pl.use);
+std::vector<Worker *> workers_for(Pool &pl, const std::vector<int> &devices) {
     std::vector<Worker *> ws;
     std::map<int, int> seen;
     for (int d : devices) {
@@ -113,61 +107,225 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         if (!slot) slot = std::make_unique<Worker>(d);
         ws.push_back(slot.get());
     }
-    const int64_t W = static_cast<int64_t>(ws.size()), n1 = static_cast<int64_t>(f.a1.size());
-    const int32_t max_nb = cuda::rdf_max_bins_per_unit();
-    const int32_t n_ranges = (f.g.n_bins + max_nb - 1) / max_nb;
-    const int32_t nb = (f.g.n_bins + n_ranges - 1) / n_ranges;
-    // One GPU: one tile per bin range. Several: ~16 units per GPU so the faster ones can take more, in
-    // tiles of whole 256-atom blocks.
-    const int64_t blocks = (n1 + 255) / 256;
-    const int64_t tiles = W == 1 ? 1 : std::clamp<int64_t>((16 * W + n_ranges - 1) / n_ranges, 1, blocks);
-    const int64_t tile = (blocks + tiles - 1) / tiles * 256;
-    const int64_t n_tiles = (n1 + tile - 1) / tile;
-    const int64_t n_units = n_tiles * n_ranges;
+    return ws;
+}
 
+// Errors of a parallel job; the one of the lowest frame (then the first reported) wins, so the message does
+// not depend on thread timing.
+struct Job {
+    std::mutex m;
+    std::condition_variable cv;
+    int remaining = 0;
+    std::atomic<bool> abort{false};
+    int status = QMMM_SUCCESS;
+    int64_t frame = INT64_MAX;
+    std::string message;
+    void failed(int s, const std::string &msg, int64_t at = INT64_MAX - 1) {
+        std::lock_guard<std::mutex> g(m);
+        if (status == QMMM_SUCCESS || at < frame) status = s, message = msg, frame = at;
+        abort = true;
+    }
+    void done() {
+        std::lock_guard<std::mutex> g(m);
+        if (--remaining == 0) cv.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lk(m);
+        cv.wait(lk, [&] { return remaining == 0; });
+        if (status != QMMM_SUCCESS) throw Error(status, message);
+    }
+};
+
+template <class F>
+void guarded(Job &job, Worker *wk, F &&f) {
+    const std::string who = "device " + std::to_string(wk->device()) + ": ";
+    try {
+        f();
+    } catch (const Error &e) {
+        job.failed(e.status, who + e.what());
+    } catch (const std::bad_alloc &) {
+        job.failed(QMMM_ERR_OUT_OF_MEMORY, who + "out of host memory");
+    } catch (const std::exception &e) {
+        job.failed(QMMM_ERR_INTERNAL, who + e.what());
+    }
+}
+
+// How a frame is cut: n_ranges histogram ranges of nb bins, items per unit.
+struct Plan {
+    int64_t items = 0, per_unit = 0, n_units = 0;
+    int32_t n_ranges = 1, nb = 0;
+    int32_t n_bins = 0;
+    void unit(int64_t u, int64_t &k0, int64_t &k1, int32_t &b0, int32_t &n) const {
+        const int64_t t = u / n_ranges, r = u % n_ranges;
+        k0 = t * per_unit, k1 = std::min(items, k0 + per_unit);
+        b0 = static_cast<int32_t>(r * nb), n = static_cast<int32_t>(std::min<int64_t>(nb, n_bins - b0));
+    }
+};
+
+Plan plan(const Frame &f, int kernel, int64_t units_wanted) {
+    Plan p;
+    p.n_bins = f.g.n_bins;
+    const int32_t max_nb = cuda::rdf_dev_max_bins();
+    p.n_ranges = (f.g.n_bins + max_nb - 1) / max_nb;
+    p.nb = (f.g.n_bins + p.n_ranges - 1) / p.n_ranges;
+    p.items = std::max<int64_t>(cuda::rdf_dev_items(f, kernel), 1);
+    const int64_t tiles = std::clamp<int64_t>((units_wanted + p.n_ranges - 1) / p.n_ranges, 1, p.items);
+    p.per_unit = (p.items + tiles - 1) / tiles;
+    p.n_units = ((p.items + p.per_unit - 1) / p.per_unit) * p.n_ranges;
+    return p;
+}
+
+// Counts a whole frame on one device (already uploaded), all bin ranges, without waiting.
+void launch_frame(cuda::RdfDev *dev, const Frame &f, int kernel) {
+    const Plan p = plan(f, kernel, 1);
+    for (int64_t u = 0; u < p.n_units; ++u) {
+        int64_t k0, k1;
+        int32_t b0, nb;
+        p.unit(u, k0, k1, b0, nb);
+        cuda::rdf_dev_launch(dev, f, k0, k1, b0, nb, kernel, 0);
+    }
+}
+
+}  // namespace
+
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
+    Pool &pl = pool();
+    std::lock_guard<std::mutex> use(pl.use);
+    auto ws = workers_for(pl, devices);
+    // Too small to gain from more devices: fewer workers (the first listed ones). The environment variable
+    // QMMM_RDF_MIN_SPLIT_PAIRS overrides the threshold (tests split small frames with it).
+    double min_split = kMinSplitPairs;
+    if (const char *e = std::getenv("QMMM_RDF_MIN_SPLIT_PAIRS"); e && *e) min_split = std::max(0.0, std::atof(e));
+    const size_t useful =
+        min_split > 0 ? static_cast<size_t>(std::max(1.0, f.pairs_visited / min_split)) : ws.size();
+    if (ws.size() > useful) ws.resize(useful);
+    const int64_t W = static_cast<int64_t>(ws.size());
+    // One device: one unit per bin range. Several: ~8 units per device, so a faster one can take more.
+    const Plan p = plan(f, kernel, W == 1 ? 1 : 8 * W);
     Job job;
     job.remaining = static_cast<int>(W);
+    std::atomic<int64_t> next{0};
     std::vector<std::vector<uint64_t>> parts(W, std::vector<uint64_t>(f.g.n_bins, 0));
-    std::vector<int64_t> taken(W, 0);
+    std::vector<int64_t> taken(devices.size(), 0);
     for (int64_t w = 0; w < W; ++w) {
         Worker *wk = ws[w];
-        wk->submit([&, w, wk](cuda::RdfDevice *dev) {
-            try {
+        wk->submit([&, w, wk](cuda::RdfDev *dev) {
+            guarded(job, wk, [&] {
                 if (!dev) throw wk->open_error;
-                cuda::rdf_device_set_frame(dev, f);
-                for (int64_t k; !job.abort && (k = job.next++) < n_units;) {
-                    const int64_t t = k / n_ranges, r = k % n_ranges;
-                    cuda::RdfUnit u{t * tile, std::min(n1, (t + 1) * tile), static_cast<int32_t>(r * nb),
-                                    static_cast<int32_t>(std::min<int64_t>(nb, f.g.n_bins - r * nb))};
-                    cuda::rdf_device_unit(dev, f, u, kernel);
+                cuda::rdf_dev_upload(dev, f);
+                cuda::rdf_dev_zero(dev, f.g.n_bins);
+                int slot = 0;
+                for (int64_t u; !job.abort && (u = next++) < p.n_units; slot ^= 1) {
+                    int64_t k0, k1;
+                    int32_t b0, nb;
+                    p.unit(u, k0, k1, b0, nb);
+                    cuda::rdf_dev_wait(dev, slot);  // at most two units in flight
+                    cuda::rdf_dev_launch(dev, f, k0, k1, b0, nb, kernel, slot);
                     ++taken[w];
                 }
-                if (!job.abort) cuda::rdf_device_add_hist(dev, f, parts[w].data());
-            } catch (const Error &e) {
-                job.failed(e.status, "device " + std::to_string(wk->device()) + ": " + e.what());
-            } catch (const std::bad_alloc &) {
-                job.failed(QMMM_ERR_OUT_OF_MEMORY, "device " + std::to_string(wk->device()) + ": out of host memory");
-            } catch (const std::exception &e) {
-                job.failed(QMMM_ERR_INTERNAL, "device " + std::to_string(wk->device()) + ": " + e.what());
-            }
-            std::lock_guard<std::mutex> g(job.m);
-            if (--job.remaining == 0) job.cv.notify_all();
+                cuda::rdf_dev_add_hist(dev, f.g.n_bins, parts[w].data());
+            });
+            job.done();
         });
     }
-    {
-        std::unique_lock<std::mutex> lk(job.m);
-        job.cv.wait(lk, [&] { return job.remaining == 0; });
+    job.wait();
+    for (const auto &q : parts)
+        for (int32_t b = 0; b < f.g.n_bins; ++b) hist[b] += q[b];
+    if (info) {
+        info->n_units = p.n_units, info->units_per_worker = taken, info->pairs_visited = f.pairs_visited;
     }
-    if (job.status != QMMM_SUCCESS) throw Error(job.status, job.message);
-    for (const auto &p : parts)
-        for (int32_t b = 0; b < f.g.n_bins; ++b) hist[b] += p[b];
-    if (info) info->n_units = n_units, info->units_per_worker = taken;
+}
+
+void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
+                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info) {
+    volumes.assign(n_frames, 0.0);
+    const int64_t W = static_cast<int64_t>(devices.size());
+    // Whole frames while every device can have one; the rest are split (W == 1: every frame is whole).
+    const int64_t whole = W == 1 ? n_frames : n_frames / W * W;
+    std::vector<uint64_t> acc;
+    GpuRunInfo total;
+    total.units_per_worker.assign(W, 0);
+    {
+        Pool &pl = pool();
+        std::lock_guard<std::mutex> use(pl.use);
+        auto ws = workers_for(pl, devices);
+        Job job;
+        job.remaining = static_cast<int>(W);
+        std::atomic<int64_t> next{0};
+        std::vector<std::vector<uint64_t>> parts(W);
+        std::vector<double> pairs(W, 0.0), prep_s(W, 0.0);
+        const int nt = std::max(1, omp_get_num_procs() / static_cast<int>(W));  // preparation threads per worker
+        for (int64_t w = 0; w < W && whole > 0; ++w) {
+            Worker *wk = ws[w];
+            auto &slot = pl.frames[wk];
+            if (!slot) slot.reset(new Frame[2]);
+            Frame *fr = slot.get();
+            wk->submit([&, w, wk, fr](cuda::RdfDev *dev) {
+                int cur = 0;
+                bool launched = false, zeroed = false;
+                guarded(job, wk, [&] {
+                    if (!dev) throw wk->open_error;
+                    for (int64_t k; !job.abort && (k = next++) < whole;) {
+                        Frame &f = fr[cur ^ 1];
+                        const auto t0 = std::chrono::steady_clock::now();
+                        try {
+                            volumes[k] = prepare(k, f, nt);
+                        } catch (const Error &e) {
+                            job.failed(e.status, "frame " + std::to_string(k) + ": " + e.what(), k);
+                            return;
+                        }
+                        prep_s[w] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        if (!zeroed) cuda::rdf_dev_zero(dev, f.g.n_bins), zeroed = true;
+                        cuda::rdf_dev_upload(dev, f);  // waits for the previous frame's kernels
+                        launch_frame(dev, f, kernel);
+                        launched = true;
+                        pairs[w] += f.pairs_visited;
+                        ++total.units_per_worker[w];
+                        cur ^= 1;
+                    }
+                    if (launched) {
+                        parts[w].assign(fr[cur].g.n_bins, 0);
+                        cuda::rdf_dev_add_hist(dev, fr[cur].g.n_bins, parts[w].data());
+                    }
+                });
+                job.done();
+            });
+        }
+        if (whole > 0) job.wait();
+        for (const auto &q : parts) {
+            if (acc.empty()) acc.assign(q.size(), 0);
+            for (size_t b = 0; b < q.size(); ++b) acc[b] += q[b];
+        }
+        for (int64_t w = 0; w < W; ++w) total.pairs_visited += pairs[w], total.prep_seconds += prep_s[w];
+        total.n_units = whole;
+    }
+    // The remaining frames (fewer than the devices): one at a time over all devices.
+    Frame f;
+    for (int64_t k = whole; k < n_frames; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            volumes[k] = prepare(k, f, 0);
+        } catch (const Error &e) {
+            throw Error(e.status, "frame " + std::to_string(k) + ": " + e.what());
+        }
+        total.prep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (acc.empty()) acc.assign(f.g.n_bins, 0);
+        GpuRunInfo one;
+        gpu_count(f, devices, kernel, acc.data(), &one);
+        total.pairs_visited += one.pairs_visited;
+        total.n_units += one.n_units;
+        for (size_t w = 0; w < one.units_per_worker.size() && w < size_t(W); ++w)
+            total.units_per_worker[w] += one.units_per_worker[w];
+    }
+    for (size_t b = 0; b < acc.size(); ++b) hist[b] += acc[b];
+    if (info) *info = total;
 }
 
 void gpu_release() {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
     pl.workers.clear();
+    pl.frames.clear();
 }
 
 }  // namespace qmmm::rdf

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "qmmm_accel.h"
+#include "test_rdf_frames.hpp"
 #include "test_rdf_reference.hpp"
 
 namespace {
@@ -201,7 +202,9 @@ TEST(RdfCpu, OverlappingSelectionsWithIds) {
     const auto ref = rdfref::count(s1, id1, s2, id2, false, 0.0, 7.0, 28);
     int64_t moved = 0;
     for (int k = 0; k < 28; ++k) moved += std::llabs(ref[k] - hist[k]);
-    EXPECT_LE(moved, 2);
+    // Positions are rounded to 2^-23 of the cell (1.8e-6 A here): of the 2e5 pairs, the few within ~3e-6 A of
+    // one of the 28 bin edges may land in the neighbour bin (~5 expected; each moved pair counts 2 here).
+    EXPECT_LE(moved, 16);
     // Identical id lists are detected as one selection: unordered pairs.
     ASSERT_EQ(qmmm_rdf_set_selections(h, 700, id1.data(), nullptr, 700, id1.data(), nullptr), 0);
     ASSERT_EQ(qmmm_rdf_add_frame(h, s1.xyz.data(), nullptr, box), 0) << qmmm_error_message();
@@ -232,3 +235,32 @@ TEST(RdfCpu, ThreadCountDoesNotChangeCounts) {
 }
 
 }  // namespace
+
+// qmmm_rdf_add_frames is frame-by-frame counting to the bit (histogram, g, n, average volume), for boxes that
+// change between frames, orthorhombic and triclinic, brute force and cell list.
+TEST(RdfCpuFrames, BatchEqualsFrameByFrame) {
+    for (bool tri : {false, true}) {
+        const auto fs = rdfframes::frames(4, 2500, tri, 40);
+        for (int method : {QMMM_RDF_METHOD_BRUTE, QMMM_RDF_METHOD_AUTO}) {
+            const auto one = rdfframes::run(fs, false, QMMM_BACKEND_CPU, {}, 9.0, 90, {}, method);
+            const auto all = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90, {}, method);
+            rdfframes::expect_same(one, all, tri ? "triclinic" : "orthorhombic");
+            EXPECT_EQ(all.frames, 4);
+            if (method == QMMM_RDF_METHOD_BRUTE) EXPECT_EQ(all.st.pairs_visited, 4 * one.st.pairs_visited);
+        }
+    }
+}
+
+// A bad frame in a batch: the status and a message naming the frame; nothing of the batch is added.
+TEST(RdfCpuFrames, BadFrameAddsNothing) {
+    auto fs = rdfframes::frames(4, 500, false, 50);
+    for (int d : {0, 4, 8}) fs[2].box[d] = 15.0;  // r_max = 9 is beyond this box's limit 7.5
+    const auto r = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90);
+    EXPECT_EQ(r.status, QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(r.message.find("frame 2"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("7.5"), std::string::npos) << r.message;
+    EXPECT_EQ(r.frames, 0);
+    int64_t total = 0;
+    for (auto v : r.hist) total += v;
+    EXPECT_EQ(total, 0);
+}

@@ -4,8 +4,8 @@ program test_rdf_fortran
   use qmmm_accel
   implicit none
   integer, parameter :: m = 6, n = m**3, nb = 69
-  real(8) :: xyz(3, n), box(3, 3), r(nb), g(nb), ncum(nb), lim
-  integer(8) :: hist(nb), nf
+  real(8) :: xyz(3, n), box(3, 3), r(nb), g(nb), ncum(nb), lim, xyz3(3, n, 3), box3(3, 3, 3)
+  integer(8) :: hist(nb), nf, hist3(nb)
   type(qmmm_rdf) :: rdf
   integer :: i, j, k, a, s, fails
   fails = 0
@@ -31,6 +31,16 @@ program test_rdf_fortran
   ! shells 1, sqrt 2, sqrt 3, 2 hold 6, 12, 8, 6 neighbours
   if (ncum(20) /= 6d0 .or. ncum(28) /= 18d0 .or. ncum(35) /= 26d0 .or. ncum(40) /= 32d0) call bad('n(r) shells')
   if (hist(20) /= 2 * n * 6 / 2) call bad('first shell count')
+  ! three frames in one call: the same counts as three single frames
+  call check(qmmm_rdf_reset(rdf), 'reset')
+  do k = 1, 3
+    xyz3(:, :, k) = xyz
+    box3(:, :, k) = box
+  end do
+  call check(qmmm_rdf_add_frames(rdf, xyz3, box3), 'frames')
+  call check(qmmm_rdf_results(rdf, hist=hist3(1:59), n_frames=nf), 'results 3')
+  if (nf /= 3 .or. any(2 * hist3(1:59) /= 3 * hist(1:59))) call bad('add_frames counts')
+  if (qmmm_rdf_add_frames(rdf, xyz3, box3(:, :, 1:2)) /= QMMM_ERR_INVALID_ARG) call bad('frames shape check')
   ! wrong shapes and bad handles are statuses, not crashes
   if (qmmm_rdf_add_frame(rdf, xyz(1:2, :), box) /= QMMM_ERR_INVALID_ARG) call bad('shape check')
   call check(qmmm_rdf_destroy(rdf), 'destroy')

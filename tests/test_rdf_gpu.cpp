@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "qmmm_accel.h"
+#include "test_rdf_frames.hpp"
 #include "test_rdf_reference.hpp"
 
 namespace {
@@ -139,5 +141,81 @@ public:
     void TearDown() override { EXPECT_EQ(qmmm_rdf_release(), QMMM_SUCCESS); }
 };
 const auto *release_env = ::testing::AddGlobalTestEnvironment(new ReleaseDevices);
+
+}  // namespace
+
+namespace {
+
+// Frames handed whole to GPUs (device 0 listed twice: two host threads), one GPU in a batch, and the CPU
+// frame by frame: the same bits (histogram, g, n, average volume). 5 frames over 2 listings also takes the
+// path where the last frame is split.
+TEST_F(RdfGpu, FramesOverDevicesEqualCpu) {
+    for (bool tri : {false, true}) {
+        const auto fs = rdfframes::frames(5, 6000, tri, 60);
+        for (int method : {QMMM_RDF_METHOD_BRUTE, QMMM_RDF_METHOD_AUTO}) {
+            const auto cpu = rdfframes::run(fs, false, QMMM_BACKEND_CPU, {}, 9.0, 180, {}, method);
+            const auto one = rdfframes::run(fs, true, QMMM_BACKEND_CUDA, {0}, 9.0, 180, {}, method);
+            const auto two = rdfframes::run(fs, true, QMMM_BACKEND_CUDA, {0, 0}, 9.0, 180, {}, method);
+            rdfframes::expect_same(cpu, one, "one GPU, batch");
+            rdfframes::expect_same(cpu, two, "device 0 twice, batch");
+            EXPECT_EQ(two.st.n_workers, 2);
+            EXPECT_EQ(two.st.units_per_worker[0] + two.st.units_per_worker[1] >= 4, true);
+            std::vector<int64_t> mol(fs[0].n());
+            for (size_t i = 0; i < mol.size(); ++i) mol[i] = static_cast<int64_t>(i / 3);
+            rdfframes::expect_same(rdfframes::run(fs, false, QMMM_BACKEND_CPU, {}, 9.0, 180, mol, method),
+                                   rdfframes::run(fs, true, QMMM_BACKEND_CUDA, {0, 0}, 9.0, 180, mol, method),
+                                   "molecule exclusions, batch");
+        }
+    }
+}
+
+TEST_F(RdfGpu, BadFrameInBatchAddsNothing) {
+    auto fs = rdfframes::frames(6, 800, false, 70);
+    for (int d : {0, 4, 8}) fs[3].box[d] = 15.0;  // r_max = 9 is beyond this box's limit 7.5
+    const auto r = rdfframes::run(fs, true, QMMM_BACKEND_CUDA, {0, 0}, 9.0, 90);
+    EXPECT_EQ(r.status, QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(r.message.find("frame 3"), std::string::npos) << r.message;
+    EXPECT_EQ(r.frames, 0);
+    int64_t total = 0;
+    for (auto v : r.hist) total += v;
+    EXPECT_EQ(total, 0);
+}
+
+// The split rule: a small single frame stays on the first listing; one with >= 2 x 2e9 distances is cut into
+// units over both, with the same bits as one device.
+TEST_F(RdfGpu, SingleFrameSplitRule) {
+    const auto small = rdfframes::frames(1, 20000, false, 80);
+    const auto s = rdfframes::run(small, false, QMMM_BACKEND_CUDA, {0, 0}, 9.0, 100, {}, QMMM_RDF_METHOD_BRUTE);
+    EXPECT_GT(s.st.units_per_worker[0], 0);
+    EXPECT_EQ(s.st.units_per_worker[1], 0) << "a 2e8-pair frame was split";
+    const double L = 40;
+    const double box[9] = {L, 0, 0, 0, L, 0, 0, 0, L};
+    const std::vector<rdfref::System> big = {rdfref::gas(92000, box, 81)};  // 4.2e9 pairs
+    const auto one = rdfframes::run(big, false, QMMM_BACKEND_CUDA, {0}, 19.9, 400, {}, QMMM_RDF_METHOD_BRUTE);
+    const auto two = rdfframes::run(big, false, QMMM_BACKEND_CUDA, {0, 0}, 19.9, 400, {}, QMMM_RDF_METHOD_BRUTE);
+    rdfframes::expect_same(one, two, "one frame over device 0 twice");
+    EXPECT_EQ(two.st.units_per_worker[0] + two.st.units_per_worker[1], two.st.n_units);
+    EXPECT_GT(two.st.n_units, 1);
+    std::printf("split: %lld units, %lld / %lld per listing\n", (long long)two.st.n_units,
+                (long long)two.st.units_per_worker[0], (long long)two.st.units_per_worker[1]);
+}
+
+// Units over two listings for small frames too (threshold 0): brute force and cell list, identical and
+// disjoint selections, exclusions, a triclinic box, three histogram ranges -- equal to the CPU.
+TEST_F(RdfGpu, ForcedSplitEqualsCpu) {
+    setenv("QMMM_RDF_MIN_SPLIT_PAIRS", "0", 1);
+    const double box[9] = {36, 0, 0, 9, 33, 0, -7, 6, 38};
+    Case c;
+    c.s1 = rdfref::gas(15000, box, 91);
+    c.rmin = 0.5, c.rmax = 14, c.nb = 25000;
+    expect_equal(c, "forced split, triclinic, 25000 bins");
+    c.nb = 300, c.rmax = 10;
+    c.self = false;
+    c.s2 = rdfref::gas(7000, box, 92);
+    for (int64_t i = 0; i < 15000; ++i) c.id1.push_back(i), c.mol1.push_back(i / 4);
+    for (int64_t i = 0; i < 7000; ++i) c.id2.push_back(10000 + i), c.mol2.push_back((10000 + i) / 4);
+    expect_equal(c, "forced split, overlapping ids and molecules");
+    unsetenv("QMMM_RDF_MIN_SPLIT_PAIRS");
+}
 
 }  // namespace

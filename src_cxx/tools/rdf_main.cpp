@@ -145,24 +145,49 @@ int run(int argc, char **argv) {
         return n < 0 ? int64_t{-1} : (n - first + stride - 1) / stride;
     }();
     const bool bar = !no_progress && isatty(2);
-    std::vector<double> x1(3 * s1.size()), x2(3 * s2.size());
+    // Frames go to the library in batches: several GPUs then count whole frames in parallel and the
+    // preparation of one frame overlaps the counting of the previous one (qmmm_rdf_add_frames). A batch
+    // holds at most ~256 MB of coordinates.
+    const size_t per_frame = 3 * (s1.size() + s2.size());
+    const bool gpu = opt.backend != QMMM_BACKEND_CPU;
+    const size_t batch = gpu ? std::max<size_t>(1, std::min<size_t>(4 * std::max<size_t>(1, devices.size()),
+                                                                     (size_t(32) << 20) / per_frame))
+                             : 1;
+    std::vector<double> x1(3 * s1.size() * batch), x2(3 * s2.size() * batch), boxes(9 * batch);
+    std::vector<int64_t> indices;
     double t_read = secs(t_start, Clock::now()), t_count = 0;
     int64_t used = 0;
     auto t_last_bar = Clock::now();
+    const auto count = [&] {  // the batch; on error frame by frame, so the message names the trajectory frame
+        const int64_t nb = static_cast<int64_t>(indices.size());
+        if (nb == 0) return;
+        const auto t0 = Clock::now();
+        int s = qmmm_rdf_add_frames(h, nb, x1.data(), x2.data(), boxes.data());
+        for (int64_t k = 0; s != QMMM_SUCCESS && k < nb; ++k) {
+            s = qmmm_rdf_add_frame(h, &x1[3 * s1.size() * k], &x2[3 * s2.size() * k], &boxes[9 * k]);
+            if (s != QMMM_SUCCESS)
+                throw IoError(s, "frame " + std::to_string(indices[k]) + ": " + qmmm_status_string(s) + ": " +
+                                     qmmm_error_message());
+            if (k + 1 == nb) s = QMMM_SUCCESS;
+        }
+        const auto t1 = Clock::now();
+        t_count += secs(t0, t1);
+        used += nb;
+        indices.clear();
+        if (bar && secs(t_last_bar, t1) > 0.2) progress(used, total_hint, secs(t_start, t1)), t_last_bar = t1;
+    };
     while (have) {
         const double *box = box_opt.empty() ? fr.box : box_fixed;
         if (box_opt.empty() && !fr.has_box)
             throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": frame " + std::to_string(index) + " has no periodic box; give --box");
-        for (size_t k = 0; k < s1.size(); ++k) std::copy(&fr.xyz[3 * s1[k]], &fr.xyz[3 * s1[k]] + 3, &x1[3 * k]);
-        for (size_t k = 0; k < s2.size(); ++k) std::copy(&fr.xyz[3 * s2[k]], &fr.xyz[3 * s2[k]] + 3, &x2[3 * k]);
-        const auto t0 = Clock::now();
-        const int s = qmmm_rdf_add_frame(h, x1.data(), x2.data(), box);
-        if (s != QMMM_SUCCESS)
-            throw IoError(s, "frame " + std::to_string(index) + ": " + qmmm_status_string(s) + ": " + qmmm_error_message());
-        const auto t1 = Clock::now();
-        t_count += secs(t0, t1);
-        ++used;
-        if (bar && secs(t_last_bar, t1) > 0.2) progress(used, total_hint, secs(t_start, t1)), t_last_bar = t1;
+        const size_t k = indices.size();
+        for (size_t a = 0; a < s1.size(); ++a)
+            std::copy(&fr.xyz[3 * s1[a]], &fr.xyz[3 * s1[a]] + 3, &x1[3 * (s1.size() * k + a)]);
+        for (size_t a = 0; a < s2.size(); ++a)
+            std::copy(&fr.xyz[3 * s2[a]], &fr.xyz[3 * s2[a]] + 3, &x2[3 * (s2.size() * k + a)]);
+        std::copy(box, box + 9, &boxes[9 * k]);
+        indices.push_back(index);
+        if (indices.size() == batch) count();
         // next frame to use
         have = false;
         const auto r0 = Clock::now();
@@ -174,6 +199,7 @@ int run(int argc, char **argv) {
         }
         t_read += secs(r0, Clock::now());
     }
+    count();
     const double t_total = secs(t_start, Clock::now());
     if (bar) progress(used, used, t_total), std::fprintf(stderr, "\n");
     qmmm_rdf_stats_last(h, &st);
