@@ -184,7 +184,8 @@ int main(int argc, char **argv) {
             if (r.config == "gpu0" && o.config == "cpu")
                 std::printf("  %-6s N=%-8lld gpu0 / cpu speed-up      %.2f\n", r.workload.c_str(), (long long)r.n, o.count_ms / r.count_ms);
             const double W = static_cast<double>(devices.size());
-            const bool multi = o.config.rfind("gpu", 0) == 0 && o.config.rfind("gpu0", 0) != 0;
+            const bool multi = o.config.rfind("gpu", 0) == 0 && o.config != "gpu0" && o.config != "gpu0 seed" &&
+                               o.config != "gpu0 batch";
             if (r.config == "gpu0" && multi && o.config.find("batch") == std::string::npos)
                 std::printf("  %-6s N=%-8lld %s efficiency (one frame)   %.1f %%\n", r.workload.c_str(), (long long)r.n,
                             o.config.c_str(), 100.0 * r.count_ms / (W * o.count_ms));

@@ -34,14 +34,17 @@ constexpr int kBlock = 256;
 constexpr int kPer = 2;                   // brute force: sel1 atoms per thread
 constexpr int kRowAtoms = kBlock * kPer;  // brute force: sel1 atoms per item (a row of the pair matrix)
 constexpr int kTile = 512;                // brute force: sel2 atoms staged in shared memory per step
-constexpr int kRun = 2048;                // brute force: sel2 atoms per item
+constexpr int kRun = 2048;                // brute force: sel2 atoms per item (kRunSmall below kSmallN atoms)
+constexpr int kRunSmall = 512;
+constexpr int64_t kSmallN = 250000;
 // Shared histogram budget per block (copies x bins x 4 bytes): with the brute-force tile (8 kB) and a few
 // bytes of static shared memory it stays under the 48 kB a block gets without opting in.
 constexpr int kHistBytes = 40 * 1024 - 64;
 constexpr int kMaxStencil = 125 * 3;
 constexpr int kSeedTile = 4000;           // seed: sel1 atoms per constant-memory tile (64 kB)
 constexpr uint32_t kFloat23 = 0x4B000000u;  // bit pattern of 2^23
-static_assert(kRun % kTile == 0 && kRowAtoms == kTile, "the diagonal of a row is its first tile");
+static_assert(kRun % kTile == 0 && kRunSmall % kTile == 0 && kRowAtoms == kTile,
+              "the diagonal of a row is its first tile");
 
 __constant__ int32_t c_stencil[kMaxStencil];
 __constant__ Atom c_seed_tile[kSeedTile];
@@ -125,7 +128,7 @@ __device__ __forceinline__ void pair_fast(const Fast &g, const Bins &t, const At
         dy = __fmaf_rn(fy, g.hyy, -g.kyy);
     }
     const float dz = __fmaf_rn(fz, g.hzz, -g.kzz);
-    const float r2 = __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+    const float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));  // rdf::dist2
     if (M == kTable) {
         if (r2 < g.rmax2) {
             const int c = max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0);
@@ -165,7 +168,7 @@ template <bool Tri, bool Id, bool Excl, int M>
 __global__ void __launch_bounds__(kBlock, 4)
     brute_items(Geom geom, const Atom *__restrict__ a1, int64_t n1, const Atom *__restrict__ a2, int64_t n2,
                 const int64_t *__restrict__ rows, int64_t n_rows, int64_t per_row, int64_t k0, int64_t k1,
-                int b0, int nb, int copies, int flush_every, TableArgs ta, unsigned long long *__restrict__ counter,
+                int run, int b0, int nb, int copies, int flush_every, TableArgs ta, unsigned long long *__restrict__ counter,
                 unsigned long long *__restrict__ hist) {
     extern __shared__ __align__(16) unsigned char smem[];
     Atom *tile = reinterpret_cast<Atom *>(smem);
@@ -195,12 +198,12 @@ __global__ void __launch_bounds__(kBlock, 4)
                     r = k / per_row, first = r * per_row;
                 }
             }
-            s_item[0] = k, s_item[1] = r, s_item[2] = (Id ? r * kRowAtoms : 0) + (k - first) * kRun;
+            s_item[0] = k, s_item[1] = r, s_item[2] = (Id ? r * kRowAtoms : 0) + (k - first) * run;
         }
         __syncthreads();
         const int64_t k = s_item[0], r = s_item[1], j0 = s_item[2];
         if (k >= k1) break;
-        const int64_t j1 = lmin(n2, j0 + kRun);
+        const int64_t j1 = lmin(n2, j0 + run);
         const int64_t i0 = r * kRowAtoms + threadIdx.x, i1 = i0 + kBlock;
         const bool v0 = i0 < n1, v1 = i1 < n1;
         const Atom a0 = biased(v0 ? a1[i0] : Atom{}), a1v = biased(v1 ? a1[i1] : Atom{});
@@ -307,12 +310,19 @@ void ensure(T *&p, size_t &cap, size_t n, const char *what) {
 
 int64_t brute_rows(const rdf::Frame &f) { return (int64_t(f.a1.size()) + kRowAtoms - 1) / kRowAtoms; }
 
+// sel2 atoms per item: shorter runs for small selections, so every block gets many items (a short tail).
+int brute_run(const rdf::Frame &f) {
+    const int64_t n2 = f.identical ? int64_t(f.a1.size()) : int64_t(f.a2.size());
+    return n2 < kSmallN ? kRunSmall : kRun;
+}
+
 // Identical selections: first item of each row (rows + 1 entries).
 void brute_row_starts(const rdf::Frame &f, std::vector<int64_t> &rows) {
     const int64_t n = static_cast<int64_t>(f.a1.size()), nr = brute_rows(f);
     rows.resize(nr + 1);
     rows[0] = 0;
-    for (int64_t r = 0; r < nr; ++r) rows[r + 1] = rows[r] + (n - r * kRowAtoms + kRun - 1) / kRun;
+    const int run = brute_run(f);
+    for (int64_t r = 0; r < nr; ++r) rows[r + 1] = rows[r] + (n - r * kRowAtoms + run - 1) / run;
 }
 
 // Launches one of the 24 variants of a kernel template (triclinic, identical, exclusions, bin mode).
@@ -370,7 +380,7 @@ int64_t rdf_dev_items(const rdf::Frame &f, int kernel) {
     const int64_t n2 = f.identical ? n1 : static_cast<int64_t>(f.a2.size());
     if (kernel == QMMM_RDF_KERNEL_SEED) return (n1 + kSeedTile - 1) / kSeedTile;
     if (f.method == QMMM_RDF_METHOD_CELLS) return (n1 + kBlock - 1) / kBlock;
-    if (!f.identical) return brute_rows(f) * ((n2 + kRun - 1) / kRun);
+    if (!f.identical) return brute_rows(f) * ((n2 + brute_run(f) - 1) / brute_run(f));
     std::vector<int64_t> rows;
     brute_row_starts(f, rows);
     return rows.back();
@@ -482,12 +492,13 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
         const int64_t blocks = std::min<int64_t>(k1 - k0, int64_t(std::max(per_sm, 1)) * d->n_sm);
         unsigned long long *ctr = d->counter + (slot & 1);
         check(cudaMemsetAsync(ctr, 0, sizeof *ctr, st), "cudaMemsetAsync (counter)");
-        const int64_t per_row = (n2 + kRun - 1) / kRun;
+        const int run = brute_run(f);
+        const int64_t per_row = (n2 + run - 1) / run;
         // An item adds at most 512 x 2048 = 2^20 pairs to a counter: flush before 4095 items.
         const int flush_every = 4095;
         const dim3 grid(static_cast<unsigned>(blocks));
-        RDF_DISPATCH(brute_items, grid, sm, st, f.g, d->a1, n1, s, n2, d->rows, brute_rows(f), per_row, k0, k1, b0,
-                     nb, copies, flush_every, ta, ctr, d->hist);
+        RDF_DISPATCH(brute_items, grid, sm, st, f.g, d->a1, n1, s, n2, d->rows, brute_rows(f), per_row, k0, k1, run,
+                     b0, nb, copies, flush_every, ta, ctr, d->hist);
         check(cudaGetLastError(), "brute-force kernel launch");
     } else {
         const int n_st = static_cast<int>(f.stencil.size() / 3);

@@ -7,9 +7,11 @@
 // float, and the cell matrix entries have at most 22 significant bits, so the GPU can form h * d without an
 // integer-to-float conversion (a quarter-rate instruction): the bit pattern 0x4B000000 | (d + 2^22) is the
 // float 1.5 * 2^23 + d, and fma(h, that, -1.5 * 2^23 * h) equals the correctly rounded h * d (the subtrahend
-// is exact). Everything after that is float with each operation correctly rounded in one fixed order (no
-// contraction into FMA: the CPU files are built with -ffp-contract=off, the GPU uses __f*_rn), so the CPU and
-// the GPU put every pair in the same bin and their integer histograms are equal.
+// is exact). Everything after that is float with each operation correctly rounded in one fixed order, FMAs
+// only where written (r^2 = fma(dz, dz, fma(dy, dy, dx * dx)); no other contraction: the CPU files are built
+// with -ffp-contract=off, the GPU uses __f*_rn; the CPU counter uses the FMA instruction where the processor
+// has one and the exactly rounded library fmaf otherwise), so the CPU and the GPU put every pair in the same
+// bin and their integer histograms are equal.
 #pragma once
 #include <cstdint>
 
@@ -45,12 +47,14 @@ RDF_HD float radd(float a, float b) { return __fadd_rn(a, b); }
 RDF_HD float rsub(float a, float b) { return __fsub_rn(a, b); }
 RDF_HD float rsqrt_exact(float a) { return __fsqrt_rn(a); }
 RDF_HD float i2f(int32_t a) { return __int2float_rn(a); }
+RDF_HD float rfma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 #else
 RDF_HD float rmul(float a, float b) { return a * b; }
 RDF_HD float radd(float a, float b) { return a + b; }
 RDF_HD float rsub(float a, float b) { return a - b; }
 RDF_HD float rsqrt_exact(float a) { return __builtin_sqrtf(a); }
 RDF_HD float i2f(int32_t a) { return static_cast<float>(a); }
+RDF_HD float rfma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }  // exact: fma insn or libm
 #endif
 
 // The centred wrapped difference a - b (mod 2^23) in [-2^22, 2^22), as a float (exact).
@@ -71,7 +75,7 @@ RDF_HD float dist2(const Geom &g, uint32_t ax, uint32_t ay, uint32_t az, uint32_
         dy = rmul(g.hyy, sy);
     }
     dz = rmul(g.hzz, sz);
-    return radd(radd(rmul(dx, dx), rmul(dy, dy)), rmul(dz, dz));
+    return rfma(dz, dz, rfma(dy, dy, rmul(dx, dx)));
 }
 
 // Bin of a squared distance, or -1 outside [r_min, r_max). The GPU's fast kernel computes the same integer

@@ -32,6 +32,8 @@
 namespace qmmm::rdf {
 namespace {
 
+constexpr int64_t kMinItemsPerUnit = 4 * 528;  // 4 items x (4 blocks x 132 SMs of an H100/H200)
+
 class Worker {
 public:
     explicit Worker(int device) : device_(device), th_([this] { loop(); }) {}
@@ -200,8 +202,11 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         min_split > 0 ? static_cast<size_t>(std::max(1.0, f.pairs_visited / min_split)) : ws.size();
     if (ws.size() > useful) ws.resize(useful);
     const int64_t W = static_cast<int64_t>(ws.size());
-    // One device: one unit per bin range. Several: ~8 units per device, so a faster one can take more.
-    const Plan p = plan(f, kernel, W == 1 ? 1 : 8 * W);
+    // One device: one unit per bin range. Several: up to 8 units per device, so a faster one can take more,
+    // but no unit smaller than ~4 items per block slot of a GPU (a unit's tail costs about one item).
+    const int64_t items = cuda::rdf_dev_items(f, kernel);
+    const int64_t wanted = std::clamp<int64_t>(items / kMinItemsPerUnit, W, 8 * W);
+    const Plan p = plan(f, kernel, W == 1 ? 1 : wanted);
     Job job;
     job.remaining = static_cast<int>(W);
     std::atomic<int64_t> next{0};

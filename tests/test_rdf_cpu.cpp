@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "qmmm_accel.h"
@@ -263,4 +264,16 @@ TEST(RdfCpuFrames, BadFrameAddsNothing) {
     int64_t total = 0;
     for (auto v : r.hist) total += v;
     EXPECT_EQ(total, 0);
+}
+
+// The CPU counter's two builds (FMA instruction, vectorised; library fmaf) give the same bits.
+TEST(RdfCpuFrames, FmaAndLibraryFmafAgree) {
+    const auto fs = rdfframes::frames(2, 1500, true, 90);
+    for (int method : {QMMM_RDF_METHOD_BRUTE, QMMM_RDF_METHOD_AUTO}) {
+        const auto a = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90, {}, method);
+        setenv("QMMM_RDF_CPU_NO_FMA", "1", 1);
+        const auto b = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90, {}, method);
+        unsetenv("QMMM_RDF_CPU_NO_FMA");
+        rdfframes::expect_same(a, b, "fma instruction vs library fmaf");
+    }
 }
