@@ -181,7 +181,7 @@ TEST_F(RdfGpu, BadFrameInBatchAddsNothing) {
     EXPECT_EQ(total, 0);
 }
 
-// The split rule: a small single frame stays on the first listing; one with >= 2 x 2e9 distances is cut into
+// The split rule: a small single frame stays on the first listing; one with >= 2 x 1e10 distances is cut into
 // units over both, with the same bits as one device.
 TEST_F(RdfGpu, SingleFrameSplitRule) {
     const auto small = rdfframes::frames(1, 20000, false, 80);
@@ -190,7 +190,7 @@ TEST_F(RdfGpu, SingleFrameSplitRule) {
     EXPECT_EQ(s.st.units_per_worker[1], 0) << "a 2e8-pair frame was split";
     const double L = 40;
     const double box[9] = {L, 0, 0, 0, L, 0, 0, 0, L};
-    const std::vector<rdfref::System> big = {rdfref::gas(92000, box, 81)};  // 4.2e9 pairs
+    const std::vector<rdfref::System> big = {rdfref::gas(205000, box, 81)};  // 2.1e10 pairs
     const auto one = rdfframes::run(big, false, QMMM_BACKEND_CUDA, {0}, 19.9, 400, {}, QMMM_RDF_METHOD_BRUTE);
     const auto two = rdfframes::run(big, false, QMMM_BACKEND_CUDA, {0, 0}, 19.9, 400, {}, QMMM_RDF_METHOD_BRUTE);
     rdfframes::expect_same(one, two, "one frame over device 0 twice");

@@ -30,9 +30,10 @@
  * Several GPUs (opt->devices): frames are the natural unit. qmmm_rdf_add_frames hands whole frames to the
  * devices (a faster one takes more; each device's host thread prepares its next frame while the GPU counts);
  * only the last frames, when fewer remain than devices, are split. A single frame (qmmm_rdf_add_frame) is
- * split into work units shared by the devices only if it has at least 2e9 distance evaluations per device
- * used (about 2 ms of one H100); a smaller frame runs on the first listed devices only (all but one device
- * would wait for the upload and the synchronisation longer than they count). The integer histograms are
+ * split into work units shared by the devices only if it has at least 1e10 distance evaluations per device
+ * used (about 10 ms of one H100); a smaller frame runs on the first listed devices only (the upload, the
+ * wake-up of the host threads and the tails of the units cost more than the second device gains: a 5e9-pair
+ * frame split over two H200s took as long as on one). The integer histograms are
  * summed, so every split gives the same bits as one device and the CPU.
  */
 #ifndef QMMM_ACCEL_RDF_H
