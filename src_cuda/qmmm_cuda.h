@@ -32,22 +32,7 @@ void dcs_device_set_atoms(DcsDevice *d, const DcsProblem &p);
 // returns the number of pieces.
 int64_t dcs_device_planes(DcsDevice *d, const DcsProblem &p, int64_t k0, int64_t nk, double *out);
 
-// ---- RDF histograms (src_cuda/rdf*.cu) ----
-// One RdfDevice per persistent host thread (src_cxx/rdf_gpu_pool.cpp): stream, the frame's atoms and a 64-bit
-// histogram on one device. Every call throws qmmm::Error (QMMM_ERR_NO_CUDA from src_cxx/rdf_cuda_stub.cpp).
-struct RdfDevice;
-struct RdfUnit {
-    int64_t i0, i1;  // sel1 atoms [i0, i1) (cell-sorted order for the cell list)
-    int32_t b0, nb;  // histogram bins [b0, b0 + nb)
-};
-RdfDevice *rdf_device_open(int device);  // binds the calling thread to `device` for good
-void rdf_device_close(RdfDevice *d) noexcept;
-int32_t rdf_max_bins_per_unit();
-// Uploads the frame and zeroes the device histogram.
-void rdf_device_set_frame(RdfDevice *d, const rdf::Frame &f);
-// Counts one unit into the device histogram (kernel: QMMM_RDF_KERNEL_*) and waits for it.
-void rdf_device_unit(RdfDevice *d, const rdf::Frame &f, const RdfUnit &u, int kernel);
-// Adds the device histogram to hist (n_bins).
-void rdf_device_add_hist(RdfDevice *d, const rdf::Frame &f, uint64_t *hist);
+// ---- RDF histograms (src_cuda/rdf_kernels.cu): declared in src_cxx/rdf_device.hpp, which the CUDA and the
+// stub sides share, so the per-GPU pool (rdf_gpu_pool.cpp) builds the same with and without CUDA.
 
 }  // namespace qmmm::cuda
