@@ -17,27 +17,15 @@ walkers=${WALKERS:-512}; sweeps=${SWEEPS:-10}; prec=${PRECISION:-double}
 cpu_ranks=${CPU_RANKS-"1 2 4 8 16"}; gpu_ranks=${GPU_RANKS-"1 2 4 8 16"}
 mpiexec=${MPIEXEC:-mpiexec}
 exe="$build/vmc_driver/qmmm_vmc"
+source "$(dirname "$0")/glycine_nml.sh"
 mkdir -p "$out"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 ncores=$(nproc)
 echo "machine: $(hostname), $ncores cores ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), $ngpu GPU(s)"
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c || true
 
-input() {   # backend -> namelist on stdout
-  cat <<NML
-&vmc
-  molden = 'data/glycine_trimer/frag1_embedded.molden'
-  cubes = 'data/glycine_trimer/fragments23_density.cube.gz'
-  density_threshold = 4.1e-4
-  jastrow = .true., b_ee = 3.0, b_en = 30.0
-  n_walkers = $walkers, n_equil = 5, n_blocks = 2, steps_per_block = $((sweeps / 2))
-  seed = 4, n_threads = 1
-  backend = '$1', precision = '$prec', field_calls = 'batched'
-/
-NML
-}
-input cpu > "$out/cpu.nml"
-input cuda > "$out/cuda.nml"
+glycine_nml "$walkers" 5 2 $((sweeps / 2)) cpu "$prec" > "$out/cpu.nml"
+glycine_nml "$walkers" 5 2 $((sweeps / 2)) cuda "$prec" > "$out/cuda.nml"
 
 runs=()
 run() {   # name backend ranks

@@ -13,6 +13,7 @@ walkers=${WALKERS:-256}; blocks=${BLOCKS:-20}; steps=${STEPS:-5}
 ncores=$(nproc); ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 cpu_ranks=${CPU_RANKS:-$(( ncores < 16 ? ncores : 16 ))}; gpu_ranks=${GPU_RANKS:-$(( ngpu > 0 ? ngpu : 1 ))}
 mpiexec=${MPIEXEC:-mpiexec}
+source "$(dirname "$0")/glycine_nml.sh"
 exe="$build/vmc_driver/qmmm_vmc"
 mkdir -p "$out"
 runs=${PRECISION_RUNS:-"cpu_double cuda_double cuda_single cuda_mixed"}
@@ -20,17 +21,7 @@ runs=${PRECISION_RUNS:-"cpu_double cuda_double cuda_single cuda_mixed"}
 for r in $runs; do
   be=${r%_*}; pr=${r#*_}
   n=$([ "$be" = cpu ] && echo "$cpu_ranks" || echo "$gpu_ranks")
-  cat > "$out/$r.nml" <<NML
-&vmc
-  molden = 'data/glycine_trimer/frag1_embedded.molden'
-  cubes = 'data/glycine_trimer/fragments23_density.cube.gz'
-  density_threshold = 4.1e-4
-  jastrow = .true., b_ee = 3.0, b_en = 30.0
-  n_walkers = $walkers, n_equil = 10, n_blocks = $blocks, steps_per_block = $steps
-  seed = 4, n_threads = 1
-  backend = '$be', precision = '$pr', field_calls = 'batched'
-/
-NML
+  glycine_nml "$walkers" 10 "$blocks" "$steps" "$be" "$pr" > "$out/$r.nml"
   t0=$(date +%s.%N)
   if OMP_NUM_THREADS=1 "$mpiexec" -n "$n" "$exe" "$out/$r.nml" "$out/$r.json" > "$out/$r.log" 2>&1; then
     t1=$(date +%s.%N)

@@ -8,22 +8,13 @@
 set -euo pipefail
 build=${1:?usage: vmc_bench.sh BUILD_DIR [OUT_DIR] [WALKERS] [SWEEPS]}
 out=${2:-vmc_bench_out}; walkers=${3:-128}; sweeps=${4:-20}
+source "$(dirname "$0")/glycine_nml.sh"
 exe="$build/vmc_driver/qmmm_vmc"
 mkdir -p "$out"
 runs=${VMC_BENCH_RUNS:-"cpu_double cuda_single cuda_double cuda_mixed"}
 for r in $runs; do
   be=${r%_*}; pr=${r#*_}
-  cat > "$out/$r.nml" <<NML
-&vmc
-  molden = 'data/glycine_trimer/frag1_embedded.molden'
-  cubes = 'data/glycine_trimer/fragments23_density.cube.gz'
-  density_threshold = 4.1e-4
-  jastrow = .true., b_ee = 3.0, b_en = 30.0
-  n_walkers = $walkers, n_equil = 10, n_blocks = 2, steps_per_block = $((sweeps / 2))
-  seed = 4, n_threads = 1
-  backend = '$be', precision = '$pr', field_calls = 'batched'
-/
-NML
+  glycine_nml "$walkers" 10 2 $((sweeps / 2)) "$be" "$pr" > "$out/$r.nml"
   "$exe" "$out/$r.nml" "$out/$r.json" > "$out/$r.log"
 done
 get() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/.*: //'; }

@@ -96,20 +96,26 @@ program qmmm_vmc
       st = qmmm_field_create_from_env(field, env, opt)
       call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // '''')
       ! Constant: QM nuclei in the environment; U_ES is the energy of one electron, a nucleus has -Z times it.
-      ! Computed once, so always in double precision on the CPU: with Z up to 8 a single or mixed field would
-      ! put 8x its error into every local energy (mixed: 5e-8 hartree on the water dimer, most of its gap).
+      ! Computed once, so always in double precision: with Z up to 8 a single or mixed field would put 8x
+      ! its error into every local energy (mixed: 5e-8 hartree on the water dimer, most of its gap). A double
+      ! field is used as it is; otherwise a CPU double field of the same environment, for this one call.
       allocate(unuc(bs%natom))
-      block
-        type(qmmm_options) :: o_dbl
-        type(qmmm_field) :: f_dbl
-        o_dbl%backend = QMMM_BACKEND_CPU
-        o_dbl%n_threads = inp%n_threads
-        st = qmmm_field_create_from_env(f_dbl, env, o_dbl)
-        call check(st, 'double-precision field for the QM nuclei')
-        st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
+      if (opt%precision == QMMM_PRECISION_DOUBLE) then
+        st = qmmm_field_eval(field, bs%xyz, unuc)
         call check(st, 'field at the QM nuclei')
-        st = qmmm_field_destroy(f_dbl)
-      end block
+      else
+        block
+          type(qmmm_options) :: o_dbl
+          type(qmmm_field) :: f_dbl
+          o_dbl%backend = QMMM_BACKEND_CPU
+          o_dbl%n_threads = inp%n_threads
+          st = qmmm_field_create_from_env(f_dbl, env, o_dbl)
+          call check(st, 'double-precision field for the QM nuclei')
+          st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
+          call check(st, 'field at the QM nuclei')
+          st = qmmm_field_destroy(f_dbl)
+        end block
+      end if
     end block
     st = qmmm_env_destroy(env)
     st = qmmm_field_backend(field, backend_used, prec_used, device_used)
