@@ -28,11 +28,6 @@
 #include "field_cuda.cuh"
 #include "qmmm_cuda.h"
 
-namespace qmmm {
-// Shared with the CPU backend (field_cpu.cpp), so that both cut MIXED chunks alike.
-std::vector<int64_t> field_morton_order(const FieldData &d);
-}  // namespace qmmm
-
 namespace qmmm::cuda {
 namespace {
 
@@ -246,42 +241,36 @@ private:
         const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
         if (nc == 0) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
-        const std::vector<int64_t> order = field_morton_order(d);
-        auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
         std::vector<double> origin(3 * static_cast<size_t>(nc), 0.0);
-        if (precision_ == QMMM_PRECISION_DOUBLE) {
-            // Padding far away but inside the float seed's range (see chunk_fast).
-            std::vector<Cell64> h(padded, Cell64{1e15, 1e15, 1e15, 0.0});
-            for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
-            upload(h);
-        } else {
-            // MIXED pads at 1e15 (d2 stays finite in float: its Newton step needs that) and stores q/2 (the
-            // Newton step is folded into the term, see mixed_term in field_kernels.cu; halving is exact).
-            const bool mixed = precision_ == QMMM_PRECISION_MIXED;
-            const float far = mixed ? 1e15f : 1e30f, qscale = mixed ? 0.5f : 1.0f;
-            std::vector<float4> h(padded, float4{far, far, far, 0.0f});
-            for (int64_t c = 0; c < nc; ++c) {
-                const int64_t b = c * kChunk, e = std::min(d.n_cells, b + kChunk);
-                double *o = &origin[3 * c];
-                if (precision_ == QMMM_PRECISION_MIXED) {
-                    // Centre of the chunk's bounding box, as the CPU backend.
-                    for (int k = 0; k < 3; ++k) {
-                        double lo = X(b, k), hi = lo;
-                        for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
-                        o[k] = 0.5 * (lo + hi);
-                    }
-                }
-                for (int64_t m = b; m < e; ++m)
-                    h[m] = float4{static_cast<float>(X(m, 0) - o[0]), static_cast<float>(X(m, 1) - o[1]),
-                                  static_cast<float>(X(m, 2) - o[2]), qscale * static_cast<float>(d.cell_q[order[m]])};
+        if (precision_ == QMMM_PRECISION_MIXED) {
+            // The CPU backend's layout (field_mixed_cells: the same float data, so the same answer), padding
+            // at 1e15 (d2 stays finite in float: the Newton step of mixed_term needs that).
+            MixedCells m = field_mixed_cells(d, kChunk, 1e15f);
+            origin = std::move(m.origin);
+            std::vector<MixedCell> h(padded);
+            std::vector<Cell64> h64(padded);
+            for (size_t i = 0; i < padded; ++i) {
+                h[i] = MixedCell{float4{m.x[i], m.y[i], m.z[i], m.q[i]}, float4{m.xl[i], m.yl[i], m.zl[i], 0.0f}};
+                h64[i] = Cell64{m.xd[i], m.yd[i], m.zd[i], m.qd[i]};
             }
             upload(h);
-            if (mixed) {  // the near field's double copy (chunk_near_mixed)
-                std::vector<Cell64> h64(padded, Cell64{1e15, 1e15, 1e15, 0.0});
-                for (int64_t m = 0; m < d.n_cells; ++m) h64[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
-                cells64_.ensure(4 * padded, "cells (double copy)");
-                check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
-                dc_.cells64 = reinterpret_cast<const Cell64 *>(cells64_.p);
+            cells64_.ensure(4 * padded, "cells (double copy)");
+            check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
+            dc_.cells64 = reinterpret_cast<const Cell64 *>(cells64_.p);
+        } else {
+            const std::vector<int64_t> order = field_morton_order(d, kChunk);
+            auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
+            if (precision_ == QMMM_PRECISION_DOUBLE) {
+                // Padding far away but inside the float seed's range (see chunk_fast).
+                std::vector<Cell64> h(padded, Cell64{1e15, 1e15, 1e15, 0.0});
+                for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
+                upload(h);
+            } else {
+                std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
+                for (int64_t m = 0; m < d.n_cells; ++m)
+                    h[m] = float4{static_cast<float>(X(m, 0)), static_cast<float>(X(m, 1)), static_cast<float>(X(m, 2)),
+                                  static_cast<float>(d.cell_q[order[m]])};
+                upload(h);
             }
         }
         origin_.ensure(origin.size(), "chunk origins");

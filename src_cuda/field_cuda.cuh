@@ -23,9 +23,13 @@ constexpr int kMaxSegments = 512;
 // Points per throughput launch (bounds the partials buffer: segments x batch doubles).
 constexpr int64_t kMaxBatch = 16384;
 
-// (x, y, z, q): float4 for SINGLE (absolute) and MIXED (offsets from the chunk origin), Cell64 for DOUBLE.
+// (x, y, z, q): float4 for SINGLE (absolute), Cell64 for DOUBLE, MixedCell for MIXED (h: offset from the
+// chunk origin on the kMixedGrid grid and the charge; l: the offset's low parts; see MixedCells).
 struct alignas(32) Cell64 {
     double x, y, z, w;
+};
+struct alignas(32) MixedCell {
+    float4 h, l;
 };
 
 // MIXED: a point nearer than this to a cell (bohr) gets that cell's chunk quarter summed with the cells

@@ -5,13 +5,18 @@
 // terms from offsets to the chunk's double origin, double accumulation (the throughput path adds runs of
 // kRun float terms, then the run into a double); DOUBLE throughout.
 //
-// MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8): the two systematic float errors are removed.
-// (1) MUFU.RSQ (rsqrt.approx) has a relative error up to ~2^-22.9 that is not zero on average, so it does
-// not cancel over millions of cells (it left ~2e-8): one Newton step, folded into the term (mixed_term,
-// charges stored halved; 4 FP32 operations more per pair), makes 1/r good to ~1 ulp and unbiased. (2) Rounding the point's offset to float shifts the point for a whole chunk;
-// the offset is carried as hi + lo floats (3 FP32 adds per pair). (3) Cells within kNearRadius2 of the
-// point are summed in double (chunk_near_mixed): float coordinates and charges are good to 2^-24 of a
-// term, and a near term can be most of the sum.
+// MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8, and errors that average out over points: a VMC
+// energy adds 10^6 values). Systematic float errors removed: (1) MUFU.RSQ (rsqrt.approx) has a relative
+// error up to ~2^-22.9 that is not zero on average: one Newton step, q/r = q y0 + (q y0 e)/2 with
+// e = 1 - d2 y0^2 (mixed_term). The correction q y0 e is ~1 ulp of the term, so it is summed in its own
+// float (corr) over the chunk: added to the run of terms, most of it was rounded away and the MUFU bias
+// stayed (-6.7e-9 hartree per point on the water dimer, test MixedErrorsAverageOutOnWaterDimer).
+// (2) Offsets of the point and of the cells from the chunk origin are hi + lo float pairs with hi on a
+// 2^-16 bohr grid (field_mixed_cells, shared with the CPU): hi - hi is exact, so neither is rounded the
+// same way for many points (a plain float difference snaps the cell to the grid of ulp(|point offset|):
+// +2.2e-9 hartree per point on the water dimer). (3) Float charges are error-diffused within a chunk.
+// (4) Cells within kNearRadius2 of the point are summed in double (chunk_near_mixed): a near term can be
+// most of the sum.
 // No floating-point atomics: the only atomic is the integer "blocks done" counter of the latency path.
 #include <cub/block/block_reduce.cuh>
 
@@ -37,7 +42,7 @@ struct Traits<QMMM_PRECISION_SINGLE> {
 };
 template <>
 struct Traits<QMMM_PRECISION_MIXED> {
-    using Cell = float4;
+    using Cell = MixedCell;
     using F = float;
     using Acc = double;
 };
@@ -62,9 +67,11 @@ template <int PREC>
 __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
                                             typename Traits<PREC>::F *q) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
+        // field_mixed_split (field_backend.hpp): hi on the kMixedGrid grid, so hi - cell hi is exact.
         for (int k = 0; k < 3; ++k) {
             const double off = p[k] - c.origin[3 * ch + k];
-            q[k] = static_cast<float>(off), q[k + 3] = static_cast<float>(off - q[k]);
+            q[k] = static_cast<float>(fabs(off) < 256.0 ? rint(off * 65536.0) * (1.0 / 65536) : off);
+            q[k + 3] = static_cast<float>(off - static_cast<double>(q[k]));
         }
     } else {
         for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
@@ -85,19 +92,24 @@ struct PointWords {
 // Squared distance from the point q to a cell.
 template <int PREC, class Cell, class F>
 __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
-    F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
-    if constexpr (PREC == QMMM_PRECISION_MIXED) dx += q[3], dy += q[4], dz += q[5];
-    return dx * dx + dy * dy + dz * dz;
+    if constexpr (PREC == QMMM_PRECISION_MIXED) {
+        // hi - hi exact (both on the grid), then the low parts: no fixed error per cell
+        const F dx = (q[0] - cell.h.x) + (q[3] - cell.l.x), dy = (q[1] - cell.h.y) + (q[4] - cell.l.y),
+                dz = (q[2] - cell.h.z) + (q[5] - cell.l.z);
+        return dx * dx + dy * dy + dz * dz;
+    } else {
+        const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
+        return dx * dx + dy * dy + dz * dz;
+    }
 }
 
-// MIXED pair term added to run: w = q/2, y0 = MUFU 1/sqrt(d2), e = 1 - d2 y0^2 (kept apart: rounding
-// 2 + e to float would quantise the correction to the MUFU error's own size and leave a bias);
-// q / r = q y0 (1 + e/2) = 2 w y0 + (w y0) e, added in two roundings of the run, which are unbiased.
-__device__ __forceinline__ float mixed_term(float w, float d2, float run) {
+// MIXED pair term: y0 = MUFU 1/sqrt(d2), e = 1 - d2 y0^2; q / r = q y0 (1 + e/2): q y0 goes into the run,
+// q y0 e into corr (the caller adds corr / 2 once per chunk).
+__device__ __forceinline__ void mixed_term(float q, float d2, float &run, float &corr) {
     const float y0 = rs(d2);
     const float e = fmaf(-(d2 * y0), y0, 1.0f);
-    const float t = w * y0;
-    return fmaf(t, 2.0f, fmaf(t, e, run));
+    run = fmaf(q, y0, run);
+    corr = fmaf(q * y0, e, corr);
 }
 
 // MIXED: the term of a cell near the point, in double (singular rule as the CPU double path).
@@ -107,13 +119,12 @@ __device__ __forceinline__ double near_term(const Cell64 &c, const double *p, do
     return c.w * (d2 < kEps2 ? self : 1.0 / sqrt(d2));
 }
 
-// MIXED: one cell's term: near cells in double (into *near), others in float (into run). d2 beyond float
+// MIXED: one cell's term: near cells in double (into near), others in float (run, corr). d2 beyond float
 // range (where the Newton step would give inf * 0) adds nothing: the term is 0 to float precision.
-__device__ __forceinline__ float mixed_careful(const float4 &cell, float d2, const Cell64 *c64, const double *p,
-                                               double self, float run, double *near) {
-    if (d2 < kNearRadius2) *near += near_term(*c64, p, self);  // the double copy is read only here
-    else if (d2 <= 3.0e38f) run = mixed_term(cell.w, d2, run);
-    return run;
+__device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, const Cell64 *c64, const double *p,
+                                              double self, float &run, float &corr, double &near) {
+    if (d2 < kNearRadius2) near += near_term(*c64, p, self);  // the double copy is read only here
+    else if (d2 <= 3.0e38f) mixed_term(cell.h.w, d2, run, corr);
 }
 
 // ---------------------------------------------------------------- latency path
@@ -134,6 +145,7 @@ __global__ void __launch_bounds__(kLatencyThreads)
         F q[kPointWords<PREC>];
         local_point<PREC>(c, ch, &pts.xyz[3 * p], q);
         Acc a = 0;
+        float corr = 0;  // MIXED
         // Consecutive threads on consecutive cells: every load is coalesced (seed Eq. 8).
 #pragma unroll
         for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
@@ -141,13 +153,15 @@ __global__ void __launch_bounds__(kLatencyThreads)
             const F d2 = dist2<PREC>(q, cell);
             if constexpr (PREC == QMMM_PRECISION_MIXED) {
                 double near = 0;
-                const float t = mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &pts.xyz[3 * p], c.self, 0.0f, &near);
+                float t = 0;
+                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &pts.xyz[3 * p], c.self, t, corr, near);
                 a += static_cast<double>(t) + near;
             } else {
                 const F inv = d2 < eps2 ? self : rs(d2);
                 a += static_cast<Acc>(cell.w * inv);
             }
         }
+        if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
         const Acc b = Reduce(tmp).Sum(a);
         if (threadIdx.x == 0) part[p * nc + ch] = static_cast<double>(b);
         __syncthreads();
@@ -217,9 +231,9 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
 #pragma unroll
         for (int k = 0; k < P; ++k) suspect[k] = ymax[k] >= 5e9f || ymin[k] < 1e-18f;
     } else {
-        F dmin[P];
+        F dmin[P], corr[P];
 #pragma unroll
-        for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30);
+        for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30), corr[k] = 0;
 #pragma unroll 2
         for (int j = 0; j < kSubCells; j += kRun) {
             F run[P];
@@ -232,7 +246,7 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
                 for (int k = 0; k < P; ++k) {
                     const F d2 = dist2<PREC>(q[k], cell);
                     dmin[k] = fminf(dmin[k], d2);
-                    if constexpr (PREC == QMMM_PRECISION_MIXED) run[k] = mixed_term(cell.w, d2, run[k]);
+                    if constexpr (PREC == QMMM_PRECISION_MIXED) mixed_term(cell.h.w, d2, run[k], corr[k]);
                     else run[k] += cell.w * rs(d2);
                 }
             }
@@ -242,7 +256,10 @@ __device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s,
         // MIXED: a point near a cell, or a NaN partial (a d2 beyond float range), takes chunk_near_mixed.
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            if constexpr (PREC == QMMM_PRECISION_MIXED) suspect[k] = dmin[k] < kNearRadius2 || isnan(part[k]);
+            if constexpr (PREC == QMMM_PRECISION_MIXED) {
+                part[k] += 0.5 * static_cast<double>(corr[k]);
+                suspect[k] = dmin[k] < kNearRadius2 || isnan(part[k]);
+            }
             else suspect[k] = dmin[k] < static_cast<F>(kEps2);
         }
     }
@@ -271,18 +288,20 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
 
 // MIXED: a quarter's partial again, with the cells near the point in double (g: the quarter in cells64;
 // p: the point, absolute). Same runs as chunk_fast; near terms go into their own double sum.
-__device__ __noinline__ double chunk_near_mixed(const float4 *s, const PointWords<QMMM_PRECISION_MIXED> pw,
+__device__ __noinline__ double chunk_near_mixed(const MixedCell *s, const PointWords<QMMM_PRECISION_MIXED> pw,
                                                 const Cell64 *g, const double px, const double py, const double pz,
                                                 double self) {
     const float *q = pw.v;
     const double p[3] = {px, py, pz};
     double part = 0, near = 0;
+    float corr = 0;
     for (int j = 0; j < kSubCells; j += kRun) {
         float run = 0;
-        for (int r = 0; r < kRun; ++r) run = mixed_careful(s[j + r], dist2<QMMM_PRECISION_MIXED>(q, s[j + r]), g + j + r, p, self, run, &near);
+        for (int r = 0; r < kRun; ++r)
+            mixed_careful(s[j + r], dist2<QMMM_PRECISION_MIXED>(q, s[j + r]), g + j + r, p, self, run, corr, near);
         part += static_cast<double>(run);
     }
-    return part + near;
+    return (part + 0.5 * static_cast<double>(corr)) + near;
 }
 
 // Block (x, y) = kSub groups of G threads; group g sums cells [g * kSubCells, (g + 1) * kSubCells) of every

@@ -41,6 +41,34 @@ public:
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends.
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u);
 
+// MIXED precision's cell layout, one for the CPU and the CUDA backend (the same float data, so the same
+// answer): cells in Morton order (field_morton_order), cut into chunks of `chunk` cells padded with zero
+// charges at `far`; per chunk a double origin (centre of its bounding box); per cell its offset from it as
+// a float pair hi + lo and a float charge; plus the double copy (absolute) for cells near a point.
+// Errors that would not average out over the 10^6 points of a VMC run are removed at the source:
+// - hi is a multiple of kMixedGrid (lo the rest, |lo| <= kMixedGrid / 2), and so is the point's hi offset
+//   (field_mixed_split), so hi_point - hi_cell is exact up to 256 bohr: a plain float difference rounds
+//   the cell to the grid of ulp(|point offset|), the same for every point in a binade, a fixed position
+//   error (+2.2e-9 hartree per point on the water dimer);
+// - charges are rounded with the residual carried to the next cell of the chunk (error diffusion), so
+//   each chunk's charge is exact to half a float ulp (plain rounding: -2.9e-9 hartree per point there).
+constexpr double kMixedGrid = 1.0 / 65536;
+struct MixedCells {
+    int64_t n_chunks = 0;
+    std::vector<double> origin;                 // 3 per chunk
+    std::vector<float> x, y, z, q, xl, yl, zl;  // per padded cell: offset hi, charge, offset lo
+    std::vector<double> xd, yd, zd, qd;         // per padded cell: absolute position, charge
+};
+// An offset v (bohr) as hi + lo floats, hi on the kMixedGrid grid where |v| < 256 (else plain hi/lo).
+inline void field_mixed_split(double v, float &hi, float &lo) {
+    hi = static_cast<float>(v < 256.0 && v > -256.0 ? __builtin_rint(v * 65536.0) * kMixedGrid : v);
+    lo = static_cast<float>(v - static_cast<double>(hi));
+}
+MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far);
+
+// Cells sorted by the Z-curve index of their position (deterministic).
+std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk);
+
 // Throws qmmm::Error on failure.
 std::unique_ptr<FieldBackend> make_field_cpu(const FieldData &d, const qmmm_options &opt);
 

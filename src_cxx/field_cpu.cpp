@@ -6,13 +6,14 @@
 // a point's value is the chunk partials added in chunk order. Threads only decide who computes which
 // (point, chunk) pair, so the value is bitwise the same for any thread count or batch.
 //
-// MIXED (max |u - u_double| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= 1e-8, measured ~5e-9):
-// the same scheme as the CUDA backend, so both give the same answer to that bound. Cells in Morton order
-// (field_morton_order), chunk origin = centre of the chunk's bounding box, cell offsets and charges in
-// float; the point's offset from the origin is carried as a float pair hi + lo (a single float would shift
-// the point by up to 2^-24 |r - origin| for the whole chunk: a systematic error of ~3e-8 that does not
-// average out); 1/r correctly rounded in float (1/sqrtf; the GPU refines its approximate rsqrt with a
-// Newton step to the same unbiased level); runs of kRun float terms per lane added into doubles.
+// MIXED (max |u - u_double| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= 1e-8, measured ~5e-9, and
+// errors that average out over many points): the same scheme and the same float data as the CUDA backend
+// (MixedCells, field_mixed_cells.cpp: Morton order, chunk origin = centre of the chunk's bounding box, cell
+// offsets and error-diffused charges in float), so both give the same answer to that bound. The point's
+// offset from the origin is carried as a float pair hi + lo (a single float would shift the point by up
+// to 2^-24 |r - origin| for the whole chunk: a systematic error of ~3e-8 that does not average out); 1/r
+// correctly rounded in float (1/sqrtf; the GPU refines its approximate rsqrt with a Newton step to the
+// same unbiased level); runs of kRun float terms per lane added into doubles.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,10 +25,6 @@
 #include "field_backend.hpp"
 
 namespace qmmm {
-
-// Cells sorted by the Z-curve index of their position on a 2^21 grid over the bounding box (ties by index):
-// deterministic, O(M log M). MIXED chunks on the CPU and on the GPU (field_cuda.cu) both use this order.
-std::vector<int64_t> field_morton_order(const FieldData &d);
 
 namespace {
 
@@ -97,7 +94,8 @@ QMMM_CLONES float chunk_single(const float *__restrict x, const float *__restric
 // Float pair terms from offsets to the chunk's double origin (point offset = h + l); double accumulation.
 // *dmin: the smallest d2 seen (the caller redoes the chunk with chunk_mixed_near when a cell is near).
 QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restrict y,
-                               const float *__restrict z, const float *__restrict q, float hx, float hy,
+                               const float *__restrict z, const float *__restrict q, const float *__restrict xl,
+                               const float *__restrict yl, const float *__restrict zl, float hx, float hy,
                                float hz, float lx, float ly, float lz, float self, float *dmin) {
     double acc[kLanes] = {};
     float dm[kLanes];
@@ -108,7 +106,8 @@ QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restric
         for (int r = 0; r < kRun; ++r) {
             const int64_t b = i + r * kLanes;
             for (int l = 0; l < kLanes; ++l) {
-                const float dx = (hx - x[b + l]) + lx, dy = (hy - y[b + l]) + ly, dz = (hz - z[b + l]) + lz;
+                const float dx = (hx - x[b + l]) + (lx - xl[b + l]), dy = (hy - y[b + l]) + (ly - yl[b + l]),
+                            dz = (hz - z[b + l]) + (lz - zl[b + l]);
                 const float d2 = dx * dx + dy * dy + dz * dz;
                 dm[l] = d2 < dm[l] ? d2 : dm[l];
                 const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
@@ -128,9 +127,9 @@ QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restric
 // MIXED, a point within kNearRadius of a cell of the chunk: the chunk again, those cells' terms in double
 // from the double copy (xd.. qd, absolute; p the point) with the singular rule; the others as chunk_mixed.
 // Rare (a few chunks per point), so plain scalar code.
-double chunk_mixed_near(const float *x, const float *y, const float *z, const float *q, const double *xd,
-                        const double *yd, const double *zd, const double *qd, const float *h, const float *lo,
-                        const double *p, double self) {
+double chunk_mixed_near(const float *x, const float *y, const float *z, const float *q, const float *xl,
+                        const float *yl, const float *zl, const double *xd, const double *yd, const double *zd,
+                        const double *qd, const float *h, const float *lo, const double *p, double self) {
     double acc[kLanes] = {}, near = 0;
     for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
         float run[kLanes] = {};
@@ -138,7 +137,8 @@ double chunk_mixed_near(const float *x, const float *y, const float *z, const fl
             const int64_t b = i + r * kLanes;
             for (int l = 0; l < kLanes; ++l) {
                 const int64_t m = b + l;
-                const float dx = (h[0] - x[m]) + lo[0], dy = (h[1] - y[m]) + lo[1], dz = (h[2] - z[m]) + lo[2];
+                const float dx = (h[0] - x[m]) + (lo[0] - xl[m]), dy = (h[1] - y[m]) + (lo[1] - yl[m]),
+                            dz = (h[2] - z[m]) + (lo[2] - zl[m]);
                 const float d2 = dx * dx + dy * dy + dz * dz;
                 if (d2 < kNearRadius2) {
                     const double ex = p[0] - xd[m], ey = p[1] - yd[m], ez = p[2] - zd[m];
@@ -168,44 +168,18 @@ public:
                 xd_[m] = d.cell_xyz[3 * m], yd_[m] = d.cell_xyz[3 * m + 1], zd_[m] = d.cell_xyz[3 * m + 2];
                 qd_[m] = d.cell_q[m];
             }
-        } else {
+        } else if (precision_ == QMMM_PRECISION_MIXED) {
+            MixedCells c = field_mixed_cells(d, kChunk, kFarMixed);
+            origin_ = std::move(c.origin);
+            xf_ = std::move(c.x), yf_ = std::move(c.y), zf_ = std::move(c.z), qf_ = std::move(c.q);
+            xl_ = std::move(c.xl), yl_ = std::move(c.yl), zl_ = std::move(c.zl);
+            xd_ = std::move(c.xd), yd_ = std::move(c.yd), zd_ = std::move(c.zd), qd_ = std::move(c.qd);
+        } else {  // SINGLE: absolute float coordinates in the caller's order
             xf_.assign(padded, kFarF), yf_.assign(padded, kFarF), zf_.assign(padded, kFarF);
             qf_.assign(padded, 0.0f);
-            origin_.assign(3 * static_cast<size_t>(n_chunks_), 0.0);
-            const bool mixed = precision_ == QMMM_PRECISION_MIXED;
-            if (mixed) {
-                std::fill(xf_.begin(), xf_.end(), kFarMixed), std::fill(yf_.begin(), yf_.end(), kFarMixed);
-                std::fill(zf_.begin(), zf_.end(), kFarMixed);
-                // The near field's double copy, in the same (Morton) order.
-                xd_.assign(padded, 1e15), yd_.assign(padded, 1e15), zd_.assign(padded, 1e15), qd_.assign(padded, 0.0);
-            }
-            // MIXED: compact chunks (small offsets); SINGLE keeps the caller's order.
-            std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
-            if (mixed) order = field_morton_order(d);
-            else std::iota(order.begin(), order.end(), int64_t{0});
-            auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
-            for (int64_t c = 0; c < n_chunks_; ++c) {
-                const int64_t b = c * kChunk, e = std::min(d.n_cells, b + kChunk);
-                double o[3] = {0, 0, 0};
-                if (precision_ == QMMM_PRECISION_MIXED) {
-                    // Centre of the chunk's bounding box: offsets stay as small as the chunk.
-                    for (int k = 0; k < 3; ++k) {
-                        double lo = X(b, k), hi = lo;
-                        for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
-                        o[k] = 0.5 * (lo + hi);
-                    }
-                }
-                for (int k = 0; k < 3; ++k) origin_[3 * c + k] = o[k];
-                if (mixed) {
-                    for (int64_t m = b; m < e; ++m)
-                        xd_[m] = X(m, 0), yd_[m] = X(m, 1), zd_[m] = X(m, 2), qd_[m] = d.cell_q[order[m]];
-                }
-                for (int64_t m = b; m < e; ++m) {
-                    xf_[m] = static_cast<float>(X(m, 0) - o[0]);
-                    yf_[m] = static_cast<float>(X(m, 1) - o[1]);
-                    zf_[m] = static_cast<float>(X(m, 2) - o[2]);
-                    qf_[m] = static_cast<float>(d.cell_q[order[m]]);
-                }
+            for (int64_t m = 0; m < d.n_cells; ++m) {
+                xf_[m] = static_cast<float>(d.cell_xyz[3 * m]), yf_[m] = static_cast<float>(d.cell_xyz[3 * m + 1]);
+                zf_[m] = static_cast<float>(d.cell_xyz[3 * m + 2]), qf_[m] = static_cast<float>(d.cell_q[m]);
             }
         }
         // The cells now live in the layouts above.
@@ -253,15 +227,12 @@ private:
             default: {
                 const double *o = &origin_[3 * static_cast<size_t>(c)];
                 float h[3], l[3];
-                for (int k = 0; k < 3; ++k) {
-                    const double off = p[k] - o[k];
-                    h[k] = static_cast<float>(off), l[k] = static_cast<float>(off - h[k]);
-                }
+                for (int k = 0; k < 3; ++k) field_mixed_split(p[k] - o[k], h[k], l[k]);
                 float dmin = 0;
-                const double part = chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], h[0], h[1], h[2], l[0], l[1],
+                const double part = chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], h[0], h[1], h[2], l[0], l[1],
                                                 l[2], static_cast<float>(self), &dmin);
                 if (!(dmin >= kNearRadius2))  // near a cell (or NaN: a point beyond float range)
-                    return chunk_mixed_near(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b], h, l,
+                    return chunk_mixed_near(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b], h, l,
                                             p, self);
                 return part;
             }
@@ -292,41 +263,11 @@ private:
     int precision_, threads_;
     int64_t n_chunks_ = 0;
     std::vector<double> xd_, yd_, zd_, qd_;
-    std::vector<float> xf_, yf_, zf_, qf_;
+    std::vector<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
     std::vector<double> origin_;
 };
 
 }  // namespace
-
-std::vector<int64_t> field_morton_order(const FieldData &d) {
-    std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    if (d.n_cells <= kChunk) return order;
-    double lo[3], hi[3];
-    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
-    for (int64_t m = 0; m < d.n_cells; ++m)
-        for (int k = 0; k < 3; ++k)
-            lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
-    auto spread = [](uint64_t v) {  // 21 bits -> every third bit
-        v &= 0x1fffff;
-        v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
-        v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-        return (v | v << 2) & 0x1249249249249249ULL;
-    };
-    std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
-    for (int64_t m = 0; m < d.n_cells; ++m) {
-        uint64_t code = 0;
-        for (int k = 0; k < 3; ++k) {
-            const double span = hi[k] - lo[k];
-            const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
-            code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
-        }
-        key[m] = code;
-    }
-    std::sort(order.begin(), order.end(),
-              [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
-    return order;
-}
 
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u) {
     for (int64_t p = 0; p < n; ++p) {

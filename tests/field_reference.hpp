@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "qmmm_accel.h"
 
 namespace qmmm_test {
 
@@ -67,6 +70,45 @@ inline std::vector<double> random_points(int64_t n, uint64_t seed, double box = 
     std::vector<double> p(3 * n);
     for (auto &x : p) x = pos(rng);
     return p;
+}
+
+// data/water_dimer: water 2's density as psi4 wrote it (fine cube, cells >= 1e-3 e/bohr^3) and its nuclei;
+// *cell_volume gets the cube's dV. Empty on a read error (the caller asserts on n_cells()).
+inline System water2_environment(const std::string &source_dir, double *cell_volume) {
+    System s;
+    qmmm_env env = nullptr;
+    const std::string file = source_dir + "/data/water_dimer/water2_density_fine.cube.gz";
+    if (qmmm_cube_read(&env, file.c_str(), 1e-3) != QMMM_SUCCESS) return s;
+    int64_t nc = 0, nn = 0;
+    qmmm_env_sizes(env, &nc, &nn, cell_volume);
+    s.cell_xyz.resize(3 * nc), s.cell_q.resize(nc), s.nuc_xyz.resize(3 * nn), s.nuc_z.resize(nn);
+    qmmm_env_copy(env, s.cell_xyz.data(), s.cell_q.data(), s.nuc_xyz.data(), s.nuc_z.data());
+    qmmm_env_destroy(env);
+    return s;
+}
+
+// Points spread like water 1's electrons (reference.json qm_atoms): normal, sigma 1.2 bohr, about O with
+// weight 8 and each H with weight 1.
+inline std::vector<double> water1_electron_points(int64_t n, uint64_t seed) {
+    const double atoms[3][3] = {{-2.9309784486679695, -0.21641143588743048, 0.0},
+                                {-3.655219765701933, 1.4409218398399704, 0.0},
+                                {-1.133225293736174, 0.0769345300196391, 0.0}};
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> g(0.0, 1.2);
+    std::uniform_int_distribution<int> pick(0, 9);
+    std::vector<double> pts(3 * n);
+    for (int64_t p = 0; p < n; ++p) {
+        const int a = pick(rng) < 8 ? 0 : 1 + (pick(rng) & 1);
+        for (int k = 0; k < 3; ++k) pts[3 * p + k] = atoms[a][k] + g(rng);
+    }
+    return pts;
+}
+
+// Mean of u - ref over the points (long double sum).
+inline double mean_error(const std::vector<double> &u, const std::vector<double> &ref) {
+    long double s = 0;
+    for (size_t p = 0; p < u.size(); ++p) s += (long double)u[p] - ref[p];
+    return static_cast<double>(s / static_cast<long double>(u.size()));
 }
 
 }  // namespace qmmm_test

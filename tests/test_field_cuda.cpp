@@ -314,3 +314,34 @@ TEST(FieldCuda, BadDeviceAndBadInput) {
     p[4] = 0.5;
     EXPECT_EQ(qmmm_field_eval(g.f, 2, p, u), QMMM_SUCCESS) << qmmm_error_message();
 }
+
+// MIXED errors must average out: a VMC energy adds U_ES at ~10^6 electron positions, so a bias far below
+// the per-value bound still shows (issue 5: mixed within 1e-8 hartree of double for a whole energy of ten
+// electrons). Water 1's electrons in water 2's density, in VMC's batches of 256 and one point at a time.
+// The MUFU bias, half corrected, left -6.7e-9 hartree per point here.
+TEST(FieldCuda, MixedErrorsAverageOutOnWaterDimer) {
+    REQUIRE_GPU();
+    double dv = 0;
+    const System s = qmmm_test::water2_environment(QMMM_SOURCE_DIR, &dv);
+    ASSERT_GT(s.n_cells(), 0) << qmmm_error_message();
+    const int n = 32768;
+    const auto pts = qmmm_test::water1_electron_points(n, 11);
+    const auto ref = Field(s, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE, dv).eval(pts);
+    const auto cpu = Field(s, QMMM_BACKEND_CPU, QMMM_PRECISION_MIXED, dv).eval(pts);
+    Field gm(s, QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, dv);
+    std::vector<double> gpu(n);
+    for (int b = 0; b < n; b += 256) {
+        const std::vector<double> sub(pts.begin() + 3 * b, pts.begin() + 3 * (b + 256));
+        const auto u = gm.eval(sub);
+        std::copy(u.begin(), u.end(), gpu.begin() + b);
+    }
+    const int n1 = 2048;
+    std::vector<double> one(n1), ref1(ref.begin(), ref.begin() + n1);
+    for (int p = 0; p < n1; ++p) one[p] = gm.eval({pts[3 * p], pts[3 * p + 1], pts[3 * p + 2]})[0];
+    const double bc = qmmm_test::mean_error(cpu, ref), bg = qmmm_test::mean_error(gpu, ref),
+                 b1 = qmmm_test::mean_error(one, ref1);
+    std::printf("mean error vs CPU double over %d points: CPU mixed %.3e, CUDA mixed %.3e (batches of 256), "
+                "%.3e (%d single calls)\n", n, bc, bg, b1, n1);
+    EXPECT_LT(std::fabs(bg), 3e-10);
+    EXPECT_LT(std::fabs(b1), 3e-10);
+}
