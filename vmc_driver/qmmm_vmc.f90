@@ -30,7 +30,7 @@ program qmmm_vmc
   type(qmmm_field) :: field
   type(qmmm_env) :: env
   character(len=512) :: arg
-  integer :: ne, na, nb, nw, w, e, s, ib, isweep, nsweep_total, st, backend_used, prec_used, level, i
+  integer :: ne, na, nb, nw, w, e, s, ib, isweep, nsweep_total, st, backend_used, prec_used, level, i, n_meas, im
   integer :: nw_total, w0, device, device_used, local_rank, local_size, r
   integer(int64) :: step, clk0, clk1, clk_rate, t_field, t_wf, t_all0, t_all, t_setup, n_cells, n_env_nuc
   real(real64), allocatable :: pos(:,:,:), ainva(:,:,:), ainvb(:,:,:), u(:,:), prop(:,:), uprop(:), ratio(:), dcur(:)
@@ -56,7 +56,7 @@ program qmmm_vmc
   if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
        call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &
        ' occupies ' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // ' beta orbitals')
-  call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en, inp%cusp_correction)
+  call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en, inp%cusp_correction, inp%cusp_rc_z, inp%cusp_rc_max)
   na = wf%na; nb = wf%nb; ne = wf%ne; nw_total = inp%n_walkers
   ! Every rank reads the same input, so every rank finds this alike: one message, clean stop.
   if (nw_total < par_size) call par_stop_all(trim(arg) // ': key ''n_walkers'' = ' // itoa(nw_total) // &
@@ -188,9 +188,10 @@ program qmmm_vmc
     end block
     call system_clock(clk1); t_field = t_field + (clk1 - clk0)
   end if
-  allocate(series(inp%n_blocks * inp%steps_per_block), block_mean(inp%n_blocks))
-  allocate(parts(5, nw, inp%steps_per_block))   ! per walker and sweep: E_L, kinetic, e-e, e-n, environment
-  allocate(parts_all(merge(5 * nw_total * inp%steps_per_block, 1, par_root)))
+  n_meas = inp%steps_per_block / inp%energy_every   ! local energies per block (every energy_every sweeps)
+  allocate(series(inp%n_blocks * n_meas), block_mean(inp%n_blocks))
+  allocate(parts(5, nw, n_meas))   ! per walker and measurement: E_L, kinetic, e-e, e-n, environment
+  allocate(parts_all(merge(5 * nw_total * n_meas, 1, par_root)))
   sum_e = 0; sum_e2 = 0; sum_k = 0; sum_ee = 0; sum_en = 0; sum_f = 0
   n_acc = 0; n_try = 0; n_samples = 0
   nsweep_total = 0
@@ -213,12 +214,16 @@ program qmmm_vmc
       end do
       nsweep_total = nsweep_total + 1
       if (mod(inp%n_equil + nsweep_total, inp%recompute_every) == 0) call recompute_all()
+      ! Consecutive sweeps are correlated over several sweeps: a local energy every energy_every sweeps
+      ! costs less and loses little (the reblocked error bar says how much).
+      if (mod(s, inp%energy_every) /= 0) cycle
+      im = s / inp%energy_every
       call system_clock(clk0)
       do w = 1, nw
         call wf_local_energy(wf, pos(:, :, w), ainva(:, :, w), ainvb(:, :, w), ek, vee, ven)
         p = ek + vee + ven + vnn + sum(u(:, w)) + e_nuc_env
         if (.not. (abs(p) < huge(p))) call die('non-finite local energy (walker ' // itoa(w0 + w - 1) // ')')
-        parts(:, w, s) = [p, ek, vee, ven, sum(u(:, w))]
+        parts(:, w, im) = [p, ek, vee, ven, sum(u(:, w))]
       end do
       call system_clock(clk1); t_wf = t_wf + (clk1 - clk0)
     end do
@@ -227,8 +232,8 @@ program qmmm_vmc
     cnt = [n_acc, n_try]
     call par_sum_int64(cnt)
     if (par_root) then
-      call accumulate_block(nsweep_total - inp%steps_per_block)
-      block_mean(ib) = sum(series(nsweep_total - inp%steps_per_block + 1:nsweep_total)) / inp%steps_per_block
+      call accumulate_block((ib - 1) * n_meas)
+      block_mean(ib) = sum(series((ib - 1) * n_meas + 1:ib * n_meas)) / n_meas
       call mean_err(block_mean(1:ib), bmean, berr)
       write(output_unit, '(2x,i5,2(1x,f19.10),1x,f16.10,1x,f10.4)') ib, block_mean(ib), bmean, berr, &
            real(cnt(1), real64) / cnt(2)
@@ -262,8 +267,9 @@ contains
        trim(backend_name) // ', precision ' // trim(inp%precision) // ', calls ' // trim(inp%field_calls)
   write(output_unit, '(a,l1,a,f8.4,a,f8.4,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', inp%b_en, &
        '  cusp_correction ', inp%cusp_correction
-  write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', nw_total, ', equilibration sweeps ', inp%n_equil, &
-       ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps, seed ', inp%seed
+  write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', nw_total, ', equilibration sweeps ', inp%n_equil, &
+       ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps (local energy every ', inp%energy_every, &
+       '), seed ', inp%seed
     write(output_unit, '(a,i0,a)') '  MPI ranks     ', par_size, trim(merge(' (built with MPI)   ', &
          ' (built without MPI)', par_have_mpi))
     do r = 1, par_size
@@ -273,16 +279,16 @@ contains
 
   ! Rank 0: the block's sweeps with walkers in global order (rank order = walker order): the same sums
   ! in the same order as a single process makes them, so the rank count does not change a bit.
-  subroutine accumulate_block(sweep0)
-    integer, intent(in) :: sweep0
+  subroutine accumulate_block(meas0)
+    integer, intent(in) :: meas0
     integer :: s, r, w, first, n, k
     real(real64) :: el, p
-    do s = 1, inp%steps_per_block
+    do s = 1, n_meas
       el = 0
       do r = 0, par_size - 1
         call par_share(nw_total, r, first, n)
         do w = 1, n
-          k = 5 * inp%steps_per_block * first + 5 * (n * (s - 1) + w - 1)   ! rank r's parts(:, w, s)
+          k = 5 * n_meas * first + 5 * (n * (s - 1) + w - 1)   ! rank r's parts(:, w, s)
           p = parts_all(k + 1)
           el = el + p
           sum_e = sum_e + p; sum_e2 = sum_e2 + p * p
@@ -291,7 +297,7 @@ contains
           n_samples = n_samples + 1
         end do
       end do
-      series(sweep0 + s) = el / nw_total
+      series(meas0 + s) = el / nw_total
     end do
   end subroutine
 
@@ -440,7 +446,7 @@ contains
     sec_setup = real(t_setup, real64) / clk_rate
     write(output_unit, '(a)') ''
     write(output_unit, '(a,f19.10,a,f14.10,a,i0,a)') '  energy        ', mean, ' +- ', err, &
-         ' hartree (reblocked, block length 2^', level, ' sweeps)'
+         ' hartree (reblocked, block length 2^', level, ' local energies)'
     write(output_unit, '(a,f19.10)') '  variance      ', var
     write(output_unit, '(a,f10.4,a,f10.4)') '  acceptance    ', real(n_acc, real64) / n_try, '   equilibration ', &
          real(n_acc_eq, real64) / max(n_try_eq, 1_int64)
@@ -465,7 +471,7 @@ contains
          trim(merge('true ', 'false', inp%jastrow)) // &
          ', "cusp_correction": ' // trim(merge('true ', 'false', inp%cusp_correction)) // ','
     write(uj, '(a)') '  "n_equil": ' // itoa(inp%n_equil) // ', "n_blocks": ' // itoa(inp%n_blocks) // &
-         ', "steps_per_block": ' // itoa(inp%steps_per_block) // ','
+         ', "steps_per_block": ' // itoa(inp%steps_per_block) // ', "energy_every": ' // itoa(inp%energy_every) // ','
     write(uj, '(a)') '  "energy": ' // rtoa(mean) // ', "error": ' // rtoa(err) // ', "reblock_level": ' // &
          itoa(level) // ', "variance": ' // rtoa(var) // ','
     write(uj, '(a)') '  "acceptance": ' // rtoa(real(n_acc, real64) / n_try) // ', "move_length": ' // rtoa(delta) // ','

@@ -8,8 +8,8 @@
 ! The free parameter a0 (the value at the nucleus) minimises the largest deviation of the effective
 ! one-electron local energy  E(r) = -1/2 (phit'' + 2 phit'/r) / (phit + eta(0)) - Z/r  on [0, r_c] from
 ! E(r_c). Simpler than the paper in two documented ways: the target curve is flat (the paper fits an "ideal"
-! curve rising towards the nucleus) and r_c is fixed per nucleus (RC_Z/Z, at most RC_MAX and 0.4 of the
-! nearest-neighbour distance) instead of optimised per orbital. C = 0 unless phi changes sign inside r_c;
+! curve rising towards the nucleus) and r_c is fixed per nucleus (rc_z/Z, at most rc_max and 0.4 of the
+! nearest-neighbour distance; input keys cusp_rc_z, cusp_rc_max) instead of optimised per orbital. C = 0 unless phi changes sign inside r_c;
 ! then C shifts phi - C to one sign. Outside the spheres the MOs are unchanged.
 module vmc_cusp
   use, intrinsic :: iso_fortran_env, only: real64
@@ -19,7 +19,7 @@ module vmc_cusp
   private
   public :: cusp_t, cusp_build, cusp_find, cusp_delta, cusp_radial_test
 
-  real(real64), parameter :: RC_Z = 0.5_real64     ! r_c = RC_Z / Z (bohr) ...
+  real(real64), parameter :: RC_Z = 0.5_real64     ! default r_c = RC_Z / Z (bohr) ...
   real(real64), parameter :: RC_MAX = 0.2_real64   ! ... but at most this
   integer, parameter :: NGRID = 100
 
@@ -35,10 +35,11 @@ module vmc_cusp
 contains
 
   ! Builds the correction of the MOs c(nbf, nmo) (one spin set).
-  subroutine cusp_build(cu, bs, c)
+  subroutine cusp_build(cu, bs, c, rcz_in, rcmax_in)
     type(cusp_t), intent(out) :: cu
     type(basis_t), intent(in) :: bs
     real(real64), intent(in) :: c(:,:)
+    real(real64), intent(in), optional :: rcz_in, rcmax_in   ! override RC_Z, RC_MAX (both or neither)
     integer :: a, b, s, j, i
     real(real64) :: rca, dmin, chi(bs%nbf), f(size(c, 2)), fp(size(c, 2)), fpp(size(c, 2))
     real(real64) :: phi0(size(c, 2)), psi0, eta0, fg(0:NGRID), scale, cshift, sg
@@ -68,6 +69,7 @@ contains
         if (b /= a) dmin = min(dmin, norm2(bs%xyz(:, a) - bs%xyz(:, b)))
       end do
       rca = min(RC_Z / bs%z(a), RC_MAX, 0.4_real64 * dmin)
+      if (present(rcz_in) .and. present(rcmax_in)) rca = min(rcz_in / bs%z(a), rcmax_in, 0.4_real64 * dmin)
       call ao_values(bs, bs%xyz(:, a), chi)
       call cusp_radial(cu, bs, c, a, 0.0_real64, phi0, fp, fpp)
       scale = maxval(abs(phi0))

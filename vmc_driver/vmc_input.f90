@@ -12,13 +12,16 @@ module vmc_input
   character(len=*), parameter :: KEYS(*) = [character(len=24) :: 'molden', 'cubes', 'density_threshold', &
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
-       'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices']
+       'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices', 'energy_every', &
+       'cusp_rc_z', 'cusp_rc_max']
 
   type input_t
     character(len=512) :: molden = '', cubes(MAX_CUBES) = '', output_json = ''
     real(real64) :: density_threshold = 1e-3_real64, b_ee = 1, b_en = 1, move_length = 0.5_real64
     logical :: jastrow = .false., tune_moves = .true.
     logical :: cusp_correction = .true.   ! nuclear cusp correction of the MOs (vmc_cusp.f90)
+    real(real64) :: cusp_rc_z = 0.5_real64, cusp_rc_max = 0.2_real64   ! its radius: min(rc_z / Z, rc_max) bohr
+    integer :: energy_every = 1           ! sweeps between local energies
     integer :: n_walkers = 0, n_equil = 0, n_blocks = 0, steps_per_block = 0, n_threads = 0
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
     integer(int64) :: seed = 0, first_walker = 0
@@ -32,15 +35,16 @@ contains
     character(len=*), intent(in) :: path
     type(input_t), intent(out) :: inp
     character(len=512) :: molden, cubes(MAX_CUBES), output_json
-    real(real64) :: density_threshold, b_ee, b_en, move_length
+    real(real64) :: density_threshold, b_ee, b_en, move_length, cusp_rc_z, cusp_rc_max
     logical :: jastrow, tune_moves, cusp_correction
-    integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
+    integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every, energy_every
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls
     character(len=64) :: devices
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
-         n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices
+         n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices, energy_every, &
+         cusp_rc_z, cusp_rc_max
     integer :: u, ios, i
     character(len=512) :: msg
 
@@ -50,6 +54,7 @@ contains
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
     backend = 'auto'; precision = 'double'; field_calls = 'batched'; devices = ''
+    energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64
 
     call scan_keys(path)
     open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=msg)
@@ -67,6 +72,7 @@ contains
     inp%backend = lower(adjustl(backend)); inp%precision = lower(adjustl(precision))
     inp%field_calls = lower(adjustl(field_calls))
     inp%devices = adjustl(devices)
+    inp%energy_every = energy_every; inp%cusp_rc_z = cusp_rc_z; inp%cusp_rc_max = cusp_rc_max
 
     if (len_trim(inp%molden) == 0) call bad('molden', 'is required (path of the Molden file)')
     inp%n_cubes = 0
@@ -83,6 +89,11 @@ contains
     if (inp%n_equil < 0) call bad('n_equil', 'must be >= 0')
     if (inp%n_blocks < 2) call bad('n_blocks', 'must be >= 2 (an error bar needs two blocks)')
     if (inp%steps_per_block < 1) call bad('steps_per_block', 'must be >= 1')
+    if (inp%energy_every < 1) call bad('energy_every', 'must be >= 1 (sweeps)')
+    if (mod(inp%steps_per_block, inp%energy_every) /= 0) call bad('energy_every', 'must divide steps_per_block (' // &
+         itoa(inp%steps_per_block) // ')')
+    if (.not. (inp%cusp_rc_z > 0 .and. inp%cusp_rc_z <= 2)) call bad('cusp_rc_z', 'must be in (0, 2] (bohr x Z)')
+    if (.not. (inp%cusp_rc_max > 0 .and. inp%cusp_rc_max <= 1)) call bad('cusp_rc_max', 'must be in (0, 1] bohr')
     if (.not. (inp%move_length > 0 .and. inp%move_length < 100)) call bad('move_length', 'must be in (0, 100) bohr')
     if (inp%n_threads < 0) call bad('n_threads', 'must be >= 0 (0: library default)')
     if (inp%recompute_every < 1) call bad('recompute_every', 'must be >= 1 (sweeps)')

@@ -29,12 +29,13 @@ module vmc_wavefunction
 
 contains
 
-  subroutine wf_setup(wf, bs, jastrow, b_ee, b_en, cusp)
+  subroutine wf_setup(wf, bs, jastrow, b_ee, b_en, cusp, rc_z, rc_max)
     type(wf_t), intent(out) :: wf
     type(basis_t), intent(in) :: bs
     logical, intent(in) :: jastrow
     real(real64), intent(in) :: b_ee, b_en
     logical, intent(in), optional :: cusp   ! nuclear cusp correction of the MOs (default: on)
+    real(real64), intent(in), optional :: rc_z, rc_max   ! its radius, min(rc_z / Z, rc_max) (vmc_cusp defaults)
     integer :: n
     wf%bs = bs
     wf%na = bs%nalpha; wf%nb = bs%nbeta; wf%ne = wf%na + wf%nb; wf%nbf = bs%nbf
@@ -45,8 +46,8 @@ contains
     wf%cusp = .true.
     if (present(cusp)) wf%cusp = cusp
     if (wf%cusp) then
-      call cusp_build(wf%cusp_a, bs, bs%ca)
-      call cusp_build(wf%cusp_b, bs, bs%cb)
+      call cusp_build(wf%cusp_a, bs, bs%ca, rc_z, rc_max)
+      call cusp_build(wf%cusp_b, bs, bs%cb, rc_z, rc_max)
     end if
   end subroutine
 

@@ -46,6 +46,12 @@ vmc_mpi_fail(vmc_mpi_more_ranks_than_walkers "key 'n_walkers' = 2 is less than t
 vmc_mpi_fail(vmc_mpi_failing_rank "rank 2 of 3 \\([^)]*\\): .*does_not_exist.cube.gz: QMMM_ERR_FILE_OPEN"
   ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_failing_rank.json
   : -n 1 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_bad_cube.nml ${VMC_OUT}/vmc_mpi_failing_rank.json)
+# Rank 1 alone is told to use a GPU it does not have (QMMM_DEVICE=99 in its environment only: no node
+# has 100 GPUs, so this fails alike on CPU and GPU machines): the device error of one rank stops the job.
+vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVICE = '99' names device 99"
+  ${MPIEXEC_EXECUTABLE} -n 1 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json
+  : -n 1 -env QMMM_DEVICE 99 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json
+  : -n 1 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json)
 
 # The device choice over a communicator (library helper qmmm_mpi_select_device, Fortran module).
 add_executable(test_mpi_select ${PROJECT_SOURCE_DIR}/tests/test_mpi_select.f90)

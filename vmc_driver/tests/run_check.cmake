@@ -1,10 +1,12 @@
 # Runs qmmm_vmc on one or two inputs, then vmc_check on the results.
 # -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode|args..." (OUT1/OUT2 stand for the results);
+# -DLAUNCH="mpiexec|-n|2": a launcher before EXE (empty: none);
 # -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the CUDA backend has no GPU.
 foreach(i 1 2)
   if(DEFINED IN${i})
     file(REMOVE ${OUT${i}})
-    execute_process(COMMAND ${EXE} ${IN${i}} ${OUT${i}} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    string(REPLACE "|" ";" launch "${LAUNCH}")
+    execute_process(COMMAND ${launch} ${EXE} ${IN${i}} ${OUT${i}} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     message("${out}${err}")
     if(NOT rc EQUAL 0)
       if(SKIP_IF_NO_GPU AND err MATCHES "QMMM_ERR_NO_CUDA|QMMM_ERR_NO_DEVICE|no CUDA|no GPU|no device")
