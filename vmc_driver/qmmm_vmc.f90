@@ -68,7 +68,8 @@ program qmmm_vmc
   have_field = inp%n_cubes > 0
   e_nuc_env = 0
   backend_name = 'none'
-  device_used = -1; device = -1; local_rank = 0; local_size = 1
+  device_used = -1; device = -1
+  call par_node_rank(local_rank, local_size)
   use_async = .false.
   n_cells = 0; n_env_nuc = 0
   if (have_field) then

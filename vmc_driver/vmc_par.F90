@@ -14,7 +14,7 @@ module vmc_par
   implicit none
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
-       par_gather_int, par_gather_text, par_host, par_select_device, par_share, par_have_mpi
+       par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi
 
   integer, public, protected :: par_rank = 0, par_size = 1
   logical, public, protected :: par_root = .true.
@@ -154,6 +154,21 @@ contains
 
   ! The CUDA device of this rank (qmmm-accel's rule: node-local rank mod the node's GPU count, or the
   ! spec / QMMM_DEVICE). spec '' = not given (QMMM_DEVICE, else round robin). Collective under MPI.
+  ! This rank's place among the ranks of its node (MPI_COMM_TYPE_SHARED), for the start-up report of runs
+  ! that choose no device (no environment, or backend 'cpu').
+  subroutine par_node_rank(local_rank, local_size)
+    integer, intent(out) :: local_rank, local_size
+#ifdef QMMM_VMC_MPI
+    type(MPI_Comm) :: node
+    call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, par_rank, MPI_INFO_NULL, node)
+    call MPI_Comm_rank(node, local_rank)
+    call MPI_Comm_size(node, local_size)
+    call MPI_Comm_free(node)
+#else
+    local_rank = 0; local_size = 1
+#endif
+  end subroutine
+
   subroutine par_select_device(spec, device, local_rank, local_size, st)
 #ifdef QMMM_VMC_MPI
     use qmmm_accel_mpi_comm, only: qmmm_mpi_select_device
