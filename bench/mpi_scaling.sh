@@ -9,6 +9,8 @@
 # Run from the repository root. Environment knobs (defaults in brackets):
 #   WALKERS [512]  SWEEPS [10]  PRECISION [double]  CPU_RANKS ["1 2 4 8 16"]  GPU_RANKS ["1 2 4 8 16"]
 #   MPIEXEC [mpiexec; may carry flags, e.g. "mpiexec -bind-to core"]  TAG [a name for this machine in the JSON]
+#   BALANCE [0; 1: balance_walkers = .true., walker shares by each rank's equilibration speed, so one slow
+#   core does not hold up the rest]  EQUIL [5: equilibration sweeps, which are also what BALANCE measures]
 # Same seed and walkers => every rank count visits the same configurations; the energies are compared too.
 set -euo pipefail
 build=${1:?usage: mpi_scaling.sh BUILD_DIR [OUT_DIR]}
@@ -24,8 +26,11 @@ ncores=$(nproc)
 echo "machine: $(hostname), $ncores cores ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), $ngpu GPU(s)"
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c || true
 
-glycine_nml "$walkers" 5 2 $((sweeps / 2)) cpu "$prec" > "$out/cpu.nml"
-glycine_nml "$walkers" 5 2 $((sweeps / 2)) cuda "$prec" > "$out/cuda.nml"
+glycine_nml "$walkers" "${EQUIL:-5}" 2 $((sweeps / 2)) cpu "$prec" > "$out/cpu.nml"
+glycine_nml "$walkers" "${EQUIL:-5}" 2 $((sweeps / 2)) cuda "$prec" > "$out/cuda.nml"
+if [[ ${BALANCE:-0} == 1 ]]; then
+  sed -i 's|^/$|  balance_walkers = .true.\n/|' "$out/cpu.nml" "$out/cuda.nml"
+fi
 
 runs=()
 run() {   # name backend ranks

@@ -176,6 +176,22 @@ program qmmm_vmc
     if (mod(isweep, inp%recompute_every) == 0) call recompute_all()
   end do
 
+  ! ---- walker shares by measured speed (balance_walkers): positions move, the rest is rebuilt below ----
+  if (inp%balance_walkers .and. par_size > 1 .and. inp%n_equil > 0) then
+    call par_rebalance(nw_total, real(nw, real64) * inp%n_equil / max(real(t_wf, real64) / clk_rate, 1e-9_real64), &
+         pos, w0, nw)
+    deallocate(ainva, ainvb, u, prop, uprop, ratio, dcur, acc, key)
+    allocate(ainva(max(na,1), max(na,1), nw), ainvb(max(nb,1), max(nb,1), nw), u(ne, nw), prop(3, nw), uprop(nw), &
+         ratio(nw), dcur(nw), acc(nw), key(nw))
+    ainva = 0; ainvb = 0; u = 0
+    do w = 1, nw
+      key(w) = rng_key(inp%seed, inp%first_walker + w0 + w - 1)
+    end do
+    call par_gather_int([device_used, local_rank, w0, nw], rank_info)
+    if (par_root) write(output_unit, '(a,*(1x,i0))') '  walkers per rank after balancing (equilibration speed):', &
+         rank_info(4, :)
+  end if
+
   ! ---- accumulation ----
   call recompute_all()
   if (have_field) then

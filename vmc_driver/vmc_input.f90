@@ -13,7 +13,7 @@ module vmc_input
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
        'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices', 'energy_every', &
-       'cusp_rc_z', 'cusp_rc_max']
+       'cusp_rc_z', 'cusp_rc_max', 'balance_walkers']
 
   type input_t
     character(len=512) :: molden = '', cubes(MAX_CUBES) = '', output_json = ''
@@ -22,6 +22,7 @@ module vmc_input
     logical :: cusp_correction = .true.   ! nuclear cusp correction of the MOs (vmc_cusp.f90)
     real(real64) :: cusp_rc_z = 0.5_real64, cusp_rc_max = 0.2_real64   ! its radius: min(rc_z / Z, rc_max) bohr
     integer :: energy_every = 1           ! sweeps between local energies
+    logical :: balance_walkers = .false.  ! MPI: walker shares by each rank's equilibration speed
     integer :: n_walkers = 0, n_equil = 0, n_blocks = 0, steps_per_block = 0, n_threads = 0
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
     integer(int64) :: seed = 0, first_walker = 0
@@ -36,7 +37,7 @@ contains
     type(input_t), intent(out) :: inp
     character(len=512) :: molden, cubes(MAX_CUBES), output_json
     real(real64) :: density_threshold, b_ee, b_en, move_length, cusp_rc_z, cusp_rc_max
-    logical :: jastrow, tune_moves, cusp_correction
+    logical :: jastrow, tune_moves, cusp_correction, balance_walkers
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every, energy_every
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls
@@ -44,7 +45,7 @@ contains
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
          n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices, energy_every, &
-         cusp_rc_z, cusp_rc_max
+         cusp_rc_z, cusp_rc_max, balance_walkers
     integer :: u, ios, i
     character(len=512) :: msg
 
@@ -54,7 +55,7 @@ contains
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
     backend = 'auto'; precision = 'double'; field_calls = 'batched'; devices = ''
-    energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64
+    energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64; balance_walkers = .false.
 
     call scan_keys(path)
     open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=msg)
@@ -73,6 +74,7 @@ contains
     inp%field_calls = lower(adjustl(field_calls))
     inp%devices = adjustl(devices)
     inp%energy_every = energy_every; inp%cusp_rc_z = cusp_rc_z; inp%cusp_rc_max = cusp_rc_max
+    inp%balance_walkers = balance_walkers
 
     if (len_trim(inp%molden) == 0) call bad('molden', 'is required (path of the Molden file)')
     inp%n_cubes = 0

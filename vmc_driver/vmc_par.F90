@@ -14,9 +14,11 @@ module vmc_par
   implicit none
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
-       par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi
+       par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi, &
+       par_rebalance
 
   integer, public, protected :: par_rank = 0, par_size = 1
+  integer, allocatable :: share_n(:)   ! walkers per rank after par_rebalance (unallocated: even shares)
   logical, public, protected :: par_root = .true.
   logical, parameter :: par_have_mpi = &
 #ifdef QMMM_VMC_MPI
@@ -65,12 +67,59 @@ contains
 
   ! Walkers first .. first+n-1 (0-based, global) of this rank: contiguous shares in rank order, sizes
   ! differing by at most one, so gathering in rank order is gathering in global walker order.
+  ! Rank r's walkers: [first, first + n) of the global walker order, contiguous and in rank order. Even
+  ! shares (the first mod(n_total, size) ranks one more) unless par_rebalance has set others.
   subroutine par_share(n_total, rank, first, n)
     integer, intent(in) :: n_total, rank
     integer, intent(out) :: first, n
+    if (allocated(share_n)) then
+      n = share_n(rank + 1)
+      first = sum(share_n(1:rank))
+      return
+    end if
     n = n_total / par_size
     first = rank * n + min(rank, mod(n_total, par_size))
     if (rank < mod(n_total, par_size)) n = n + 1
+  end subroutine
+
+  ! Walker shares proportional to each rank's measured speed (walker-sweeps per second; largest remainders,
+  ! at least one walker each), so that a slow core does not hold up the others at every collective. The
+  ! walkers' positions x(:, :, w) move with them (gathered in walker order, then each rank takes its new
+  ! range); the caller rebuilds everything else from the positions. Walkers keep their global index, hence
+  ! their random streams: the visited configurations do not depend on the shares.
+  subroutine par_rebalance(n_total, speed, x, first, n)
+    integer, intent(in) :: n_total
+    real(real64), intent(in) :: speed
+    real(real64), allocatable, intent(inout) :: x(:, :, :)
+    integer, intent(inout) :: first, n
+#ifdef QMMM_VMC_MPI
+    real(real64) :: sp(par_size), want(par_size)
+    real(real64), allocatable :: buf(:)
+    integer :: counts(par_size), displs(par_size), r, k, m, d1, d2, per
+    d1 = size(x, 1); d2 = size(x, 2); per = d1 * d2
+    call MPI_Allgather(speed, 1, MPI_DOUBLE_PRECISION, sp, 1, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD)
+    do r = 1, par_size
+      call par_share(n_total, r - 1, displs(r), counts(r))
+    end do
+    allocate(buf(per * n_total))
+    call MPI_Allgatherv(x, per * n, MPI_DOUBLE_PRECISION, buf, per * counts, per * displs, MPI_DOUBLE_PRECISION, &
+         MPI_COMM_WORLD)
+    if (.not. all(sp > 0 .and. sp < huge(sp))) sp = 1   ! no usable timing: even shares
+    want = 1 + (n_total - par_size) * sp / sum(sp)
+    if (.not. allocated(share_n)) allocate(share_n(par_size))
+    share_n = int(want)
+    do k = 1, n_total - sum(share_n)   ! largest remainders (ties: lower rank), one walker each
+      m = maxloc(want - share_n, 1)
+      share_n(m) = share_n(m) + 1
+      want(m) = share_n(m)
+    end do
+    call par_share(n_total, par_rank, first, n)
+    deallocate(x)
+    allocate(x(d1, d2, n))
+    x = reshape(buf(per * first + 1:per * (first + n)), [d1, d2, n])
+#else
+    if (.false.) print *, n_total, speed, size(x), first, n
+#endif
   end subroutine
 
   ! Sum over all ranks, result on every rank (integer sums: exact and order-free).

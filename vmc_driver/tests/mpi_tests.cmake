@@ -28,7 +28,10 @@ endfunction()
 # these are in fact bitwise equal; the tolerance is what the issue asks for.
 vmc_mpi_case(vmc_mpi_ranks IN mpi_7walkers.nml RANKS 0 1 2 3 MODE close TOL 7.6e-11)
 vmc_mpi_case(vmc_mpi_nompi_same IN mpi_7walkers.nml RANKS 0 1 MODE same)      # one rank: bitwise both builds
-vmc_mpi_case(vmc_mpi_repeat IN mpi_7walkers.nml RANKS 3 3 MODE same)          # same rank count: bitwise
+vmc_mpi_case(vmc_mpi_repeat IN mpi_7walkers.nml RANKS 3 3 MODE same)
+# balance_walkers: shares by measured speed (timing-dependent), walkers moved between ranks after the
+# equilibration: the results must not change by a bit (CPU field: values independent of the batch).
+vmc_mpi_case(vmc_mpi_balance IN mpi_7walkers_balance.nml IN_FIRST mpi_7walkers.nml RANKS 0 2 3 MODE same)          # same rank count: bitwise
 # Several ranks sharing one GPU (device = local rank mod GPUs): CPU double reference vs CUDA double.
 vmc_mpi_case(vmc_mpi_gpu_shared IN mpi_gpu_cuda.nml IN_FIRST mpi_gpu_cpu.nml RANKS 0 1 3 MODE close TOL 1e-10
   GPU LABELS gpu)
