@@ -38,6 +38,10 @@ constexpr float kFarF = 1e30f;
 constexpr float kFarMixed = 1e15f;
 // MIXED: float terms per lane summed in float before they go into the lane's double.
 constexpr int kRun = 8;
+// Cache blocking of eval (many points): points per tile, chunks per block (8 x 1024 cells: 256 KB in
+// DOUBLE, less in the others; an L2 cache holds it).
+constexpr int64_t kTile = 16;
+constexpr int64_t kBlockChunks = 8;
 // MIXED: cells nearer than 0.5 bohr are summed in double (as kNearRadius2 in src_cuda/field_cuda.cuh).
 constexpr float kNearRadius2 = 0.25f;
 
@@ -194,8 +198,31 @@ public:
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
         if (n_chunks_ > 0) {
             if (n >= nt) {
+                // Tiles of up to kTile points walk the cells in blocks of kBlockChunks chunks, so a block
+                // is read from the L2 cache by every point of the tile: point by point, 10^5..10^6 cells
+                // (8.6 MB for 268,938 in double) stream from L3 or memory for each point, which is what
+                // stops many ranks or threads on one node from scaling. Each point still adds its chunk
+                // partials in chunk order, so the value does not change by a bit.
+                const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / nt));
+                const int64_t tiles = (n + tile - 1) / tile;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-                for (int64_t p = 0; p < n; ++p) u[p] = electron_term(xyz + 3 * p);
+                for (int64_t t = 0; t < tiles; ++t) {
+                    const int64_t p0 = t * tile, np = std::min(n, p0 + tile) - p0;
+                    double s[kTile] = {};
+                    float sf[kTile] = {};
+                    for (int64_t c0 = 0; c0 < n_chunks_; c0 += kBlockChunks) {
+                        const int64_t c1 = std::min(n_chunks_, c0 + kBlockChunks);
+                        for (int64_t k = 0; k < np; ++k) {
+                            const double *p = xyz + 3 * (p0 + k);
+                            if (precision_ == QMMM_PRECISION_SINGLE)
+                                for (int64_t c = c0; c < c1; ++c) sf[k] += static_cast<float>(chunk(c, p));
+                            else
+                                for (int64_t c = c0; c < c1; ++c) s[k] += chunk(c, p);
+                        }
+                    }
+                    for (int64_t k = 0; k < np; ++k)
+                        u[p0 + k] = precision_ == QMMM_PRECISION_SINGLE ? static_cast<double>(sf[k]) : s[k];
+                }
             } else {
                 // Few points: spread the chunks over threads, then add partials in chunk order.
                 std::vector<double> part(static_cast<size_t>(n_chunks_));
@@ -246,16 +273,6 @@ private:
         }
         double s = 0.0;
         for (int64_t c = 0; c < n_chunks_; ++c) s += part[c];
-        return s;
-    }
-    double electron_term(const double *p) const {
-        if (precision_ == QMMM_PRECISION_SINGLE) {
-            float s = 0.0f;
-            for (int64_t c = 0; c < n_chunks_; ++c) s += static_cast<float>(chunk(c, p));
-            return s;
-        }
-        double s = 0.0;
-        for (int64_t c = 0; c < n_chunks_; ++c) s += chunk(c, p);
         return s;
     }
 
