@@ -21,6 +21,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "field_cuda.cuh"
+#include "field_mixed_split.hpp"
 #include "qmmm_accel.h"
 
 namespace qmmm::cuda::field {
@@ -67,12 +68,8 @@ template <int PREC>
 __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
                                             typename Traits<PREC>::F *q) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        // field_mixed_split (field_backend.hpp): hi on the kMixedGrid grid, so hi - cell hi is exact.
-        for (int k = 0; k < 3; ++k) {
-            const double off = p[k] - c.origin[3 * ch + k];
-            q[k] = static_cast<float>(fabs(off) < 256.0 ? rint(off * 65536.0) * (1.0 / 65536) : off);
-            q[k + 3] = static_cast<float>(off - static_cast<double>(q[k]));
-        }
+        // hi on the grid of the cells' hi parts (field_mixed_split), so hi - cell hi is exact.
+        for (int k = 0; k < 3; ++k) qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
     } else {
         for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
     }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "field_mixed_split.hpp"
 #include "qmmm_accel.h"
 
 namespace qmmm {
@@ -52,18 +53,12 @@ void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *
 //   error (+2.2e-9 hartree per point on the water dimer);
 // - charges are rounded with the residual carried to the next cell of the chunk (error diffusion), so
 //   each chunk's charge is exact to half a float ulp (plain rounding: -2.9e-9 hartree per point there).
-constexpr double kMixedGrid = 1.0 / 65536;
 struct MixedCells {
     int64_t n_chunks = 0;
     std::vector<double> origin;                 // 3 per chunk
     std::vector<float> x, y, z, q, xl, yl, zl;  // per padded cell: offset hi, charge, offset lo
     std::vector<double> xd, yd, zd, qd;         // per padded cell: absolute position, charge
 };
-// An offset v (bohr) as hi + lo floats, hi on the kMixedGrid grid where |v| < 256 (else plain hi/lo).
-inline void field_mixed_split(double v, float &hi, float &lo) {
-    hi = static_cast<float>(v < 256.0 && v > -256.0 ? __builtin_rint(v * 65536.0) * kMixedGrid : v);
-    lo = static_cast<float>(v - static_cast<double>(hi));
-}
 MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far);
 
 // Cells sorted by the Z-curve index of their position (deterministic).

@@ -117,8 +117,6 @@ contains
     deallocate(x)
     allocate(x(d1, d2, n))
     x = reshape(buf(per * first + 1:per * (first + n)), [d1, d2, n])
-#else
-    if (.false.) print *, n_total, speed, size(x), first, n
 #endif
   end subroutine
 
