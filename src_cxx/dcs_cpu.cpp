@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cpu_simd.hpp"
 #include "dcs_backend.hpp"
 
 namespace qmmm {
@@ -88,6 +89,7 @@ void planes(const DcsProblem &p, int64_t k0, int64_t nk, double *out) {
 void dcs_cpu_planes(const DcsProblem &p, int64_t k0, int64_t nk, double *out) {
     if (p.precision == QMMM_PRECISION_DOUBLE) planes<double>(p, k0, nk, out);
     else planes<float>(p, k0, nk, out);
+    simd_clear_upper();
 }
 
 void dcs_copy_piece(const void *src, bool is_float, int64_t nxp, int64_t nyp, int64_t nx, int64_t ny, int64_t m,

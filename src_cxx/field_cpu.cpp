@@ -21,6 +21,7 @@
 #include <limits>
 #include <numeric>
 
+#include "cpu_simd.hpp"
 #include "error.hpp"
 #include "field_backend.hpp"
 
@@ -236,6 +237,7 @@ public:
             std::fill(u, u + n, 0.0);
         }
         add_nuclear_term(data_, n, xyz, u);
+        simd_clear_upper();
         return QMMM_SUCCESS;
     }
 

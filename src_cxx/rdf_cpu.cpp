@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cpu_simd.hpp"
 #include "rdf_backend.hpp"
 
 namespace qmmm::rdf {
@@ -98,6 +99,7 @@ void cpu_count(const Frame &f, int n_threads, uint64_t *hist) {
         count_all<true>(f, nt, priv);
     else
         count_all<false>(f, nt, priv);
+    simd_clear_upper();
     for (const auto &p : priv)
         for (int32_t b = 0; b < f.g.n_bins; ++b) hist[b] += p[b];
 }
