@@ -6,6 +6,8 @@ building the field, CUDA contexts). sampling: rank 0's run time minus the slowes
 Monte Carlo itself once every rank is ready. Efficiency = T_1 / (N T_N) against the 1-rank run of the
 same kind (CPU: 1 core; GPU: 1 rank on 1 GPU). Merit factor (Table 8): the node's CPU cores all busy
 (largest CPU run) over the node with its GPU(s) (fastest GPU run), same input, same precision.
+Node ceiling (CEILING=1): N independent one-rank jobs at once, one per core, WALKERS/N walkers each; its
+efficiency is T_1 / (N T_slowest job) on sampling time, the most any N-rank run can reach on this node.
 Writes OUT_DIR/mpi_scaling.md and OUT_DIR/mpi_scaling.json."""
 import json, os, sys
 
@@ -27,11 +29,20 @@ for name in runs:
 lines = []
 p = lines.append
 p(f"Glycine fragment 1 in fragments 2+3 (268,938 cells), {meta['walkers']} walkers x {meta['sweeps']} sweeps "
-  f"(+5 equilibration), {meta['precision']} precision, seed 4; machine {meta['tag']}: {meta['cores']} cores "
+  f"(+{meta.get('equil', 5)} equilibration; best of {meta.get('repeat', 1)} runs; balance_walkers {meta.get('balance', 0)}), {meta['precision']} precision, seed 4; machine {meta['tag']}: {meta['cores']} cores "
   f"({meta['cpu']}), {meta['gpus']} x {meta['gpu_name'] or 'no GPU'}.")
 p("")
 ref_cpu = next((r for r in rows if r["kind"] == "cpu" and r["ranks"] == 1), None)
 result = {"meta": meta, "runs": rows}
+
+
+def ceiling(n):
+    """Slowest sampling time of the N independent one-rank jobs, or None when they were not run."""
+    files = [os.path.join(out, f"ceil_{n}_{c}.json") for c in range(n)]
+    if n < 2 or not all(os.path.exists(f) for f in files):
+        return None
+    js = [json.load(open(f)) for f in files]
+    return max(j["time"]["total"] - j["ranks"][0]["time"]["setup"] for j in js)
 
 
 def table(kind, title, base):
@@ -41,8 +52,8 @@ def table(kind, title, base):
     p(f"**{title}**")
     p("")
     p("| MPI ranks | GPUs | wall (s) | speed-up | efficiency | sampling (s) | speed-up | efficiency | "
-      "energy (hartree) | same as CPU 1 rank |")
-    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      "node ceiling | energy (hartree) | same as CPU 1 rank |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in sel:
         n = r["ranks"] if kind == "cpu" else max(r["gpus"], 1)
         r["speedup_wall"] = base["wall"] / r["wall"]
@@ -55,9 +66,15 @@ def table(kind, title, base):
             d = r["energy"] - ref_cpu["energy"]
             same = "bitwise" if d == 0 and r["checksum"] == ref_cpu["checksum"] else f"dE = {d:.2e}"
             r["energy_deviation_from_cpu1"] = d
+        ceil, ceil_txt = ceiling(n) if kind == "cpu" else None, "-"
+        if ceil is not None:
+            work = n * (meta["walkers"] // n) / meta["walkers"]   # share of the walkers the N jobs ran
+            r["ceiling_sampling_s"] = ceil
+            r["ceiling_efficiency"] = base["sampling"] * work / (n * ceil)
+            ceil_txt = f"{100 * r['ceiling_efficiency']:.0f} %"
         p(f"| {r['ranks']} | {r['gpus']} | {r['wall']:.2f} | {r['speedup_wall']:.2f} | {100 * r['efficiency_wall']:.0f} % | "
           f"{r['sampling']:.3f} | {r['speedup_sampling']:.2f} | {100 * r['efficiency_sampling']:.0f} % | "
-          f"{r['energy']:.10f} | {same} |")
+          f"{ceil_txt} | {r['energy']:.10f} | {same} |")
     p("")
 
 
@@ -86,7 +103,8 @@ if cpu_sel and gpu_sel:
     if node_cpu["ranks"] < meta["cores"]:
         p(f"(the largest CPU run has {node_cpu['ranks']} ranks on {meta['cores']} cores)")
 p("wall: the whole job, measured outside mpiexec (start-up, every rank reading the Molden and 5 MB cube file, "
-  "building the field, CUDA contexts). sampling: rank 0's time after the slowest rank's set-up.")
+  "building the field, CUDA contexts). sampling: rank 0's time after the slowest rank's set-up. node ceiling: "
+  "N independent one-rank jobs at once (one per core, same total walkers), T_1 / (N x slowest job's sampling).")
 text = "\n".join(lines)
 print(text)
 open(os.path.join(out, "mpi_scaling.md"), "w").write(text + "\n")

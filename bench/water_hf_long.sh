@@ -25,9 +25,4 @@ cd "$root"
 launch=()
 [[ $ranks -gt 1 ]] && launch=("${QMMM_MPIEXEC:-mpiexec.mpich}" -n "$ranks")
 "${launch[@]}" "$build/vmc_driver/qmmm_vmc" "$out/water_hf_long.nml" | tee "$out/water_hf_long.txt"
-python3 - "$out/water_hf_long.json" "$root/data/water/reference.json" <<'PY'
-import json, sys
-r, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["total_energy"]
-d = r["energy"] - ref
-print(f"water HF: VMC {r['energy']:.6f} +- {r['error']:.6f}, psi4 {ref:.6f}: {d*1e3:+.2f} mHa = {d/r['error']:+.2f} error bars")
-PY
+python3 "$root/bench/water_hf_pool.py" "$root/data/water/reference.json" "$out/water_hf_long.json"
