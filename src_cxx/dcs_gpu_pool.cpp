@@ -1,88 +1,29 @@
 // dcs_gpu_pool.cpp -- several GPUs for one DCS map: one persistent host thread per listed device.
 //
-// Seed 000 (section 2.4.2) and seed 002: a host thread binds its CUDA context to one GPU with its first
-// CUDA call and keeps it; creating threads (and contexts, streams, buffers) per call would cost more than
-// a small map. So the threads live from the first CUDA map until qmmm_dcs_release(), each keeping its
+// The threads (gpu_worker.hpp) live from the first CUDA map until qmmm_dcs_release(), each keeping its
 // stream and buffers, and a map is cut into slabs of z planes that the threads take from a shared counter
-// (dynamic balance: a faster or less busy GPU simply takes more slabs). A device may be listed twice;
-// each listing gets its own thread and stream.
+// (dynamic balance: a faster or less busy GPU simply takes more slabs).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "../src_cuda/qmmm_cuda.h"
 #include "dcs_backend.hpp"
 #include "error.hpp"
+#include "gpu_worker.hpp"
 
 namespace qmmm {
 namespace {
 
-class Worker {
-public:
-    explicit Worker(int device) : device_(device), th_([this] { loop(); }) {}
-    ~Worker() {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        th_.join();
-    }
-    void submit(std::function<void(cuda::DcsDevice *)> job) {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            job_ = std::move(job);
-        }
-        cv_.notify_all();
-    }
-    int device() const { return device_; }
-
-private:
-    void loop() {
-        std::unique_lock<std::mutex> lk(m_);
-        for (;;) {
-            cv_.wait(lk, [&] { return stop_ || job_; });
-            if (stop_) break;
-            auto job = std::move(job_);
-            job_ = nullptr;
-            lk.unlock();
-            job(dev_ ? dev_ : (dev_ = open()));
-            lk.lock();
-        }
-        lk.unlock();
-        if (dev_) cuda::dcs_device_close(dev_);  // on the thread that owns the context binding
-    }
-    // A failed open leaves dev_ null; the job sees null and reports, the next job tries again.
-    cuda::DcsDevice *open() {
-        try {
-            return cuda::dcs_device_open(device_);
-        } catch (const Error &e) {
-            open_error_ = e;
-            return nullptr;
-        }
-    }
-
-public:
-    Error open_error_{QMMM_ERR_INTERNAL, ""};
-
-private:
-    int device_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::function<void(cuda::DcsDevice *)> job_;
-    bool stop_ = false;
-    cuda::DcsDevice *dev_ = nullptr;
-    std::thread th_;  // last: starts after the members it uses exist
-};
+using Worker = GpuWorker<cuda::DcsDevice, cuda::dcs_device_open, cuda::dcs_device_close>;
 
 struct Pool {
     std::mutex use;  // one map at a time through the pool
-    std::map<std::pair<int, int>, std::unique_ptr<Worker>> workers;  // (device, listing) -> thread
+    WorkerMap<Worker> workers;
 };
 
 // Never destroyed: at exit the CUDA runtime may already be gone; qmmm_dcs_release() is the clean way.
@@ -112,13 +53,7 @@ void dcs_gpu_map(const DcsProblem &p, const std::vector<int> &devices, double *m
                  qmmm_dcs_progress_fn progress, void *user, DcsRunInfo *info) {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
-    std::vector<Worker *> ws;
-    std::map<int, int> seen;
-    for (int d : devices) {
-        auto &slot = pl.workers[{d, seen[d]++}];
-        if (!slot) slot = std::make_unique<Worker>(d);
-        ws.push_back(slot.get());
-    }
+    std::vector<Worker *> ws = workers_for(pl.workers, devices);
     const int64_t nz = p.n[2], plane = p.n[0] * p.n[1], W = static_cast<int64_t>(ws.size());
     // Several slabs per thread for balance, but at least ~2M points each so one slab fills a GPU.
     const int64_t per = std::min(nz, std::max((nz + 4 * W - 1) / (4 * W), ((int64_t{1} << 21) + plane - 1) / plane));
@@ -129,7 +64,7 @@ void dcs_gpu_map(const DcsProblem &p, const std::vector<int> &devices, double *m
     for (Worker *w : ws) {
         w->submit([&job, &p, map, per, n_slabs, nz, plane, w](cuda::DcsDevice *dev) {
             try {
-                if (!dev) throw w->open_error_;
+                if (!dev) throw w->open_error();
                 cuda::dcs_device_set_atoms(dev, p);
                 for (int64_t s; !job.abort && (s = job.next++) < n_slabs;) {
                     const int64_t k0 = s * per, nk = std::min(per, nz - k0);

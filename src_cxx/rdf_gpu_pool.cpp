@@ -1,8 +1,7 @@
 // rdf_gpu_pool.cpp -- one or several GPUs counting frames: a persistent host thread per listed device.
 //
-// Seed 000 (section 2.4.2): binding a host thread to a GPU costs 0.1-1 s, so the threads live from the first
-// GPU frame until qmmm_rdf_release(), each keeping its streams and buffers. Each device sums into its own
-// 64-bit histogram; the host adds them (integers, so any split gives the same bits as one device).
+// The threads (gpu_worker.hpp) live from the first GPU frame until qmmm_rdf_release(). Each device sums
+// into its own 64-bit histogram; the host adds them (integers, so any split gives the same bits as one device).
 //
 // Several frames (gpu_count_frames): the natural unit is the frame. The threads take whole frames from a
 // shared counter (a faster GPU takes more); a thread prepares its next frame on the host while its GPU counts
@@ -18,14 +17,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "error.hpp"
+#include "gpu_worker.hpp"
 #include "rdf_backend.hpp"
 #include "rdf_device.hpp"
 
@@ -34,63 +32,11 @@ namespace {
 
 constexpr int64_t kMinItemsPerUnit = 4 * 528;  // 4 items x (4 blocks x 132 SMs of an H100/H200)
 
-class Worker {
-public:
-    explicit Worker(int device) : device_(device), th_([this] { loop(); }) {}
-    ~Worker() {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        th_.join();
-    }
-    void submit(std::function<void(cuda::RdfDev *)> job) {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            job_ = std::move(job);
-        }
-        cv_.notify_all();
-    }
-    int device() const { return device_; }
-    Error open_error{QMMM_ERR_INTERNAL, ""};
-
-private:
-    void loop() {
-        std::unique_lock<std::mutex> lk(m_);
-        for (;;) {
-            cv_.wait(lk, [&] { return stop_ || job_; });
-            if (stop_) break;
-            auto job = std::move(job_);
-            job_ = nullptr;
-            lk.unlock();
-            job(dev_ ? dev_ : (dev_ = open()));
-            lk.lock();
-        }
-        lk.unlock();
-        if (dev_) cuda::rdf_dev_close(dev_);  // on the thread bound to the device
-    }
-    cuda::RdfDev *open() {
-        try {
-            return cuda::rdf_dev_open(device_);
-        } catch (const Error &e) {
-            open_error = e;
-            return nullptr;
-        }
-    }
-
-    int device_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::function<void(cuda::RdfDev *)> job_;
-    bool stop_ = false;
-    cuda::RdfDev *dev_ = nullptr;
-    std::thread th_;  // last: starts after the members it uses exist
-};
+using Worker = GpuWorker<cuda::RdfDev, cuda::rdf_dev_open, cuda::rdf_dev_close>;
 
 struct Pool {
     std::mutex use;  // one call at a time through the pool
-    std::map<std::pair<int, int>, std::unique_ptr<Worker>> workers;  // (device, listing) -> thread
+    WorkerMap<Worker> workers;
     // Per worker: the frame its GPU counts and the one being prepared, kept between calls (fresh multi-MB
     // buffers would cost page faults on every frame).
     std::map<Worker *, std::unique_ptr<Frame[]>> frames;
@@ -99,17 +45,6 @@ struct Pool {
 Pool &pool() {  // never destroyed: at exit the CUDA runtime may be gone; qmmm_rdf_release() is the clean way
     static Pool *p = new Pool;
     return *p;
-}
-
-std::vector<Worker *> workers_for(Pool &pl, const std::vector<int> &devices) {
-    std::vector<Worker *> ws;
-    std::map<int, int> seen;
-    for (int d : devices) {
-        auto &slot = pl.workers[{d, seen[d]++}];
-        if (!slot) slot = std::make_unique<Worker>(d);
-        ws.push_back(slot.get());
-    }
-    return ws;
 }
 
 // Errors of a parallel job; the one of the lowest frame (then the first reported) wins, so the message does
@@ -193,7 +128,7 @@ void launch_frame(cuda::RdfDev *dev, const Frame &f, int kernel) {
 void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
-    auto ws = workers_for(pl, devices);
+    auto ws = workers_for(pl.workers, devices);
     // Too small to gain from more devices: fewer workers (the first listed ones). The environment variable
     // QMMM_RDF_MIN_SPLIT_PAIRS overrides the threshold (tests split small frames with it).
     double min_split = kMinSplitPairs;
@@ -216,7 +151,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         Worker *wk = ws[w];
         wk->submit([&, w, wk](cuda::RdfDev *dev) {
             guarded(job, wk, [&] {
-                if (!dev) throw wk->open_error;
+                if (!dev) throw wk->open_error();
                 cuda::rdf_dev_upload(dev, f);
                 cuda::rdf_dev_zero(dev, f.g.n_bins);
                 int slot = 0;
@@ -253,7 +188,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
     {
         Pool &pl = pool();
         std::lock_guard<std::mutex> use(pl.use);
-        auto ws = workers_for(pl, devices);
+        auto ws = workers_for(pl.workers, devices);
         Job job;
         job.remaining = static_cast<int>(W);
         std::atomic<int64_t> next{0};
@@ -269,7 +204,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                 int cur = 0;
                 bool launched = false, zeroed = false;
                 guarded(job, wk, [&] {
-                    if (!dev) throw wk->open_error;
+                    if (!dev) throw wk->open_error();
                     for (int64_t k; !job.abort && (k = next++) < whole;) {
                         Frame &f = fr[cur ^ 1];
                         const auto t0 = std::chrono::steady_clock::now();
