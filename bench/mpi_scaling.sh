@@ -56,10 +56,15 @@ run() {   # name backend ranks; REPEAT times, the fastest kept as name.{json,log
 ceiling() {   # N independent one-rank jobs at once, one per core, WALKERS/N walkers each
   local n=$1 c
   glycine_nml $((walkers / n)) "${EQUIL:-5}" 2 $((sweeps / 2)) cpu "$prec" > "$out/ceil_$n.nml"
+  local pids=() failed=0
   for ((c = 0; c < n; c++)); do
     OMP_NUM_THREADS=1 taskset -c "$c" "$exe" "$out/ceil_$n.nml" "$out/ceil_${n}_$c.json" > "$out/ceil_${n}_$c.log" 2>&1 &
+    pids+=($!)
   done
-  wait
+  for c in "${!pids[@]}"; do
+    wait "${pids[$c]}" || { failed=1; echo "ceiling_$n job $c failed:"; tail -3 "$out/ceil_${n}_$c.log"; }
+  done
+  [[ $failed == 0 ]] || return 1
   printf 'ceiling_%-4s %3s independent one-rank jobs\n' "$n" "$n"
 }
 for n in $cpu_ranks; do

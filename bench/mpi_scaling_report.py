@@ -67,7 +67,8 @@ def table(kind, title, base):
             d = r["energy"] - ref_cpu["energy"]
             same = "bitwise" if d == 0 and r["checksum"] == ref_cpu["checksum"] else f"dE = {d:.2e}"
             r["energy_deviation_from_cpu1"] = d
-        ceil, ceil_txt = ceiling(n) if kind == "cpu" else None, "-"
+        ceil = ceiling(n) if kind == "cpu" else None
+        ceil_txt = "-"
         if ceil is not None:
             work = n * (meta["walkers"] // n) / meta["walkers"]   # share of the walkers the N jobs ran
             r["ceiling_job_sampling_s"] = ceil
