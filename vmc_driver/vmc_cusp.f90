@@ -231,7 +231,7 @@ contains
     integer, intent(in) :: a
     logical, intent(in) :: derivs
     real(real64), intent(out) :: dv(:), dg(:,:), dl(:)
-    real(real64) :: f(cu%nmo), fp(cu%nmo), fpp(cu%nmo), q, qp, qpp, rr, ep, dp, dpp, rs
+    real(real64) :: f(cu%nmo), fp(cu%nmo), fpp(cu%nmo), q, qp, qpp, ep, dp, dpp, rs
     integer :: j
     rs = max(r, 1e-300_real64)   ! the gradient direction is undefined exactly at the nucleus
     call cusp_radial(cu, bs, c, a, r, f, fp, fpp)

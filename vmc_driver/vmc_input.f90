@@ -16,6 +16,7 @@ module vmc_input
        'cusp_rc_z', 'cusp_rc_max', 'balance_walkers']
 
   type input_t
+    character(len=512) :: path = ''       ! the input file itself (for messages)
     character(len=512) :: molden = '', cubes(MAX_CUBES) = '', output_json = ''
     real(real64) :: density_threshold = 1e-3_real64, b_ee = 1, b_en = 1, move_length = 0.5_real64
     logical :: jastrow = .false., tune_moves = .true.

@@ -1,11 +1,12 @@
-! vmc_util.f90 -- fatal errors and small string helpers shared by the driver's modules.
+! vmc_util.f90 -- fatal errors, small string helpers and the wall clock, shared by the driver's modules.
 ! The driver stops on the first error: a message on stderr naming the key or the file and line,
-! exit status 2, and no result file (the JSON is only opened once the run has finished).
+! exit status 2, and no result file (the JSON is only opened once the run has finished). The readers
+! (vmc_input, vmc_molden) do not stop: they return a status and this message to their caller.
 module vmc_util
-  use, intrinsic :: iso_fortran_env, only: error_unit, real64
+  use, intrinsic :: iso_fortran_env, only: error_unit, real64, int64
   implicit none
   private
-  public :: die, lower, itoa, rtoa
+  public :: die, lower, itoa, rtoa, clock_ticks, clock_seconds, is_finite
 
   ! Set by vmc_par when the run has several MPI ranks: the message names the rank and host, and the hook
   ! (MPI_Abort) stops every rank, so one failing rank cannot leave the others waiting in a collective.
@@ -15,6 +16,10 @@ module vmc_util
   end interface
   procedure(die_hook_iface), pointer, public :: die_hook => null()
   character(len=160), public :: die_prefix = ''
+
+  interface itoa
+    module procedure itoa4, itoa8
+  end interface
 
 contains
 
@@ -41,7 +46,7 @@ contains
     end do
   end function
 
-  function itoa(i) result(s)
+  function itoa4(i) result(s)
     integer, intent(in) :: i
     character(len=:), allocatable :: s
     character(len=24) :: b
@@ -49,12 +54,39 @@ contains
     s = trim(b)
   end function
 
+  function itoa8(i) result(s)
+    integer(int64), intent(in) :: i
+    character(len=:), allocatable :: s
+    character(len=24) :: b
+    write(b, '(i0)') i
+    s = trim(b)
+  end function
+
+  ! Full precision (17 significant digits: a real64 reads back bitwise).
   function rtoa(x) result(s)
     real(real64), intent(in) :: x
     character(len=:), allocatable :: s
     character(len=32) :: b
     write(b, '(es24.16e3)') x
     s = trim(adjustl(b))
+  end function
+
+  ! Neither NaN nor +-Inf (without ieee_arithmetic: NaN fails every comparison).
+  elemental logical function is_finite(x)
+    real(real64), intent(in) :: x
+    is_finite = abs(x) <= huge(x)
+  end function
+
+  ! Wall-clock ticks (system_clock, 64-bit) and their conversion to seconds.
+  integer(int64) function clock_ticks() result(t)
+    call system_clock(t)
+  end function
+
+  real(real64) function clock_seconds(ticks) result(s)
+    integer(int64), intent(in) :: ticks
+    integer(int64) :: rate
+    call system_clock(count_rate=rate)
+    s = real(ticks, real64) / real(rate, real64)
   end function
 
 end module vmc_util

@@ -15,16 +15,22 @@ module vmc_wavefunction
   use vmc_cusp
   implicit none
   private
-  public :: wf_t, wf_setup, wf_invert, wf_ratio, wf_accept, wf_local_energy
+  public :: wf_t, wf_ws_t, wf_setup, wf_workspace, wf_invert, wf_ratio, wf_accept, wf_local_energy
 
+  ! The trial function: read-only once set up, so one wf_t serves every thread.
   type wf_t
     type(basis_t) :: bs
     integer :: na = 0, nb = 0, ne = 0, nbf = 0
     logical :: jastrow = .false., cusp = .false.
     type(cusp_t) :: cusp_a, cusp_b   ! cusp corrections of the alpha and beta MOs
     real(real64) :: b_ee = 1, b_en = 1
-    real(real64), allocatable :: chi(:), dchi(:,:), lchi(:), phi(:), dphi(:,:), lphi(:), d(:,:), t(:)
-    real(real64), allocatable :: cv(:), cg(:,:), cl(:)   ! cusp corrections at one point
+  end type
+
+  ! Scratch of one thread: AO values and derivatives at a point, MO values, the Slater matrix being
+  ! inverted, cusp corrections at one point. wf_ratio leaves phi here for the following wf_accept.
+  type wf_ws_t
+    real(real64), allocatable :: chi(:), dchi(:,:), lchi(:), phi(:), d(:,:), t(:)
+    real(real64), allocatable :: cv(:), cg(:,:), cl(:)
   end type
 
 contains
@@ -36,13 +42,9 @@ contains
     real(real64), intent(in) :: b_ee, b_en
     logical, intent(in), optional :: cusp   ! nuclear cusp correction of the MOs (default: on)
     real(real64), intent(in), optional :: rc_z, rc_max   ! its radius, min(rc_z / Z, rc_max) (vmc_cusp defaults)
-    integer :: n
     wf%bs = bs
     wf%na = bs%nalpha; wf%nb = bs%nbeta; wf%ne = wf%na + wf%nb; wf%nbf = bs%nbf
     wf%jastrow = jastrow; wf%b_ee = b_ee; wf%b_en = b_en
-    n = max(wf%na, wf%nb, 1)
-    allocate(wf%chi(wf%nbf), wf%dchi(3, wf%nbf), wf%lchi(wf%nbf), wf%phi(n), wf%dphi(3, n), wf%lphi(n), &
-         wf%d(n, n), wf%t(n), wf%cv(n), wf%cg(3, n), wf%cl(n))
     wf%cusp = .true.
     if (present(cusp)) wf%cusp = cusp
     if (wf%cusp) then
@@ -51,45 +53,57 @@ contains
     end if
   end subroutine
 
-  subroutine mo_values(wf, c, cu, r, phi)
-    type(wf_t), intent(inout) :: wf
+  ! A workspace sized for wf (one per thread).
+  subroutine wf_workspace(wf, ws)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(out) :: ws
+    integer :: n
+    n = max(wf%na, wf%nb, 1)
+    allocate(ws%chi(wf%nbf), ws%dchi(3, wf%nbf), ws%lchi(wf%nbf), ws%phi(n), ws%d(n, n), ws%t(n), ws%cv(n), &
+         ws%cg(3, n), ws%cl(n))
+  end subroutine
+
+  subroutine mo_values(wf, ws, c, cu, r, phi)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
     real(real64), intent(in) :: c(:,:), r(3)
     type(cusp_t), intent(in) :: cu
     real(real64), intent(out) :: phi(:)
     integer :: j, a, n
     real(real64) :: d(3), rr
     n = size(c, 2)
-    call ao_values(wf%bs, r, wf%chi)
+    call ao_values(wf%bs, r, ws%chi)
     do j = 1, n
-      phi(j) = dot_product(c(:, j), wf%chi)
+      phi(j) = dot_product(c(:, j), ws%chi)
     end do
     if (.not. wf%cusp) return
     a = cusp_find(cu, wf%bs, r, d, rr)
     if (a == 0) return
-    call cusp_delta(cu, wf%bs, c, a, d, rr, .false., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
-    phi(1:n) = phi(1:n) + wf%cv(1:n)
+    call cusp_delta(cu, wf%bs, c, a, d, rr, .false., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
+    phi(1:n) = phi(1:n) + ws%cv(1:n)
   end subroutine
 
   ! Rebuilds both inverse Slater matrices from the positions (Gauss-Jordan, partial pivoting).
   ! ok = .false. when a matrix is numerically singular.
-  subroutine wf_invert(wf, pos, ainva, ainvb, ok)
-    type(wf_t), intent(inout) :: wf
+  subroutine wf_invert(wf, ws, pos, ainva, ainvb, ok)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
     real(real64), intent(in) :: pos(:,:)
     real(real64), intent(out) :: ainva(:,:), ainvb(:,:)
     logical, intent(out) :: ok
     integer :: k
     ok = .true.
     do k = 1, wf%na
-      call mo_values(wf, wf%bs%ca, wf%cusp_a, pos(:, k), wf%phi)
-      wf%d(k, 1:wf%na) = wf%phi(1:wf%na)
+      call mo_values(wf, ws, wf%bs%ca, wf%cusp_a, pos(:, k), ws%phi)
+      ws%d(k, 1:wf%na) = ws%phi(1:wf%na)
     end do
-    if (wf%na > 0) call invert(wf%d(1:wf%na, 1:wf%na), ainva, ok)
+    if (wf%na > 0) call invert(ws%d(1:wf%na, 1:wf%na), ainva, ok)
     if (.not. ok) return
     do k = 1, wf%nb
-      call mo_values(wf, wf%bs%cb, wf%cusp_b, pos(:, wf%na + k), wf%phi)
-      wf%d(k, 1:wf%nb) = wf%phi(1:wf%nb)
+      call mo_values(wf, ws, wf%bs%cb, wf%cusp_b, pos(:, wf%na + k), ws%phi)
+      ws%d(k, 1:wf%nb) = ws%phi(1:wf%nb)
     end do
-    if (wf%nb > 0) call invert(wf%d(1:wf%nb, 1:wf%nb), ainvb, ok)
+    if (wf%nb > 0) call invert(ws%d(1:wf%nb, 1:wf%nb), ainvb, ok)
   end subroutine
 
   subroutine invert(a0, ainv, ok)
@@ -176,37 +190,39 @@ contains
     end if
   end subroutine
 
-  ! Metropolis weight |Psi(new)/Psi(old)|^2 for electron e moved to x; leaves phi(x) in wf%phi and
+  ! Metropolis weight |Psi(new)/Psi(old)|^2 for electron e moved to x; leaves phi(x) in ws%phi and
   ! the determinant ratio in ratio for wf_accept.
-  real(real64) function wf_ratio(wf, pos, ainva, ainvb, e, x, ratio) result(p)
-    type(wf_t), intent(inout) :: wf
+  real(real64) function wf_ratio(wf, ws, pos, ainva, ainvb, e, x, ratio) result(p)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
     real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:), x(3)
     integer, intent(in) :: e
     real(real64), intent(out) :: ratio
     integer :: k
     if (e <= wf%na) then
       k = e
-      call mo_values(wf, wf%bs%ca, wf%cusp_a, x, wf%phi)
-      ratio = dot_product(wf%phi(1:wf%na), ainva(:, k))
+      call mo_values(wf, ws, wf%bs%ca, wf%cusp_a, x, ws%phi)
+      ratio = dot_product(ws%phi(1:wf%na), ainva(:, k))
     else
       k = e - wf%na
-      call mo_values(wf, wf%bs%cb, wf%cusp_b, x, wf%phi)
-      ratio = dot_product(wf%phi(1:wf%nb), ainvb(:, k))
+      call mo_values(wf, ws, wf%bs%cb, wf%cusp_b, x, ws%phi)
+      ratio = dot_product(ws%phi(1:wf%nb), ainvb(:, k))
     end if
     p = ratio * ratio
     if (wf%jastrow .and. p > 0) p = p * exp(2 * (jastrow_one(wf, pos, e, x) - jastrow_one(wf, pos, e, pos(:, e))))
   end function
 
   ! Accepts the move last priced by wf_ratio (Sherman-Morrison on the spin's inverse).
-  subroutine wf_accept(wf, pos, ainva, ainvb, e, x, ratio)
-    type(wf_t), intent(inout) :: wf
+  subroutine wf_accept(wf, ws, pos, ainva, ainvb, e, x, ratio)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
     real(real64), intent(inout) :: pos(:,:), ainva(:,:), ainvb(:,:)
     integer, intent(in) :: e
     real(real64), intent(in) :: x(3), ratio
     if (e <= wf%na) then
-      call sm_update(ainva, e, wf%phi(1:wf%na), ratio, wf%t)
+      call sm_update(ainva, e, ws%phi(1:wf%na), ratio, ws%t)
     else
-      call sm_update(ainvb, e - wf%na, wf%phi(1:wf%nb), ratio, wf%t)
+      call sm_update(ainvb, e - wf%na, ws%phi(1:wf%nb), ratio, ws%t)
     end if
     pos(:, e) = x
   end subroutine
@@ -230,40 +246,41 @@ contains
   end subroutine
 
   ! Kinetic energy, e-e and e-n potential energy of one configuration.
-  subroutine wf_local_energy(wf, pos, ainva, ainvb, ekin, vee, ven)
-    type(wf_t), intent(inout) :: wf
+  subroutine wf_local_energy(wf, ws, pos, ainva, ainvb, ekin, vee, ven)
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
     real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:)
     real(real64), intent(out) :: ekin, vee, ven
     integer :: e, k, ac, n
     real(real64) :: gd(3), ld, gj(3), lj, dv(3), r, a, b, u, up, upp, dc(3), rc
     ekin = 0; vee = 0; ven = 0
     do e = 1, wf%ne
-      call ao_derivs(wf%bs, pos(:, e), wf%chi, wf%dchi, wf%lchi)
+      call ao_derivs(wf%bs, pos(:, e), ws%chi, ws%dchi, ws%lchi)
       gd = 0; ld = 0
       if (e <= wf%na) then
-        wf%chi = matmul(wf%bs%ca, ainva(:, e))   ! sum_j C(:,j) ainv(j,e): one AO-space vector
-        gd = matmul(wf%dchi, wf%chi)
-        ld = dot_product(wf%lchi, wf%chi)
+        ws%chi = matmul(wf%bs%ca, ainva(:, e))   ! sum_j C(:,j) ainv(j,e): one AO-space vector
+        gd = matmul(ws%dchi, ws%chi)
+        ld = dot_product(ws%lchi, ws%chi)
         if (wf%cusp) then   ! corrected MOs: add sum_j ainv(j,e) (grad, lap)(phit_j - phi_j)
           ac = cusp_find(wf%cusp_a, wf%bs, pos(:, e), dc, rc)
           if (ac > 0) then
             n = wf%na
-            call cusp_delta(wf%cusp_a, wf%bs, wf%bs%ca, ac, dc, rc, .true., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
-            gd = gd + matmul(wf%cg(:, 1:n), ainva(:, e))
-            ld = ld + dot_product(wf%cl(1:n), ainva(:, e))
+            call cusp_delta(wf%cusp_a, wf%bs, wf%bs%ca, ac, dc, rc, .true., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
+            gd = gd + matmul(ws%cg(:, 1:n), ainva(:, e))
+            ld = ld + dot_product(ws%cl(1:n), ainva(:, e))
           end if
         end if
       else
-        wf%chi = matmul(wf%bs%cb, ainvb(:, e - wf%na))
-        gd = matmul(wf%dchi, wf%chi)
-        ld = dot_product(wf%lchi, wf%chi)
+        ws%chi = matmul(wf%bs%cb, ainvb(:, e - wf%na))
+        gd = matmul(ws%dchi, ws%chi)
+        ld = dot_product(ws%lchi, ws%chi)
         if (wf%cusp) then
           ac = cusp_find(wf%cusp_b, wf%bs, pos(:, e), dc, rc)
           if (ac > 0) then
             n = wf%nb
-            call cusp_delta(wf%cusp_b, wf%bs, wf%bs%cb, ac, dc, rc, .true., wf%cv(1:n), wf%cg(:, 1:n), wf%cl(1:n))
-            gd = gd + matmul(wf%cg(:, 1:n), ainvb(:, e - wf%na))
-            ld = ld + dot_product(wf%cl(1:n), ainvb(:, e - wf%na))
+            call cusp_delta(wf%cusp_b, wf%bs, wf%bs%cb, ac, dc, rc, .true., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
+            gd = gd + matmul(ws%cg(:, 1:n), ainvb(:, e - wf%na))
+            ld = ld + dot_product(ws%cl(1:n), ainvb(:, e - wf%na))
           end if
         end if
       end if

@@ -56,10 +56,5 @@ vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVI
   : -n 1 -env QMMM_DEVICE 99 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json
   : -n 1 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json)
 
-# The device choice over a communicator (library helper qmmm_mpi_select_device, Fortran module).
-add_executable(test_mpi_select ${PROJECT_SOURCE_DIR}/tests/test_mpi_select.f90)
-target_link_libraries(test_mpi_select PRIVATE qmmm_accel_mpi MPI::MPI_Fortran)
-set_target_properties(test_mpi_select PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_mpitest)
-add_test(NAME mpi_select_device COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_mpi_select>)
-set_tests_properties(mpi_select_device PROPERTIES LABELS "mpi;fortran" TIMEOUT 60 PROCESSORS 2
-  PASS_REGULAR_EXPRESSION "test_mpi_select: all passed")
+# The device choice over a communicator (test_mpi_select) is registered by the mpi family (src_cxx/mpi).
+

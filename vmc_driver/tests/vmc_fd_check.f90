@@ -16,6 +16,7 @@ program vmc_fd_check
   implicit none
   type(basis_t) :: bs
   type(wf_t) :: wf
+  type(wf_ws_t) :: ws
   character(len=512) :: path
   real(real64), allocatable :: pos(:,:), ainva(:,:), ainvb(:,:), ainva2(:,:), ainvb2(:,:)
   real(real64) :: ek, vee, ven, fd, h, x(3), ratio, p, pp, pm, pj, worst, smerr
@@ -30,6 +31,7 @@ program vmc_fd_check
   do icusp = 0, 1
   do ij = 0, 1
     call wf_setup(wf, bs, ij == 1, 1.0_real64, 1.0_real64, icusp == 1)
+    call wf_workspace(wf, ws)
     allocate(pos(3, wf%ne), ainva(max(wf%na,1), max(wf%na,1)), ainvb(max(wf%nb,1), max(wf%nb,1)))
     allocate(ainva2, mold=ainva); allocate(ainvb2, mold=ainvb)
     worst = 0; smerr = 0
@@ -50,9 +52,9 @@ program vmc_fd_check
           call in_sphere(a, int(trial, int64), e, pos(:, merge(1, wf%na + 1, e == 1)))
         end do
       end if
-      call wf_invert(wf, pos, ainva, ainvb, ok)
+      call wf_invert(wf, ws, pos, ainva, ainvb, ok)
       if (.not. ok) stop 'singular test configuration'
-      call wf_local_energy(wf, pos, ainva, ainvb, ek, vee, ven)
+      call wf_local_energy(wf, ws, pos, ainva, ainvb, ek, vee, ven)
       ! -1/2 sum_e lap Psi / Psi by fourth-order central differences of |Psi(r + h)/Psi(r)| (signs: ratio keeps its sign)
       h = 1e-4_real64   ! fourth-order differences: near a nucleus the orbitals vary on a scale ~1/(2Z)
       fd = 0
@@ -72,9 +74,9 @@ program vmc_fd_check
       worst = max(worst, abs(fd - ek) / max(1.0_real64, abs(ek)))
       ! Sherman-Morrison: move electron 1 and compare with a fresh inversion
       x = pos(:, 1) + 0.3_real64
-      p = wf_ratio(wf, pos, ainva, ainvb, 1, x, ratio)
-      call wf_accept(wf, pos, ainva, ainvb, 1, x, ratio)
-      call wf_invert(wf, pos, ainva2, ainvb2, ok)
+      p = wf_ratio(wf, ws, pos, ainva, ainvb, 1, x, ratio)
+      call wf_accept(wf, ws, pos, ainva, ainvb, 1, x, ratio)
+      call wf_invert(wf, ws, pos, ainva2, ainvb2, ok)
       smerr = max(smerr, maxval(abs(ainva - ainva2)) / maxval(abs(ainva2)))
     end do
     print '(a,l1,a,l1,a,es10.3,a,es10.3)', 'cusp=', icusp == 1, ' jastrow=', ij == 1, &
@@ -139,8 +141,8 @@ contains
 
   real(real64) function local_e() result(el)
     real(real64) :: k1, v1, v2
-    call wf_invert(wf, pos, ainva, ainvb, ok)
-    call wf_local_energy(wf, pos, ainva, ainvb, k1, v1, v2)
+    call wf_invert(wf, ws, pos, ainva, ainvb, ok)
+    call wf_local_energy(wf, ws, pos, ainva, ainvb, k1, v1, v2)
     el = k1 + v1 + v2
   end function
 
@@ -156,8 +158,8 @@ contains
       r = 20 * t * t
       w = 40 * t / N * r * r
       pos(:, 1) = x0
-      call wf_invert(wf, pos, ainva, ainvb, ok)
-      q = wf_ratio(wf, pos, ainva, ainvb, 1, bs%xyz(:, 1) + [0.36_real64, 0.48_real64, 0.8_real64] * r, rr)
+      call wf_invert(wf, ws, pos, ainva, ainvb, ok)
+      q = wf_ratio(wf, ws, pos, ainva, ainvb, 1, bs%xyz(:, 1) + [0.36_real64, 0.48_real64, 0.8_real64] * r, rr)
       pos(:, 1) = bs%xyz(:, 1) + [0.36_real64, 0.48_real64, 0.8_real64] * r
       num = num + w * q * local_e()
       den = den + w * q
@@ -169,7 +171,7 @@ contains
     integer, intent(in) :: e
     real(real64), intent(in) :: xn(3)
     real(real64) :: q, rr
-    q = wf_ratio(wf, pos, ainva, ainvb, e, xn, rr)
+    q = wf_ratio(wf, ws, pos, ainva, ainvb, e, xn, rr)
     r = sign(sqrt(q), rr)   ! |Psi'/Psi| with the determinant's sign
   end function
 

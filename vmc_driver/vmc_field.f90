@@ -1,0 +1,158 @@
+! vmc_field.f90 -- the coupling to the environment: the library's field U_ES built from the cube files,
+! the constant energy of the QM nuclei in it, and the field calls of the sampler, timed here.
+! U_ES(r) is the energy of one electron at r (hartree); a nucleus of charge Z at R has -Z U_ES(R).
+module vmc_field
+  use, intrinsic :: iso_fortran_env, only: real64, int64
+  use qmmm_accel
+  use vmc_util
+  use vmc_input, only: input_t
+  use vmc_molden, only: basis_t
+  use vmc_par, only: par_select_device
+  implicit none
+  private
+  public :: env_field_t, field_setup, field_start, field_finish, field_eval_all, field_destroy
+
+  type env_field_t
+    logical :: active = .false.          ! cubes were given
+    logical :: async = .false.           ! per-step calls run asynchronously (CUDA, batched)
+    character(len=16) :: calls = 'batched', backend = 'none'
+    integer :: device = -1               ! CUDA device in use (-1: none)
+    integer(int64) :: n_cells = 0, n_nuclei = 0
+    real(real64) :: e_nuc_env = 0        ! -sum_A Z_A U_ES(R_A): QM nuclei in the environment
+    integer(int64) :: ticks = 0          ! time in field calls (exposed time for asynchronous ones)
+    type(qmmm_field) :: f
+  end type
+
+contains
+
+  subroutine check(st, what)
+    integer, intent(in) :: st
+    character(len=*), intent(in) :: what
+    if (st /= QMMM_SUCCESS) call die(what // ': ' // qmmm_status_string(st) // ': ' // qmmm_error_message())
+  end subroutine
+
+  ! Reads the cubes into one environment, builds the field for the input's backend and precision (the
+  ! GPU of this rank: node-local rank mod the node's GPUs unless 'devices' or QMMM_DEVICE say otherwise),
+  ! and evaluates the nuclear constant. Without cubes the field stays inactive (all terms zero).
+  subroutine field_setup(fld, inp, bs, local_rank, local_size)
+    type(env_field_t), intent(inout) :: fld
+    type(input_t), intent(in) :: inp
+    type(basis_t), intent(in) :: bs
+    integer, intent(inout) :: local_rank, local_size
+    type(qmmm_env) :: env
+    type(qmmm_options) :: opt
+    real(real64) :: cell_volume, unuc(bs%natom)
+    integer :: st, i, backend_used, prec_used, device
+    fld%calls = inp%field_calls
+    fld%active = inp%n_cubes > 0
+    if (.not. fld%active) return
+    st = qmmm_env_create(env)
+    call check(st, 'qmmm_env_create')
+    do i = 1, inp%n_cubes
+      st = qmmm_env_add_cube(env, trim(inp%cubes(i)), inp%density_threshold)
+      call check(st, trim(inp%cubes(i)))
+    end do
+    st = qmmm_env_sizes(env, fld%n_cells, fld%n_nuclei, cell_volume)
+    call check(st, 'qmmm_env_sizes')
+    device = -1
+    if (inp%backend /= 'cpu') then
+      call par_select_device(inp%devices, device, local_rank, local_size, st)
+      call check(st, 'choosing the CUDA device (key ''devices'' = ''' // trim(inp%devices) // ''')')
+    end if
+    opt%backend = merge(QMMM_BACKEND_CPU, merge(QMMM_BACKEND_CUDA, QMMM_BACKEND_AUTO, inp%backend == 'cuda'), &
+         inp%backend == 'cpu')
+    opt%precision = merge(QMMM_PRECISION_SINGLE, merge(QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE, &
+         inp%precision == 'mixed'), inp%precision == 'single')
+    opt%n_threads = inp%n_threads
+    if (device >= 0) opt%device = device
+    st = qmmm_field_create_from_env(fld%f, env, opt)
+    call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // '''')
+    ! The constant is computed once, so always in double precision: with Z up to 8 a single or mixed field
+    ! would put 8x its error into every local energy (mixed: 5e-8 hartree on the water dimer, most of its
+    ! gap). A double field is used as it is; otherwise a CPU double field of the same environment.
+    if (opt%precision == QMMM_PRECISION_DOUBLE) then
+      st = qmmm_field_eval(fld%f, bs%xyz, unuc)
+      call check(st, 'field at the QM nuclei')
+    else
+      block
+        type(qmmm_options) :: o_dbl
+        type(qmmm_field) :: f_dbl
+        o_dbl%backend = QMMM_BACKEND_CPU
+        o_dbl%n_threads = inp%n_threads
+        st = qmmm_field_create_from_env(f_dbl, env, o_dbl)
+        call check(st, 'double-precision field for the QM nuclei')
+        st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
+        call check(st, 'field at the QM nuclei')
+        st = qmmm_field_destroy(f_dbl)
+      end block
+    end if
+    st = qmmm_env_destroy(env)
+    st = qmmm_field_backend(fld%f, backend_used, prec_used, fld%device)
+    call check(st, 'qmmm_field_backend')
+    fld%backend = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
+    fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls == 'batched'
+    fld%e_nuc_env = -sum(bs%z * unuc)
+  end subroutine
+
+  ! Starts the field at the proposed positions prop(3, nw) into uprop(nw): one call (asynchronous on
+  ! CUDA) or one call per walker; field_finish completes it.
+  subroutine field_start(fld, prop, uprop)
+    type(env_field_t), intent(inout) :: fld
+    real(real64), intent(in) :: prop(:,:)
+    real(real64), intent(inout) :: uprop(:)
+    integer(int64) :: t0
+    integer :: w, st
+    if (.not. fld%active) return
+    t0 = clock_ticks()
+    if (fld%async) then
+      st = qmmm_field_eval_async(fld%f, prop, uprop)
+      call check(st, 'qmmm_field_eval_async')
+    else if (fld%calls == 'batched') then
+      st = qmmm_field_eval(fld%f, prop, uprop)
+      call check(st, 'qmmm_field_eval')
+    else
+      do w = 1, size(uprop)
+        st = qmmm_field_eval(fld%f, prop(:, w:w), uprop(w:w))
+        call check(st, 'qmmm_field_eval')
+      end do
+    end if
+    fld%ticks = fld%ticks + (clock_ticks() - t0)
+  end subroutine
+
+  subroutine field_finish(fld)
+    type(env_field_t), intent(inout) :: fld
+    integer(int64) :: t0
+    integer :: st
+    if (.not. (fld%active .and. fld%async)) return
+    t0 = clock_ticks()
+    st = qmmm_field_wait(fld%f)
+    call check(st, 'qmmm_field_wait')
+    fld%ticks = fld%ticks + (clock_ticks() - t0)
+  end subroutine
+
+  ! U_ES at n points x(3, n) in one call (x and u by sequence association: pos(3, ne, nw) passes whole).
+  subroutine field_eval_all(fld, n, x, u)
+    type(env_field_t), intent(inout) :: fld
+    integer, intent(in) :: n
+    real(real64), intent(in), target :: x(3, n)
+    real(real64), intent(out), target :: u(n)
+    integer(int64) :: t0
+    integer :: st
+    if (.not. fld%active) then
+      u = 0
+      return
+    end if
+    t0 = clock_ticks()
+    st = qmmm_field_eval(fld%f, x, u)
+    call check(st, 'qmmm_field_eval (all electrons)')
+    fld%ticks = fld%ticks + (clock_ticks() - t0)
+  end subroutine
+
+  subroutine field_destroy(fld)
+    type(env_field_t), intent(inout) :: fld
+    integer :: st
+    if (fld%active) st = qmmm_field_destroy(fld%f)
+    fld%active = .false.
+  end subroutine
+
+end module vmc_field

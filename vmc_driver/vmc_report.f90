@@ -1,0 +1,160 @@
+! vmc_report.f90 -- what rank 0 prints (header, summary) and the JSON result (vmc_json), written only
+! after everything succeeded and renamed into place, so a failed run leaves no result file.
+module vmc_report
+  use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
+  use vmc_util
+  use vmc_json
+  use vmc_input, only: input_t
+  use vmc_field, only: env_field_t
+  use vmc_sampler, only: sampler_t
+  use vmc_accum, only: accum_t
+  use vmc_par, only: par_size, par_have_mpi
+  implicit none
+  private
+  public :: run_info_t, report_header, report_blocks_start, report_final
+
+  ! What the report needs beyond the sampler's, accumulator's and field's own state (rank 0's copy).
+  type run_info_t
+    integer :: nw_total = 0, ne = 0, na = 0, nb = 0, nbf = 0
+    character(len=160), allocatable :: rank_lines(:)   ! one line per rank: host, device, walkers
+    integer, allocatable :: rank_info(:, :)            ! (4, ranks): device, local rank, first walker, walkers
+    real(real64), allocatable :: rank_times(:, :)      ! (4, ranks): total, field, wavefunction, setup (s)
+    real(real64) :: checksum = 0                       ! sum of all final electron coordinates
+  end type
+
+contains
+
+  subroutine report_header(inp, fld, info)
+    type(input_t), intent(in) :: inp
+    type(env_field_t), intent(in) :: fld
+    type(run_info_t), intent(in) :: info
+    integer :: r
+    write(output_unit, '(a)') 'qmmm_vmc: variational Monte Carlo (atomic units: bohr, hartree)'
+    write(output_unit, '(a)') '  molden        ' // trim(inp%molden)
+    write(output_unit, '(a,i0,a,i0,a,i0,a,i0)') '  electrons     ', info%ne, ' (', info%na, ' alpha, ', info%nb, &
+         ' beta), basis functions ', info%nbf
+    write(output_unit, '(a,i0,a,i0,a)') '  environment   ', fld%n_cells, ' cells, ', fld%n_nuclei, &
+         ' nuclei; field backend ' // trim(fld%backend) // ', precision ' // trim(inp%precision) // ', calls ' // &
+         trim(inp%field_calls)
+    write(output_unit, '(a,l1,a,f8.4,a,f8.4,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', &
+         inp%b_en, '  cusp_correction ', inp%cusp_correction
+    write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', info%nw_total, ', equilibration sweeps ', &
+         inp%n_equil, ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps (local energy every ', &
+         inp%energy_every, '), seed ', inp%seed
+    write(output_unit, '(a,i0,a)') '  MPI ranks     ', par_size, trim(merge(' (built with MPI)   ', &
+         ' (built without MPI)', par_have_mpi))
+    do r = 1, par_size
+      write(output_unit, '(a)') trim(info%rank_lines(r))
+    end do
+  end subroutine
+
+  subroutine report_blocks_start(delta)
+    real(real64), intent(in) :: delta
+    write(output_unit, '(a,f8.4,a)') '  move length   ', delta, ' bohr (after equilibration)'
+    write(output_unit, '(a)') ''
+    write(output_unit, '(a)') '  block    E(block)            running mean        error (blocks)   acceptance'
+  end subroutine
+
+  subroutine report_final(inp, fld, smp, acc, info)
+    type(input_t), intent(in) :: inp
+    type(env_field_t), intent(in) :: fld
+    type(sampler_t), intent(in) :: smp
+    type(accum_t), intent(in) :: acc
+    type(run_info_t), intent(in) :: info
+    real(real64) :: var, nsmp, t(4), acceptance, mk, mee, men, mf
+    type(json_writer) :: js
+    integer :: ios, r
+    character(len=256) :: msg
+    character(len=:), allocatable :: tmp
+    nsmp = real(acc%n_samples, real64)
+    var = acc%sum_e2 / nsmp - (acc%sum_e / nsmp)**2
+    mk = acc%sum_k / nsmp; mee = acc%sum_ee / nsmp; men = acc%sum_en / nsmp; mf = acc%sum_f / nsmp
+    acceptance = real(acc%n_acc, real64) / acc%n_try
+    t = info%rank_times(:, 1)   ! this rank's (rank 0's) total, field, wavefunction, setup
+    write(output_unit, '(a)') ''
+    write(output_unit, '(a,f19.10,a,f14.10,a,i0,a)') '  energy        ', acc%mean, ' +- ', acc%err, &
+         ' hartree (reblocked, block length 2^', acc%level, ' local energies)'
+    write(output_unit, '(a,f19.10)') '  variance      ', var
+    write(output_unit, '(a,f10.4,a,f10.4)') '  acceptance    ', acceptance, '   equilibration ', &
+         real(smp%n_acc_eq, real64) / max(smp%n_try_eq, 1_int64)
+    write(output_unit, '(a)') '  parts (mean)  kinetic, e-e, e-n, n-n, electrons-environment, nuclei-environment:'
+    write(output_unit, '(16x,6f16.8)') mk, mee, men, smp%vnn, mf, fld%e_nuc_env
+    write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a,f10.3,a)') '  time (s)      total ', t(1), '  field ', t(2), &
+         '  wavefunction ', t(3), '  rest ', t(1) - t(2) - t(3)
+    write(output_unit, '(a,f10.3,a)') '                (of which setup: cubes, field, walkers ', t(4), ')'
+    if (par_size > 1) write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a)') '  ranks (max)   field ', &
+         maxval(info%rank_times(2, :)), '  wavefunction ', maxval(info%rank_times(3, :)), '  setup ', &
+         maxval(info%rank_times(4, :))
+
+    tmp = trim(inp%output_json) // '.tmp'
+    call js%open(tmp, ios, msg)
+    if (ios /= 0) call die(trim(inp%output_json) // ': cannot write (' // trim(msg) // ')')
+    call js%put('program', 'qmmm_vmc')
+    call js%put('units', 'hartree, bohr, seconds')
+    call js%put('molden', trim(inp%molden))
+    call js%put('backend', trim(fld%backend))
+    call js%put('precision', trim(inp%precision))
+    call js%put('field_calls', trim(inp%field_calls))
+    call js%put('n_cells', fld%n_cells)
+    call js%put('n_electrons', info%ne)
+    call js%put('n_walkers', info%nw_total)
+    call js%put('seed', inp%seed)
+    call js%put('jastrow', inp%jastrow)
+    call js%put('cusp_correction', inp%cusp_correction)
+    call js%put('n_equil', inp%n_equil)
+    call js%put('n_blocks', inp%n_blocks)
+    call js%put('steps_per_block', inp%steps_per_block)
+    call js%put('energy_every', inp%energy_every)
+    call js%put('energy', acc%mean)
+    call js%put('error', acc%err)
+    call js%put('reblock_level', acc%level)
+    call js%put('variance', var)
+    call js%put('acceptance', acceptance)
+    call js%put('move_length', smp%delta)
+    call js%begin_object('parts')
+    call js%put('kinetic', mk)
+    call js%put('electron_electron', mee)
+    call js%put('electron_nucleus', men)
+    call js%put('nucleus_nucleus', smp%vnn)
+    call js%put('electron_environment', mf)
+    call js%put('nucleus_environment', fld%e_nuc_env)
+    call js%end()
+    ! rank 0's times include waiting for the others; every rank's own follow under "ranks"
+    call put_times(t, .true.)
+    call js%put('n_ranks', par_size)
+    call js%begin_array('ranks')
+    do r = 1, par_size
+      call js%begin_object()
+      call js%put('rank', r - 1)
+      call js%put('local_rank', info%rank_info(2, r))
+      call js%put('device', info%rank_info(1, r))
+      call js%put('first_walker', info%rank_info(3, r))
+      call js%put('walkers', info%rank_info(4, r))
+      call put_times(info%rank_times(:, r), .false.)
+      call js%end()
+    end do
+    call js%end()
+    call js%put('block_energies', acc%block_mean)
+    call js%put('final_position_checksum', info%checksum)
+    call js%close()
+    if (rename(tmp, trim(inp%output_json)) /= 0) &   ! GNU extension; keeps the result file all-or-nothing
+         call die(trim(inp%output_json) // ': cannot rename ' // tmp // ' into place')
+
+  contains
+
+    subroutine put_times(tt, whole)
+      real(real64), intent(in) :: tt(4)
+      logical, intent(in) :: whole
+      call js%begin_object('time')
+      call js%put('total', tt(1))
+      call js%put('field', tt(2))
+      call js%put('wavefunction', tt(3))
+      if (whole) call js%put('rest', tt(1) - tt(2) - tt(3))
+      call js%put('setup', tt(4))
+      if (whole) call js%put('sampling', tt(1) - tt(4))
+      call js%end()
+    end subroutine
+
+  end subroutine
+
+end module vmc_report

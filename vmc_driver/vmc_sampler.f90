@@ -1,0 +1,210 @@
+! vmc_sampler.f90 -- Metropolis sampling of |Psi|^2: proposals, acceptance, equilibration (with the move
+! length tuned on the global acceptance) and the sweeps of one accumulation block with its local energies.
+!
+! One step moves one electron (the same index in every walker; sweeps cycle through the electrons).
+! The field U_ES at the proposed positions of all walkers goes to the library in one call (batched) or
+! one call per walker (per_walker); with the CUDA backend the batched call runs asynchronously while the
+! wavefunction is updated. Acceptance uses |Psi|^2 only, never the field, so runs with different
+! backends or precisions visit exactly the same configurations.
+module vmc_sampler
+  use, intrinsic :: iso_fortran_env, only: real64, int64
+  use vmc_util
+  use vmc_rng
+  use vmc_input, only: input_t
+  use vmc_molden, only: basis_t
+  use vmc_wavefunction
+  use vmc_walkers
+  use vmc_field
+  use vmc_par, only: par_sum_int64
+  implicit none
+  private
+  public :: sampler_t, sampler_init, sampler_equilibrate, sampler_prepare, sampler_block, NPART
+
+  integer, parameter :: NPART = 5   ! per walker and measurement: E_L, kinetic, e-e, e-n, environment
+
+  type sampler_t
+    real(real64) :: delta = 0.5_real64               ! move cube side far from nuclei (bohr)
+    real(real64) :: vnn = 0                          ! nucleus-nucleus repulsion of the QM fragment
+    integer(int64) :: step = 0                       ! steps so far: the random streams' position
+    integer :: nsweep = 0                            ! accumulation sweeps so far
+    integer(int64) :: n_acc = 0, n_try = 0           ! accumulation (this process)
+    integer(int64) :: n_acc_eq = 0, n_try_eq = 0     ! equilibration (all processes)
+    integer(int64) :: ticks_wf = 0                   ! time in the wavefunction
+  end type
+
+contains
+
+  subroutine sampler_init(smp, inp, bs)
+    type(sampler_t), intent(out) :: smp
+    type(input_t), intent(in) :: inp
+    type(basis_t), intent(in) :: bs
+    integer :: i, j
+    smp%delta = inp%move_length
+    smp%vnn = 0
+    do i = 1, bs%natom
+      do j = i + 1, bs%natom
+        smp%vnn = smp%vnn + bs%z(i) * bs%z(j) / norm2(bs%xyz(:, i) - bs%xyz(:, j))
+      end do
+    end do
+  end subroutine
+
+  ! Moves shrink near nuclei (cube side delta * min(1, d + 0.05), d the distance to the nearest
+  ! nucleus in bohr) so that core electrons are sampled as well as valence ones.
+  pure real(real64) function move_scale(bs, r) result(f)
+    type(basis_t), intent(in) :: bs
+    real(real64), intent(in) :: r(3)
+    integer :: a
+    real(real64) :: d2
+    d2 = huge(1.0_real64)
+    do a = 1, bs%natom
+      d2 = min(d2, sum((r - bs%xyz(:, a))**2))
+    end do
+    f = min(1.0_real64, sqrt(d2) + 0.05_real64)
+  end function
+
+  subroutine propose(smp, wk, bs, e)
+    type(sampler_t), intent(in) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(basis_t), intent(in) :: bs
+    integer, intent(in) :: e
+    integer :: w, c
+    do w = 1, wk%nw
+      wk%dcur(w) = smp%delta * move_scale(bs, wk%pos(:, e, w))
+      do c = 1, 3
+        wk%prop(c, w) = wk%pos(c, e, w) + wk%dcur(w) * (rng_uniform(wk%key(w), smp%step, c - 1) - 0.5_real64)
+      end do
+    end do
+  end subroutine
+
+  subroutine metropolis(smp, wk, wf, ws, e)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    integer, intent(in) :: e
+    integer :: w
+    integer(int64) :: t0
+    real(real64) :: pw, dnew
+    t0 = clock_ticks()
+    do w = 1, wk%nw
+      ! The reverse move must be possible from the proposed point's (smaller or larger) cube;
+      ! the proposal densities 1/dcur^3 and 1/dnew^3 enter the acceptance (detailed balance).
+      dnew = smp%delta * move_scale(wf%bs, wk%prop(:, w))
+      wk%acc(w) = .false.
+      if (maxval(abs(wk%prop(:, w) - wk%pos(:, e, w))) > 0.5_real64 * dnew) cycle
+      pw = wf_ratio(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), e, wk%prop(:, w), wk%ratio(w))
+      pw = pw * (wk%dcur(w) / dnew)**3
+      wk%acc(w) = rng_uniform(wk%key(w), smp%step, 3) < pw
+      if (wk%acc(w)) call wf_accept(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), e, &
+           wk%prop(:, w), wk%ratio(w))
+    end do
+    smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
+  end subroutine
+
+  subroutine recompute(smp, wk, wf, ws)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    integer(int64) :: t0
+    t0 = clock_ticks()
+    call walkers_recompute(wk, wf, ws)
+    smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
+  end subroutine
+
+  ! Equilibration: the field is not needed (acceptance ignores it). The move length is tuned towards
+  ! ~50 % acceptance on the acceptance of all processes, so every rank count tunes it alike.
+  subroutine sampler_equilibrate(smp, wk, wf, ws, inp)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    type(input_t), intent(in) :: inp
+    integer :: isweep, e
+    integer(int64) :: cnt(2)
+    real(real64) :: acc_rate
+    do isweep = 1, inp%n_equil
+      cnt = 0
+      do e = 1, wf%ne
+        smp%step = smp%step + 1
+        call propose(smp, wk, wf%bs, e)
+        call metropolis(smp, wk, wf, ws, e)
+        cnt = cnt + [int(count(wk%acc), int64), int(wk%nw, int64)]
+      end do
+      call par_sum_int64(cnt)
+      smp%n_acc_eq = smp%n_acc_eq + cnt(1); smp%n_try_eq = smp%n_try_eq + cnt(2)
+      if (inp%tune_moves) then
+        acc_rate = real(cnt(1), real64) / cnt(2)
+        smp%delta = smp%delta * min(1.25_real64, max(0.8_real64, (acc_rate + 0.05_real64) / 0.55_real64))
+      end if
+      if (mod(isweep, inp%recompute_every) == 0) call recompute(smp, wk, wf, ws)
+    end do
+  end subroutine
+
+  ! Before the first block: fresh inverses and the field at every electron (per-step field modes keep
+  ! each electron's value from the step that moved it).
+  subroutine sampler_prepare(smp, wk, wf, ws, fld)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    type(env_field_t), intent(inout) :: fld
+    call recompute(smp, wk, wf, ws)
+    if (fld%active) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
+  end subroutine
+
+  ! One block: steps_per_block sweeps, a local energy of every walker every energy_every sweeps into
+  ! parts(:, w, m) (E_L, kinetic, e-e, e-n, environment), m = 1 .. steps_per_block / energy_every.
+  ! Consecutive sweeps are correlated over several sweeps: measuring less often costs less and loses
+  ! little (the reblocked error bar says how much).
+  subroutine sampler_block(smp, wk, wf, ws, fld, inp, parts)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    type(env_field_t), intent(inout) :: fld
+    type(input_t), intent(in) :: inp
+    real(real64), intent(out) :: parts(:, :, :)
+    integer :: s, e, w
+    do s = 1, inp%steps_per_block
+      do e = 1, wf%ne
+        smp%step = smp%step + 1
+        call propose(smp, wk, wf%bs, e)
+        call field_start(fld, wk%prop, wk%uprop)
+        call metropolis(smp, wk, wf, ws, e)
+        call field_finish(fld)
+        if (fld%active) then
+          do w = 1, wk%nw
+            if (wk%acc(w)) wk%u(e, w) = wk%uprop(w)
+          end do
+        end if
+        smp%n_acc = smp%n_acc + count(wk%acc); smp%n_try = smp%n_try + wk%nw
+      end do
+      smp%nsweep = smp%nsweep + 1
+      if (mod(inp%n_equil + smp%nsweep, inp%recompute_every) == 0) call recompute(smp, wk, wf, ws)
+      if (mod(s, inp%energy_every) == 0) call measure(smp, wk, wf, ws, fld, parts(:, :, s / inp%energy_every))
+    end do
+  end subroutine
+
+  ! Local energies of all walkers: kinetic + e-e + e-n + n-n + sum_i U_ES(r_i) + the nuclear constant.
+  subroutine measure(smp, wk, wf, ws, fld, parts)
+    type(sampler_t), intent(inout) :: smp
+    type(walkers_t), intent(inout) :: wk
+    type(wf_t), intent(in) :: wf
+    type(wf_ws_t), intent(inout) :: ws
+    type(env_field_t), intent(in) :: fld
+    real(real64), intent(out) :: parts(:, :)
+    integer :: w
+    integer(int64) :: t0
+    real(real64) :: ek, vee, ven, p
+    t0 = clock_ticks()
+    do w = 1, wk%nw
+      call wf_local_energy(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ek, vee, ven)
+      p = ek + vee + ven + smp%vnn + sum(wk%u(:, w)) + fld%e_nuc_env
+      if (.not. is_finite(p)) call die('non-finite local energy (walker ' // itoa(wk%first + w - 1) // ')')
+      parts(:, w) = [p, ek, vee, ven, sum(wk%u(:, w))]
+    end do
+    smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
+  end subroutine
+
+end module vmc_sampler
