@@ -17,6 +17,10 @@ module qmmm_accel_core
        QMMM_ERR_INTERNAL = 99
   integer, parameter, public :: QMMM_BACKEND_AUTO = 0, QMMM_BACKEND_CPU = 1, QMMM_BACKEND_CUDA = 2
   integer, parameter, public :: QMMM_PRECISION_DOUBLE = 0, QMMM_PRECISION_SINGLE = 1, QMMM_PRECISION_MIXED = 2
+  ! ---- units (CODATA 2018, the library's one set; qmmm_accel.h) ----
+  real(c_double), parameter, public :: QMMM_BOHR_ANGSTROM = 0.529177210903_c_double   ! bohr in Angstrom
+  real(c_double), parameter, public :: QMMM_HARTREE_EV = 27.211386245988_c_double     ! hartree in eV
+  real(c_double), parameter, public :: QMMM_BOLTZMANN_EV_K = 8.617333262e-5_c_double  ! k_B in eV/K
 
   type, bind(c), public :: qmmm_options
     integer(c_int32_t) :: backend = QMMM_BACKEND_AUTO

@@ -23,7 +23,7 @@ module qmmm_accel_rdf
   end type qmmm_rdf_options
 
   type, public :: qmmm_rdf
-    type(c_ptr) :: h = c_null_ptr
+    type(c_ptr) :: ptr = c_null_ptr
   end type qmmm_rdf
 
   public :: qmmm_rdf_create, qmmm_rdf_set_selections, qmmm_rdf_set_selection_self, qmmm_rdf_add_frame, &
@@ -109,7 +109,7 @@ contains
       o%n_devices = size(devices)
       o%devices(1:size(devices)) = devices
     end if
-    s = c_create(rdf%h, r_min, r_max, int(n_bins, c_int32_t), c_loc(o))
+    s = c_create(rdf%ptr, r_min, r_max, int(n_bins, c_int32_t), c_loc(o))
   end function
 
   ! Two selections by atom ids (equal id lists = identical selections); molecule ids optional (exclusions).
@@ -130,7 +130,7 @@ contains
       end if
       m1 = c_loc(mol1); m2 = c_loc(mol2)
     end if
-    s = c_set_sel(rdf%h, int(size(id1), c_int64_t), c_loc(id1), m1, int(size(id2), c_int64_t), c_loc(id2), m2)
+    s = c_set_sel(rdf%ptr, int(size(id1), c_int64_t), c_loc(id1), m1, int(size(id2), c_int64_t), c_loc(id2), m2)
   end function
 
   ! One selection of n atoms paired with itself; mol(n) optional (exclusions).
@@ -147,7 +147,7 @@ contains
       end if
       m = c_loc(mol)
     end if
-    s = c_set_self(rdf%h, int(n, c_int64_t), m)
+    s = c_set_self(rdf%ptr, int(n, c_int64_t), m)
   end function
 
   ! One frame: xyz1(3,n1), box(3,3) (cell vectors as columns), xyz2(3,n2) unless the selections are identical.
@@ -162,7 +162,7 @@ contains
     end if
     p2 = c_null_ptr
     if (present(xyz2)) p2 = c_loc(xyz2)
-    s = c_add(rdf%h, c_loc(xyz1), p2, c_loc(box))
+    s = c_add(rdf%ptr, c_loc(xyz1), p2, c_loc(box))
   end function
 
   ! Several frames at once (whole frames per GPU; the same bits as frame by frame): xyz1(3,n1,n_frames),
@@ -184,7 +184,7 @@ contains
       end if
       p2 = c_loc(xyz2)
     end if
-    s = c_add_many(rdf%h, int(size(xyz1, 3), c_int64_t), c_loc(xyz1), p2, c_loc(box))
+    s = c_add_many(rdf%ptr, int(size(xyz1, 3), c_int64_t), c_loc(xyz1), p2, c_loc(box))
   end function
 
   ! Results (each optional; arrays of n_bins): bin centres, g(r), n(r) at the bins' upper edges, counts.
@@ -202,7 +202,7 @@ contains
     if (present(hist)) ph = c_loc(hist)
     if (present(n_frames)) pf = c_loc(n_frames)
     if (present(avg_volume)) pv = c_loc(avg_volume)
-    s = c_results(rdf%h, pr, pg, pn, ph, pf, pv)
+    s = c_results(rdf%ptr, pr, pg, pn, ph, pf, pv)
   end function
 
   integer function qmmm_rdf_box_limit(box, r_limit) result(s)
@@ -217,13 +217,13 @@ contains
 
   integer function qmmm_rdf_reset(rdf) result(s)
     type(qmmm_rdf), intent(in) :: rdf
-    s = c_handle(rdf%h)
+    s = c_handle(rdf%ptr)
   end function
 
   integer function qmmm_rdf_destroy(rdf) result(s)
     type(qmmm_rdf), intent(inout) :: rdf
-    s = c_destroy(rdf%h)
-    rdf%h = c_null_ptr
+    s = c_destroy(rdf%ptr)
+    rdf%ptr = c_null_ptr
   end function
 
   integer function qmmm_rdf_release() result(s)

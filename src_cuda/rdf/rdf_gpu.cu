@@ -1,0 +1,541 @@
+// rdf_gpu.cu -- RDF pair counting on one GPU: the fast brute-force and cell-list kernels, the seed's
+// scheme (the benchmark baseline), and the per-thread device state (RdfDevice in rdf_backend.hpp).
+//
+// Histograms live in shared memory as 32-bit counters with atomic increments (seed 000, section 2.4), one
+// copy per warp where the bins fit, then go to the device's 64-bit histogram with integer atomics. Blocks
+// are persistent: each takes work items until none is left and flushes its counters before they could
+// overflow, so no counter overflows at any selection size and the sums are exact (no floating-point atomics).
+//
+// Why the fast brute-force kernel is fast (one H100, 4e5 atoms): the seed's arithmetic needs per pair three
+// int-to-float conversions, a float-to-int conversion and a reciprocal square root, all on the 16-lane/SM
+// conversion/SFU pipe; that pipe caps it near 740 G pairs/s. Here the differences become floats through a bit
+// pattern and one FMA (rdf_shared.hpp), the bin through a round-down add, which leaves one SFU operation per
+// pair inside r_max. Each thread holds two sel1 atoms against every staged sel2 atom (one shared load per two
+// pairs), and sel1 is sorted into small cells (rdf_prepare.cpp) so a warp's 32 atoms are neighbours: for
+// most sel2 atoms the whole warp is inside or outside r_max and skips the binning together.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core_gpu.cuh"
+#include "error.hpp"
+#include "rdf_backend.hpp"
+
+namespace qmmm::cuda {
+
+using rdf::Atom;
+using rdf::Geom;
+using rdf::RdfDevice;
+using rdf::RdfGpu;
+
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kPer = 2;                   // brute force: sel1 atoms per thread
+constexpr int kRowAtoms = kBlock * kPer;  // brute force: sel1 atoms per item (a row of the pair matrix)
+constexpr int kTile = 512;                // brute force: sel2 atoms staged in shared memory per step
+constexpr int kRun = 2048;                // brute force: sel2 atoms per item (kRunSmall below kSmallN atoms)
+constexpr int kRunSmall = 512;
+constexpr int64_t kSmallN = 250000;
+// Shared histogram budget per block (copies x bins x 4 bytes): with the brute-force tile (8 kB) and a few
+// bytes of static shared memory it stays under the 48 kB a block gets without opting in.
+constexpr int kHistBytes = 40 * 1024 - 64;
+constexpr int kMaxStencil = 125 * 3;
+constexpr int kSeedTile = 4000;           // seed: sel1 atoms per constant-memory tile (64 kB)
+constexpr uint32_t kFloat23 = 0x4B000000u;  // bit pattern of 2^23
+static_assert(kRun % kTile == 0 && kRunSmall % kTile == 0 && kRowAtoms == kTile,
+              "the diagonal of a row is its first tile");
+
+__constant__ int32_t c_stencil[kMaxStencil];
+__constant__ Atom c_seed_tile[kSeedTile];
+
+__device__ __forceinline__ int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
+__device__ __forceinline__ int64_t lmax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+__device__ __forceinline__ void zero_shared(uint32_t *h, int n) {
+    for (int b = threadIdx.x; b < n; b += blockDim.x) h[b] = 0;
+}
+
+// Adds the block's copies of the histogram to the device histogram (integer atomics: exact in any order).
+__device__ __forceinline__ void flush(uint32_t *h, int copies, int nb, int b0, unsigned long long *hist, bool rezero) {
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) {
+        unsigned long long s = 0;
+        for (int c = 0; c < copies; ++c) s += h[c * nb + b], h[c * nb + b] = rezero ? 0u : h[c * nb + b];
+        if (s) atomicAdd(hist + b0 + b, s);
+    }
+}
+
+// The seed's arithmetic (and the fallback): the shared definition in rdf_shared.hpp.
+template <bool Tri>
+__device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &b, uint32_t *h, int b0, int nb) {
+    if (a.key == b.key) return;
+    const float r2 = rdf::dist2<Tri>(g, a.x, a.y, a.z, b.x, b.y, b.z);
+    if (!(r2 < g.rmax2)) return;
+    const int bin = rdf::bin_of(g, r2) - b0;
+    if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
+}
+
+// The same bins with fewer slow instructions (see the top of the file and rdf_shared.hpp).
+struct Fast {
+    float hxx, hyx, hyy, hzx, hzy, hzz;  // cell matrix
+    float kxx, kyx, kyy, kzx, kzy, kzz;  // 1.5 * 2^23 * h (exact)
+    float rmin, rmin2, rmax2, inv_dr, top;  // top = n_bins - 1
+    __device__ explicit Fast(const Geom &g)
+        : hxx(g.hxx), hyx(g.hyx), hyy(g.hyy), hzx(g.hzx), hzy(g.hzy), hzz(g.hzz), kxx(12582912.f * g.hxx),
+          kyx(12582912.f * g.hyx), kyy(12582912.f * g.hyy), kzx(12582912.f * g.hzx), kzy(12582912.f * g.hzy),
+          kzz(12582912.f * g.hzz), rmin(g.rmin), rmin2(g.rmin2), rmax2(g.rmax2), inv_dr(g.inv_dr),
+          top(static_cast<float>(g.n_bins - 1)) {}
+};
+
+// An atom with 2^22 added to its coordinates: (a + 2^22 - b) mod 2^23 is then the centred difference + 2^22.
+__device__ __forceinline__ Atom biased(Atom a) {
+    return Atom{a.x + rdf::kFixHalf, a.y + rdf::kFixHalf, a.z + rdf::kFixHalf, a.key};
+}
+__device__ __forceinline__ float big(uint32_t a, uint32_t b) {  // 1.5 * 2^23 + centred difference
+    return __uint_as_float(((a - b) & rdf::kFixMask) | kFloat23);
+}
+
+// How a pair's bin is found. kTable: the lookup table (Frame::thr), r_min = 0 and all bins in this unit -- no
+// square root and no range tests beyond r_max; kRoot: the square root and the tests, floor by a round-down
+// add (n_bins <= 2^23); kRootBig: the same with a float-to-int conversion (more bins).
+enum Mode { kTable = 0, kRoot = 1, kRootBig = 2 };
+constexpr int kTableMax = 8192;
+
+struct Bins {  // shared-memory tables for kTable
+    const float *thr;
+    const uint16_t *tab;
+    int shift, base;
+};
+
+template <bool Tri, bool Excl, int M>
+__device__ __forceinline__ void pair_fast(const Fast &g, const Bins &t, const Atom &a, const Atom &b, uint32_t *h,
+                                          int b0, int nb) {
+    if (Excl && a.key == b.key) return;
+    const float fx = big(a.x, b.x), fy = big(a.y, b.y), fz = big(a.z, b.z);
+    float dx, dy;
+    if (Tri) {
+        dx = __fadd_rn(__fadd_rn(__fmaf_rn(fx, g.hxx, -g.kxx), __fmaf_rn(fy, g.hyx, -g.kyx)), __fmaf_rn(fz, g.hzx, -g.kzx));
+        dy = __fadd_rn(__fmaf_rn(fy, g.hyy, -g.kyy), __fmaf_rn(fz, g.hzy, -g.kzy));
+    } else {
+        dx = __fmaf_rn(fx, g.hxx, -g.kxx);
+        dy = __fmaf_rn(fy, g.hyy, -g.kyy);
+    }
+    const float dz = __fmaf_rn(fz, g.hzz, -g.kzz);
+    const float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));  // rdf::dist2
+    if (M == kTable) {
+        if (r2 < g.rmax2) {
+            const int c = max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0);
+            int bin = t.tab[c];
+            bin += r2 >= t.thr[bin + 1] ? 1 : 0;
+            atomicAdd(h + bin, 1u);
+        }
+    } else if (r2 < g.rmax2 && r2 >= g.rmin2) {
+        // floor(min(max(x, 0), n_bins - 1)) == the CPU's clamped truncation of x (rdf::bin_of)
+        const float x = fminf(fmaxf(__fmul_rn(__fsub_rn(__fsqrt_rn(r2), g.rmin), g.inv_dr), 0.f), g.top);
+        const int bin = (M == kRootBig ? __float2int_rz(x) : __float_as_int(__fadd_rd(x, 8388608.f)) - int(kFloat23)) - b0;
+        if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
+    }
+}
+
+// Copies the lookup tables (global) to shared memory; returns where they are.
+__device__ __forceinline__ Bins load_bins(unsigned char *at, const float *thr, int n_thr, const uint16_t *tab, int n_tab,
+                                          int shift, int base) {
+    float *s_thr = reinterpret_cast<float *>(at);
+    uint16_t *s_tab = reinterpret_cast<uint16_t *>(at + 4 * n_thr);
+    for (int q = threadIdx.x; q < n_thr; q += blockDim.x) s_thr[q] = thr[q];
+    for (int q = threadIdx.x; q < n_tab; q += blockDim.x) s_tab[q] = tab[q];
+    return Bins{s_thr, s_tab, shift, base};
+}
+
+struct TableArgs {
+    const float *thr;
+    const uint16_t *tab;
+    int n_thr, n_tab, shift, base;
+};
+
+// Brute force, persistent blocks. Item k of [k0, k1): row r (sel1 atoms [512 r, 512 r + 512), two per
+// thread) against sel2 atoms [j0, j0 + 2048). Identical selections: row r starts at j = 512 r (its first
+// tile is the diagonal, where only j > i counts) and rows[] holds each row's first item; otherwise every row
+// has the same number of items. Blocks take items from *counter and flush every `flush_every` items.
+template <bool Tri, bool Id, bool Excl, int M>
+__global__ void __launch_bounds__(kBlock, 4)
+    brute_items(Geom geom, const Atom *__restrict__ a1, int64_t n1, const Atom *__restrict__ a2, int64_t n2,
+                const int64_t *__restrict__ rows, int64_t n_rows, int64_t per_row, int64_t k0, int64_t k1,
+                int run, int b0, int nb, int copies, int flush_every, TableArgs ta, unsigned long long *__restrict__ counter,
+                unsigned long long *__restrict__ hist) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    Atom *tile = reinterpret_cast<Atom *>(smem);
+    uint32_t *h = reinterpret_cast<uint32_t *>(smem + kTile * sizeof(Atom));
+    __shared__ int64_t s_item[3];
+    const Fast g(geom);
+    const Bins t = M == kTable ? load_bins(reinterpret_cast<unsigned char *>(h + copies * nb), ta.thr, ta.n_thr,
+                                           ta.tab, ta.n_tab, ta.shift, ta.base)
+                               : Bins{};
+    zero_shared(h, copies * nb);
+    uint32_t *mine = h + ((threadIdx.x >> 5) % copies) * nb;
+    int since_flush = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            const int64_t k = k0 + static_cast<int64_t>(atomicAdd(counter, 1ull));
+            int64_t r = 0, first = 0;
+            if (k < k1) {
+                if (Id) {  // last row with rows[r] <= k
+                    int64_t lo = 0, hi = n_rows - 1;
+                    while (lo < hi) {
+                        const int64_t mid = (lo + hi + 1) / 2;
+                        if (rows[mid] <= k) lo = mid;
+                        else hi = mid - 1;
+                    }
+                    r = lo, first = rows[lo];
+                } else {
+                    r = k / per_row, first = r * per_row;
+                }
+            }
+            s_item[0] = k, s_item[1] = r, s_item[2] = (Id ? r * kRowAtoms : 0) + (k - first) * run;
+        }
+        __syncthreads();
+        const int64_t k = s_item[0], r = s_item[1], j0 = s_item[2];
+        if (k >= k1) break;
+        const int64_t j1 = lmin(n2, j0 + run);
+        const int64_t i0 = r * kRowAtoms + threadIdx.x, i1 = i0 + kBlock;
+        const bool v0 = i0 < n1, v1 = i1 < n1;
+        const Atom a0 = biased(v0 ? a1[i0] : Atom{}), a1v = biased(v1 ? a1[i1] : Atom{});
+        for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
+            const int n = static_cast<int>(lmin(kTile, j1 - t0));
+            __syncthreads();
+            for (int q = threadIdx.x; q < n; q += kBlock) tile[q] = a2[t0 + q];
+            __syncthreads();
+            if (Id && t0 == r * kRowAtoms) {  // the diagonal tile: only j > i
+                for (int q = 0; q < n; ++q) {
+                    const Atom b = tile[q];
+                    if (v0 && t0 + q > i0) pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
+                    if (v1 && t0 + q > i1) pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                }
+            } else if (v1) {
+#pragma unroll 4
+                for (int q = 0; q < n; ++q) {
+                    const Atom b = tile[q];
+                    pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
+                    pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                }
+            } else if (v0) {
+                for (int q = 0; q < n; ++q) pair_fast<Tri, Excl, M>(g, t, a0, tile[q], mine, b0, nb);
+            }
+        }
+        if (++since_flush == flush_every) {  // uniform: every thread counts the same items
+            __syncthreads();
+            flush(h, copies, nb, b0, hist, true);
+            since_flush = 0;
+        }
+        __syncthreads();
+    }
+    __syncthreads();
+    if (since_flush) flush(h, copies, nb, b0, hist, false);
+}
+
+// Cell list: a block per item of 256 sel1 atoms (sorted by cell, so a warp mostly shares its cells); each
+// atom visits the stencil's cells; for identical selections the own cell's later atoms and a half stencil.
+// A block's counts stay below 2^32 (checked on the host: 256 x (stencil + 1) x fullest cell).
+template <bool Tri, bool Id, bool Excl, int M>
+__global__ void __launch_bounds__(kBlock, 4)
+    cells_items(Geom geom, const Atom *__restrict__ a1, const int32_t *__restrict__ cell1, int64_t n1, int64_t k0,
+                const Atom *__restrict__ s, const int32_t *__restrict__ start, int n_st, int nx, int ny, int nz, int b0,
+                int nb, int copies, TableArgs ta, unsigned long long *__restrict__ hist) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *h = reinterpret_cast<uint32_t *>(smem);
+    const Fast g(geom);
+    const Bins t = M == kTable ? load_bins(reinterpret_cast<unsigned char *>(h + copies * nb), ta.thr, ta.n_thr,
+                                           ta.tab, ta.n_tab, ta.shift, ta.base)
+                               : Bins{};
+    zero_shared(h, copies * nb);
+    __syncthreads();
+    uint32_t *mine = h + ((threadIdx.x >> 5) % copies) * nb;
+    const int64_t p = (k0 + blockIdx.x) * kBlock + threadIdx.x;
+    if (p < n1) {
+        const Atom a = biased(a1[p]);
+        const int c = cell1[p];
+        const int cx = c % nx, cy = (c / nx) % ny, cz = c / (nx * ny);
+        if (Id)
+            for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j)
+                pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
+        for (int q = 0; q < n_st; ++q) {
+            int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
+            x += x < 0 ? nx : (x >= nx ? -nx : 0);
+            y += y < 0 ? ny : (y >= ny ? -ny : 0);
+            z += z < 0 ? nz : (z >= nz ? -nz : 0);
+            const int cq = x + nx * (y + ny * z);
+            for (int j = start[cq], e = start[cq + 1]; j < e; ++j) pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
+        }
+    }
+    __syncthreads();
+    flush(h, copies, nb, b0, hist, false);
+}
+
+// The seed's scheme: a tile of sel1 in constant memory, one sel2 atom per thread looping over the tile,
+// one shared histogram per block, the plain arithmetic. Orthorhombic only, as in the seed.
+template <bool Identical>
+__global__ void __launch_bounds__(kBlock) seed_kernel(Geom g, int n_tile, int64_t tile0, const Atom *__restrict__ a2,
+                                                      int64_t n2, int b0, int nb, unsigned long long *__restrict__ hist) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *h = reinterpret_cast<uint32_t *>(smem);
+    zero_shared(h, nb);
+    __syncthreads();
+    const int64_t j = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+    if (j < n2) {
+        const Atom b = a2[j];
+        int n = n_tile;
+        if (Identical) n = static_cast<int>(lmax(0, lmin(n_tile, j - tile0)));  // i < j
+        for (int k = 0; k < n; ++k) tally<false>(g, c_seed_tile[k], b, h, b0, nb);
+    }
+    __syncthreads();
+    flush(h, 1, nb, b0, hist, false);
+}
+
+template <class T>
+void ensure(T *&p, size_t &cap, size_t n, const char *what) {
+    if (n <= cap) return;
+    if (p) cudaFree(p);
+    p = nullptr;
+    cap = 0;
+    check(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)), what);
+    cap = n;
+}
+
+int64_t brute_rows(const rdf::Frame &f) { return (int64_t(f.a1.size()) + kRowAtoms - 1) / kRowAtoms; }
+
+// sel2 atoms per item: shorter runs for small selections, so every block gets many items (a short tail).
+int brute_run(const rdf::Frame &f) {
+    const int64_t n2 = f.identical ? int64_t(f.a1.size()) : int64_t(f.a2.size());
+    return n2 < kSmallN ? kRunSmall : kRun;
+}
+
+// Identical selections: first item of each row (rows + 1 entries).
+void brute_row_starts(const rdf::Frame &f, std::vector<int64_t> &rows) {
+    const int64_t n = static_cast<int64_t>(f.a1.size()), nr = brute_rows(f);
+    rows.resize(nr + 1);
+    rows[0] = 0;
+    const int run = brute_run(f);
+    for (int64_t r = 0; r < nr; ++r) rows[r + 1] = rows[r] + (n - r * kRowAtoms + run - 1) / run;
+}
+
+// Launches one of the 24 variants of a kernel template (triclinic, identical, exclusions, bin mode).
+#define RDF_DISPATCH(KERNEL, GRID, SMEM, STREAM, ...)                                                             \
+    do {                                                                                                          \
+        switch ((tri ? 12 : 0) + (id ? 6 : 0) + (excl ? 3 : 0) + mode) {                                          \
+        case 0: KERNEL<false, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 1: KERNEL<false, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 2: KERNEL<false, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 3: KERNEL<false, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 4: KERNEL<false, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 5: KERNEL<false, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 6: KERNEL<false, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 7: KERNEL<false, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 8: KERNEL<false, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 9: KERNEL<false, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 10: KERNEL<false, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 11: KERNEL<false, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 12: KERNEL<true, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 13: KERNEL<true, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 14: KERNEL<true, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 15: KERNEL<true, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 16: KERNEL<true, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 17: KERNEL<true, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 18: KERNEL<true, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 19: KERNEL<true, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 20: KERNEL<true, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 21: KERNEL<true, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 22: KERNEL<true, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        case 23: KERNEL<true, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
+        }                                                                                                         \
+    } while (0)
+
+struct RdfDev {
+    int device = 0;
+    cudaStream_t stream[2] = {nullptr, nullptr};
+    int n_sm = 1;
+    Atom *a1 = nullptr, *a2 = nullptr;
+    int32_t *cell1 = nullptr, *start = nullptr;
+    int64_t *rows = nullptr;
+    float *thr = nullptr;
+    uint16_t *tab = nullptr;
+    unsigned long long *hist = nullptr, *counter = nullptr;
+    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_hist = 0, cap_thr = 0, cap_tab = 0;
+    std::vector<int64_t> host_rows;
+    std::vector<unsigned long long> host_hist;
+};
+
+int32_t rdf_dev_max_bins() { return kHistBytes / 4; }
+
+int64_t rdf_dev_items(const rdf::Frame &f, int kernel) {
+    const int64_t n1 = static_cast<int64_t>(f.a1.size());
+    const int64_t n2 = f.identical ? n1 : static_cast<int64_t>(f.a2.size());
+    if (kernel == QMMM_RDF_KERNEL_SEED) return (n1 + kSeedTile - 1) / kSeedTile;
+    if (f.method == QMMM_RDF_METHOD_CELLS) return (n1 + kBlock - 1) / kBlock;
+    if (!f.identical) return brute_rows(f) * ((n2 + brute_run(f) - 1) / brute_run(f));
+    std::vector<int64_t> rows;
+    brute_row_starts(f, rows);
+    return rows.back();
+}
+
+RdfDev *rdf_dev_open(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    auto d = std::make_unique<RdfDev>();
+    d->device = device;
+    check(cudaDeviceGetAttribute(&d->n_sm, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    for (auto &s : d->stream) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaMalloc(&d->counter, 2 * sizeof(unsigned long long)), "cudaMalloc (counters)");
+    return d.release();
+}
+
+void rdf_dev_close(RdfDev *d) noexcept {
+    if (!d) return;
+    cudaFree(d->a1), cudaFree(d->a2), cudaFree(d->cell1), cudaFree(d->start), cudaFree(d->rows);
+    cudaFree(d->thr), cudaFree(d->tab);
+    cudaFree(d->hist), cudaFree(d->counter);
+    for (auto s : d->stream)
+        if (s) cudaStreamDestroy(s);
+    delete d;
+}
+
+void rdf_dev_wait(RdfDev *d, int slot) { check(cudaStreamSynchronize(d->stream[slot & 1]), "RDF kernel"); }
+
+void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    cudaStream_t st = d->stream[0];
+    const size_t n1 = f.a1.size(), n2 = f.a2.size();
+    ensure(d->a1, d->cap_a1, n1, "cudaMalloc (sel1)");
+    check(cudaMemcpyAsync(d->a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
+    if (!f.identical) {
+        ensure(d->a2, d->cap_a2, n2, "cudaMalloc (sel2)");
+        check(cudaMemcpyAsync(d->a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+    }
+    if (f.method == QMMM_RDF_METHOD_CELLS) {
+        if (f.stencil.size() > size_t(kMaxStencil)) throw Error(QMMM_ERR_INTERNAL, "cell stencil too large");
+        ensure(d->cell1, d->cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
+        ensure(d->start, d->cap_start, f.start.size(), "cudaMalloc (cell starts)");
+        check(cudaMemcpyAsync(d->cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, st), "copy cells");
+        check(cudaMemcpyAsync(d->start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, st),
+              "copy cell starts");
+        check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice, st),
+              "copy stencil");
+    } else if (f.identical) {
+        brute_row_starts(f, d->host_rows);
+        ensure(d->rows, d->cap_rows, d->host_rows.size(), "cudaMalloc (rows)");
+        check(cudaMemcpyAsync(d->rows, d->host_rows.data(), d->host_rows.size() * 8, cudaMemcpyHostToDevice, st),
+              "copy rows");
+    }
+    if (f.tab_ok && f.table.size() <= size_t(kTableMax)) {
+        ensure(d->thr, d->cap_thr, f.thr.size(), "cudaMalloc (bin thresholds)");
+        ensure(d->tab, d->cap_tab, f.table.size(), "cudaMalloc (bin table)");
+        check(cudaMemcpyAsync(d->thr, f.thr.data(), f.thr.size() * 4, cudaMemcpyHostToDevice, st), "copy thresholds");
+        check(cudaMemcpyAsync(d->tab, f.table.data(), f.table.size() * 2, cudaMemcpyHostToDevice, st), "copy table");
+    }
+    rdf_dev_wait(d, 0);  // the host buffers may change after this returns; the other stream sees the data
+}
+
+void rdf_dev_zero(RdfDev *d, int32_t n_bins) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    ensure(d->hist, d->cap_hist, size_t(n_bins), "cudaMalloc (histogram)");
+    check(cudaMemsetAsync(d->hist, 0, size_t(n_bins) * 8, d->stream[0]), "cudaMemsetAsync");
+    rdf_dev_wait(d, 0);
+}
+
+void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel,
+                    int slot) {
+    if (k1 <= k0) return;
+    const bool tri = f.g.triclinic != 0, id = f.identical, excl = f.exclusions;
+    const Atom *s = id ? d->a1 : d->a2;
+    const int64_t n1 = static_cast<int64_t>(f.a1.size());
+    const int64_t n2 = id ? n1 : static_cast<int64_t>(f.a2.size());
+    // Shared memory: [brute-force tile] histogram copies [thresholds, table]; the table mode when it fits.
+    const size_t tables = f.tab_ok ? (4 * f.thr.size() + 2 * f.table.size() + 3) / 4 * 4 : 0;
+    const bool table = f.tab_ok && f.table.size() <= size_t(kTableMax) && f.g.rmin == 0.f && b0 == 0 &&
+                       nb == f.g.n_bins && tables + 4 * size_t(nb) <= size_t(kHistBytes);
+    const int mode = table ? kTable : (f.g.n_bins > (1 << 23) ? kRootBig : kRoot);
+    const size_t room = size_t(kHistBytes) - (table ? tables : 0);
+    const int copies = static_cast<int>(std::clamp<size_t>(room / (4 * size_t(nb)), 1, 8));
+    const size_t hist_bytes = size_t(copies) * nb * 4 + (table ? tables : 0);  // + the tables behind the copies
+    TableArgs ta{d->thr, d->tab, static_cast<int>(f.thr.size()), static_cast<int>(f.table.size()), f.tab_shift,
+                 f.tab_base};
+    if (kernel == QMMM_RDF_KERNEL_SEED) {  // one constant-memory tile at a time: stream 0 only
+        if (tri) throw Error(QMMM_ERR_UNSUPPORTED, "the seed kernel handles orthorhombic boxes only");
+        cudaStream_t st = d->stream[0];
+        for (int64_t k = k0; k < k1; ++k) {
+            const int64_t t0 = k * kSeedTile;
+            const int n = static_cast<int>(std::min<int64_t>(kSeedTile, n1 - t0));
+            check(cudaMemcpyToSymbolAsync(c_seed_tile, f.a1.data() + t0, n * sizeof(Atom), 0, cudaMemcpyHostToDevice, st),
+                  "copy seed tile");
+            const dim3 grid(static_cast<unsigned>((n2 + kBlock - 1) / kBlock));
+            if (id)
+                seed_kernel<true><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
+            else
+                seed_kernel<false><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
+            check(cudaGetLastError(), "seed kernel launch");
+        }
+        return;
+    }
+    cudaStream_t st = d->stream[slot & 1];
+    if (f.method == QMMM_RDF_METHOD_BRUTE) {
+        const size_t sm = kTile * sizeof(Atom) + hist_bytes;
+        int per_sm = 1;
+        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, brute_items<false, true, false, kTable>, kBlock, sm),
+              "occupancy");
+        const int64_t blocks = std::min<int64_t>(k1 - k0, int64_t(std::max(per_sm, 1)) * d->n_sm);
+        unsigned long long *ctr = d->counter + (slot & 1);
+        check(cudaMemsetAsync(ctr, 0, sizeof *ctr, st), "cudaMemsetAsync (counter)");
+        const int run = brute_run(f);
+        const int64_t per_row = (n2 + run - 1) / run;
+        // An item adds at most 512 x 2048 = 2^20 pairs to a counter: flush before 4095 items.
+        const int flush_every = 4095;
+        const dim3 grid(static_cast<unsigned>(blocks));
+        RDF_DISPATCH(brute_items, grid, sm, st, f.g, d->a1, n1, s, n2, d->rows, brute_rows(f), per_row, k0, k1, run,
+                     b0, nb, copies, flush_every, ta, ctr, d->hist);
+        check(cudaGetLastError(), "brute-force kernel launch");
+    } else {
+        const int n_st = static_cast<int>(f.stencil.size() / 3);
+        const dim3 grid(static_cast<unsigned>(k1 - k0));
+        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, d->a1, d->cell1, n1, k0, s, d->start, n_st, f.nc[0],
+                     f.nc[1], f.nc[2], b0, nb, copies, ta, d->hist);
+        check(cudaGetLastError(), "cell-list kernel launch");
+    }
+}
+
+void rdf_dev_add_hist(RdfDev *d, int32_t n_bins, uint64_t *hist) {
+    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+    d->host_hist.resize(n_bins);
+    check(cudaMemcpyAsync(d->host_hist.data(), d->hist, size_t(n_bins) * 8, cudaMemcpyDeviceToHost, d->stream[0]),
+          "copy histogram");
+    rdf_dev_wait(d, 0);
+    for (int32_t b = 0; b < n_bins; ++b) hist[b] += d->host_hist[b];
+}
+
+class RdfDeviceImpl final : public RdfDevice {
+public:
+    explicit RdfDeviceImpl(int device) : d_(rdf_dev_open(device)) {}
+    ~RdfDeviceImpl() override { rdf_dev_close(d_); }
+    void upload(const rdf::Frame &f) override { rdf_dev_upload(d_, f); }
+    void zero(int32_t n_bins) override { rdf_dev_zero(d_, n_bins); }
+    void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) override {
+        rdf_dev_launch(d_, f, k0, k1, b0, nb, kernel, slot);
+    }
+    void wait(int slot) override { rdf_dev_wait(d_, slot); }
+    void add_hist(int32_t n_bins, uint64_t *hist) override { rdf_dev_add_hist(d_, n_bins, hist); }
+
+private:
+    RdfDev *d_;
+};
+
+class RdfGpuImpl final : public RdfGpu {
+public:
+    std::unique_ptr<RdfDevice> open(int device) const override { return std::make_unique<RdfDeviceImpl>(device); }
+    int32_t max_bins() const override { return rdf_dev_max_bins(); }
+    int64_t items(const rdf::Frame &f, int kernel) const override { return rdf_dev_items(f, kernel); }
+};
+const RdfGpuImpl impl;
+const GpuRegistry<RdfGpu>::Registration registration(impl);
+
+}  // namespace
+}  // namespace qmmm::cuda

@@ -1,0 +1,66 @@
+// error.cpp -- per-thread error messages and status names.
+#include "error.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace {
+thread_local std::string g_message;
+}  // namespace
+
+namespace qmmm {
+
+std::string strfmt(const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap2);
+    va_end(ap2);
+    std::string s = fmt;
+    if (n >= 0) {
+        s.assign(static_cast<size_t>(n) + 1, '\0');
+        std::vsnprintf(s.data(), s.size(), fmt, ap);
+        s.resize(static_cast<size_t>(n));
+    }
+    va_end(ap);
+    return s;
+}
+
+int record_error(int status, const std::string &msg) noexcept {
+    try {
+        g_message = msg;
+    } catch (...) {
+        // Out of memory while reporting: keep whatever message was there.
+    }
+    return status;
+}
+
+}  // namespace qmmm
+
+extern "C" {
+
+QMMM_API const char *qmmm_error_message(void) { return g_message.c_str(); }
+
+QMMM_API const char *qmmm_status_string(int status) {
+    switch (status) {
+        case QMMM_SUCCESS: return "QMMM_SUCCESS";
+        case QMMM_ERR_NULL_ARG: return "QMMM_ERR_NULL_ARG";
+        case QMMM_ERR_INVALID_ARG: return "QMMM_ERR_INVALID_ARG";
+        case QMMM_ERR_NONFINITE: return "QMMM_ERR_NONFINITE";
+        case QMMM_ERR_BAD_HANDLE: return "QMMM_ERR_BAD_HANDLE";
+        case QMMM_ERR_NO_CUDA: return "QMMM_ERR_NO_CUDA";
+        case QMMM_ERR_NO_DEVICE: return "QMMM_ERR_NO_DEVICE";
+        case QMMM_ERR_CUDA: return "QMMM_ERR_CUDA";
+        case QMMM_ERR_OUT_OF_MEMORY: return "QMMM_ERR_OUT_OF_MEMORY";
+        case QMMM_ERR_FILE_OPEN: return "QMMM_ERR_FILE_OPEN";
+        case QMMM_ERR_FILE_FORMAT: return "QMMM_ERR_FILE_FORMAT";
+        case QMMM_ERR_SINGULAR: return "QMMM_ERR_SINGULAR";
+        case QMMM_ERR_UNSUPPORTED: return "QMMM_ERR_UNSUPPORTED";
+        case QMMM_ERR_MPI: return "QMMM_ERR_MPI";
+        case QMMM_ERR_BUSY: return "QMMM_ERR_BUSY";
+        case QMMM_ERR_INTERNAL: return "QMMM_ERR_INTERNAL";
+        default: return "QMMM_ERR_UNKNOWN_STATUS";
+    }
+}
+
+}  // extern "C"

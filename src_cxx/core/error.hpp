@@ -1,0 +1,45 @@
+// error.hpp -- the library's one error idiom, used by every family.
+//
+// Inside the library a failure is thrown as qmmm::Error (a status from qmmm_accel.h and a message naming the
+// argument, file or device). Every extern "C" entry point runs its body in api_guard, which turns the
+// exception into the returned status and the calling thread's qmmm_error_message(), prefixed with the entry
+// point's name, so nothing escapes into C or Fortran callers.
+#pragma once
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "qmmm_accel.h"
+
+namespace qmmm {
+
+struct Error : std::runtime_error {
+    int status;
+    Error(int s, const std::string &msg) : std::runtime_error(msg), status(s) {}
+};
+
+// printf-style message text, for Error messages with numbers in them.
+std::string strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Records msg as the calling thread's error message and returns status (api_guard's back end; also for
+// libraries beside this one, such as libqmmm_accel_mpi, through qmmm_mpi_record_error).
+int record_error(int status, const std::string &msg) noexcept;
+
+// Runs `body` (returning a status, normally QMMM_SUCCESS) and maps exceptions to statuses with messages
+// "where: what".
+template <class F>
+int api_guard(const char *where, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const Error &e) {
+        return record_error(e.status, std::string(where) + ": " + e.what());
+    } catch (const std::bad_alloc &) {
+        return record_error(QMMM_ERR_OUT_OF_MEMORY, std::string(where) + ": out of host memory");
+    } catch (const std::exception &e) {
+        return record_error(QMMM_ERR_INTERNAL, std::string(where) + ": unexpected error: " + e.what());
+    } catch (...) {
+        return record_error(QMMM_ERR_INTERNAL, std::string(where) + ": unexpected error");
+    }
+}
+
+}  // namespace qmmm

@@ -1,0 +1,87 @@
+/*
+ * qmmm_accel.h -- C API of qmmm-accel: statuses, backends, units and the library calls shared by every
+ * family; it includes the family headers (field, cube, dcs, rdf, mpi).
+ *
+ * Electrostatics for QM/MM quantum Monte Carlo: the FMO embedding field
+ *
+ *     U_ES(r) = sum_m q_m / |r - r_m|  -  sum_b Z_b / |r - R_b|      (hartree)
+ *
+ * felt by one electron at r, from M density cells (centre r_m, electron population q_m = rho(r_m) dV)
+ * and K environment nuclei (position R_b, charge Z_b).
+ *
+ * Units: atomic units throughout (positions in bohr, charges in e, energies in hartree).
+ * Coordinates are passed as 3*n doubles, x y z interleaved, so a Fortran real(8) :: xyz(3,n) passes as is.
+ *
+ * Error model: every call returns an int status, QMMM_SUCCESS (0) on success. On failure
+ * qmmm_error_message() returns what was wrong and with which argument (per thread, until the next
+ * failing call on that thread). The library never prints to stdout, never calls exit or abort.
+ *
+ * Thread safety: different handles may be used from different threads at once. One handle must not be
+ * used from two threads at the same time (calls on one handle are not serialised by the library).
+ */
+#ifndef QMMM_ACCEL_H
+#define QMMM_ACCEL_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define QMMM_API __declspec(dllexport)
+#else
+#define QMMM_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes (stable values: Fortran has the same named constants) ---- */
+enum {
+    QMMM_SUCCESS = 0,
+    QMMM_ERR_NULL_ARG = 1,       /* a required pointer argument is NULL */
+    QMMM_ERR_INVALID_ARG = 2,    /* a count is negative, a size, option or device index is out of range */
+    QMMM_ERR_NONFINITE = 3,      /* NaN or Inf in coordinates, charges or parameters */
+    QMMM_ERR_BAD_HANDLE = 4,     /* handle is NULL, destroyed, or not of this kind */
+    QMMM_ERR_NO_CUDA = 5,        /* CUDA asked for, but the library was built without CUDA */
+    QMMM_ERR_NO_DEVICE = 6,      /* CUDA asked for, but no usable GPU */
+    QMMM_ERR_CUDA = 7,           /* a CUDA runtime or kernel failure */
+    QMMM_ERR_OUT_OF_MEMORY = 8,  /* host or device allocation failed */
+    QMMM_ERR_FILE_OPEN = 9,      /* a file could not be opened */
+    QMMM_ERR_FILE_FORMAT = 10,   /* a file is malformed (the message names file and line) */
+    QMMM_ERR_SINGULAR = 11,      /* a point lies on a point charge (see qmmm_field_eval) */
+    QMMM_ERR_UNSUPPORTED = 12,   /* valid request that this build or backend cannot do */
+    QMMM_ERR_MPI = 13,           /* an MPI call failed */
+    QMMM_ERR_BUSY = 14,          /* an asynchronous evaluation is pending on this handle */
+    QMMM_ERR_INTERNAL = 99       /* a bug: please report it with the message */
+};
+
+/* ---- backends and precisions (shared by every family) ---- */
+enum { QMMM_BACKEND_AUTO = 0, QMMM_BACKEND_CPU = 1, QMMM_BACKEND_CUDA = 2 };
+enum { QMMM_PRECISION_DOUBLE = 0, QMMM_PRECISION_SINGLE = 1, QMMM_PRECISION_MIXED = 2 };
+
+/* ---- units: the library's one set of conversion constants (CODATA 2018; Fortran has the same parameters) ---- */
+#define QMMM_BOHR_ANGSTROM 0.529177210903        /* bohr in Angstrom */
+#define QMMM_HARTREE_EV 27.211386245988          /* hartree in eV (so hartree/e in V) */
+#define QMMM_BOLTZMANN_EV_K 8.617333262e-5       /* k_B in eV/K (exact in SI 2019) */
+
+/* ---- library ---- */
+QMMM_API const char *qmmm_error_message(void);       /* last error of the calling thread; "" if none */
+QMMM_API const char *qmmm_status_string(int status); /* short name of a status, e.g. "QMMM_ERR_NULL_ARG" */
+QMMM_API int qmmm_version(int *major, int *minor, int *patch);
+QMMM_API const char *qmmm_version_string(void);
+/* How many CUDA devices this process can use: 0 in a build without CUDA, where no NVIDIA driver is installed,
+ * or where there is no GPU. A driver that is installed but fails (e.g. older than the CUDA runtime) is
+ * QMMM_ERR_CUDA with the reason, not 0. */
+QMMM_API int qmmm_cuda_device_count(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Families of the library, each in its own header. */
+#include "qmmm_accel_field.h"
+#include "qmmm_accel_cube.h"
+#include "qmmm_accel_dcs.h"
+#include "qmmm_accel_rdf.h"
+#include "qmmm_accel_mpi.h"
+
+#endif /* QMMM_ACCEL_H */

@@ -1,0 +1,154 @@
+// cube_api.cpp -- the C API of the cube family: environment handles built from cube files, and fields
+// built from them (qmmm_accel_cube.h).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cube_reader.hpp"
+#include "error.hpp"
+#include "handle_registry.hpp"
+
+struct qmmm_env_s {
+    std::vector<double> cell_xyz, cell_q, nuc_xyz, nuc_z;
+    double cell_volume = 0;  // common dV of the cubes added; 0 if none or they differ
+    int n_cubes = 0;
+};
+
+namespace {
+
+using qmmm::Error;
+
+qmmm::HandleRegistry<qmmm_env_s> g_envs;
+
+qmmm_env_s *live(qmmm_env env) {
+    if (!g_envs.contains(env))
+        throw Error(QMMM_ERR_BAD_HANDLE, std::string("env is ") + (env ? "not a live qmmm_env (destroyed?)" : "NULL"));
+    return env;
+}
+
+void add_cube(qmmm_env_s *e, const char *path, double threshold) {
+    if (!path) throw Error(QMMM_ERR_NULL_ARG, "path is NULL");
+    if (!std::isfinite(threshold)) throw Error(QMMM_ERR_NONFINITE, qmmm::strfmt("threshold is %g", threshold));
+    qmmm::CubeCells c = qmmm::read_cube(path, threshold);
+    // A mixed environment keeps cell_volume 0: there is no single cube for the self-potential rule.
+    if (e->n_cubes == 0) e->cell_volume = c.cell_volume;
+    else if (std::fabs(c.cell_volume - e->cell_volume) > 1e-12 * c.cell_volume) e->cell_volume = 0;
+    e->cell_xyz.insert(e->cell_xyz.end(), c.cell_xyz.begin(), c.cell_xyz.end());
+    e->cell_q.insert(e->cell_q.end(), c.cell_q.begin(), c.cell_q.end());
+    e->nuc_xyz.insert(e->nuc_xyz.end(), c.nuc_xyz.begin(), c.nuc_xyz.end());
+    e->nuc_z.insert(e->nuc_z.end(), c.nuc_z.begin(), c.nuc_z.end());
+    ++e->n_cubes;
+}
+
+bool mixed_volumes(const qmmm_env_s *e) { return e->n_cubes > 0 && e->cell_volume == 0; }
+
+}  // namespace
+
+extern "C" {
+
+QMMM_API int qmmm_env_create(qmmm_env *env) {
+    return qmmm::api_guard("qmmm_env_create", [&]() -> int {
+        if (!env) throw Error(QMMM_ERR_NULL_ARG, "env (the handle to fill) is NULL");
+        *env = nullptr;
+        *env = g_envs.add(std::make_unique<qmmm_env_s>());
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_env_add_cube(qmmm_env env, const char *path, double threshold) {
+    return qmmm::api_guard("qmmm_env_add_cube", [&]() -> int {
+        live(env);
+        // Read into a copy of the counters only: on error the environment is unchanged.
+        qmmm_env_s staged;
+        staged.n_cubes = env->n_cubes;
+        staged.cell_volume = env->cell_volume;
+        add_cube(&staged, path, threshold);
+        env->cell_xyz.insert(env->cell_xyz.end(), staged.cell_xyz.begin(), staged.cell_xyz.end());
+        env->cell_q.insert(env->cell_q.end(), staged.cell_q.begin(), staged.cell_q.end());
+        env->nuc_xyz.insert(env->nuc_xyz.end(), staged.nuc_xyz.begin(), staged.nuc_xyz.end());
+        env->nuc_z.insert(env->nuc_z.end(), staged.nuc_z.begin(), staged.nuc_z.end());
+        env->cell_volume = staged.cell_volume;
+        env->n_cubes = staged.n_cubes;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_env_sizes(qmmm_env env, int64_t *n_cells, int64_t *n_nuclei, double *cell_volume) {
+    return qmmm::api_guard("qmmm_env_sizes", [&]() -> int {
+        live(env);
+        if (n_cells) *n_cells = static_cast<int64_t>(env->cell_q.size());
+        if (n_nuclei) *n_nuclei = static_cast<int64_t>(env->nuc_z.size());
+        if (cell_volume) *cell_volume = mixed_volumes(env) ? 0.0 : env->cell_volume;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_env_copy(qmmm_env env, double *cell_xyz, double *cell_q, double *nuc_xyz, double *nuc_z) {
+    return qmmm::api_guard("qmmm_env_copy", [&]() -> int {
+        live(env);
+        if (cell_xyz) std::copy(env->cell_xyz.begin(), env->cell_xyz.end(), cell_xyz);
+        if (cell_q) std::copy(env->cell_q.begin(), env->cell_q.end(), cell_q);
+        if (nuc_xyz) std::copy(env->nuc_xyz.begin(), env->nuc_xyz.end(), nuc_xyz);
+        if (nuc_z) std::copy(env->nuc_z.begin(), env->nuc_z.end(), nuc_z);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_env_destroy(qmmm_env env) {
+    return qmmm::api_guard("qmmm_env_destroy", [&]() -> int {
+        if (!g_envs.remove(env))
+            throw Error(QMMM_ERR_BAD_HANDLE,
+                        std::string("env is ") + (env ? "not a live qmmm_env (destroyed twice?)" : "NULL"));
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_cube_read(qmmm_env *env, const char *path, double threshold) {
+    return qmmm::api_guard("qmmm_cube_read", [&]() -> int {
+        if (!env) throw Error(QMMM_ERR_NULL_ARG, "env (the handle to fill) is NULL");
+        *env = nullptr;
+        auto e = std::make_unique<qmmm_env_s>();
+        add_cube(e.get(), path, threshold);
+        *env = g_envs.add(std::move(e));
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_create_from_env(qmmm_field *f, qmmm_env env, const qmmm_options *opt) {
+    return qmmm::api_guard("qmmm_field_create_from_env", [&]() -> int {
+        if (!f) throw Error(QMMM_ERR_NULL_ARG, "f (the handle to fill) is NULL");
+        *f = nullptr;
+        live(env);
+        qmmm_options o;
+        qmmm_options_default(&o);
+        if (opt) o = *opt;
+        if (o.cell_volume == 0 && !mixed_volumes(env)) o.cell_volume = env->cell_volume;
+        return qmmm_field_create(f, static_cast<int64_t>(env->cell_q.size()), env->cell_xyz.data(),
+                                 env->cell_q.data(), static_cast<int64_t>(env->nuc_z.size()), env->nuc_xyz.data(),
+                                 env->nuc_z.data(), &o);
+    });
+}
+
+QMMM_API int qmmm_field_create_from_cubes(qmmm_field *f, int n_files, const char *const *paths, double threshold,
+                                          const qmmm_options *opt) {
+    return qmmm::api_guard("qmmm_field_create_from_cubes", [&]() -> int {
+        if (!f) throw Error(QMMM_ERR_NULL_ARG, "f (the handle to fill) is NULL");
+        *f = nullptr;
+        if (n_files < 1) throw Error(QMMM_ERR_INVALID_ARG, qmmm::strfmt("n_files = %d (need at least 1)", n_files));
+        if (!paths) throw Error(QMMM_ERR_NULL_ARG, "paths is NULL");
+        qmmm_env_s e;
+        for (int i = 0; i < n_files; ++i) {
+            try {
+                add_cube(&e, paths[i], threshold);
+            } catch (const Error &err) {
+                throw Error(err.status, qmmm::strfmt("file %d of %d: ", i + 1, n_files) + err.what());
+            }
+        }
+        auto *h = g_envs.add(std::make_unique<qmmm_env_s>(std::move(e)));
+        int s = qmmm_field_create_from_env(f, h, opt);
+        g_envs.remove(h);
+        return s;
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,221 @@
+// field_api.cpp -- the C API of the embedding field: argument checks, backend choice, handle lifetime.
+// The numbers are computed by the backends (field_cpu.cpp; the GPU side through FieldGpu).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core_backend.hpp"
+#include "error.hpp"
+#include "field_backend.hpp"
+#include "handle_registry.hpp"
+
+struct qmmm_field_s {
+    std::unique_ptr<qmmm::FieldBackend> impl;
+    qmmm::FieldData nuclei;  // nuclei only: the singular-point check runs on the host for every backend
+    bool pending = false;
+    int64_t pending_n = 0;
+    double *pending_u = nullptr;
+};
+
+namespace {
+
+using qmmm::Error;
+using qmmm::strfmt;
+
+qmmm::HandleRegistry<qmmm_field_s> g_fields;
+
+qmmm_field_s *live(qmmm_field f) {
+    if (!g_fields.contains(f)) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or destroyed)");
+    return f;
+}
+
+void check_array(const char *name, const double *a, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n * stride; ++i)
+        if (!std::isfinite(a[i]))
+            throw Error(QMMM_ERR_NONFINITE, strfmt("%s: element %lld of entry %lld is %s", name,
+                                                   static_cast<long long>(i % stride), static_cast<long long>(i / stride),
+                                                   std::isnan(a[i]) ? "NaN" : "Inf"));
+}
+
+void check_options(const qmmm_options &o) {
+    if (o.backend < QMMM_BACKEND_AUTO || o.backend > QMMM_BACKEND_CUDA)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->backend = %d is not a backend (0 AUTO, 1 CPU, 2 CUDA)", o.backend));
+    if (o.precision < QMMM_PRECISION_DOUBLE || o.precision > QMMM_PRECISION_MIXED)
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("opt->precision = %d is not a precision (0 DOUBLE, 1 SINGLE, 2 MIXED)", o.precision));
+    if (o.device < -1) throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->device = %d (use -1 or a device index)", o.device));
+    if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->n_threads = %d is negative", o.n_threads));
+    if (!std::isfinite(o.cell_volume) || o.cell_volume < 0)
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("opt->cell_volume = %g (bohr^3) must be finite and >= 0", o.cell_volume));
+}
+
+bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
+    const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
+    return dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2;
+}
+
+void check_points(const qmmm_field_s *f, int64_t n, const double *xyz, const double *u) {
+    if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
+    if (n == 0) return;
+    if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
+    if (!u) throw Error(QMMM_ERR_NULL_ARG, strfmt("u is NULL with n_points = %lld", static_cast<long long>(n)));
+    check_array("xyz", xyz, n, 3);
+    const auto &d = f->nuclei;
+    // First offending point, found in parallel without early exit (vectorisable) when the batch is large:
+    // on the GPU path this check would otherwise cost as much as the field itself.
+    int64_t first = n;
+#pragma omp parallel for reduction(min : first) schedule(static) if (n * d.n_nuclei > 65536)
+    for (int64_t p = 0; p < n; ++p) {
+        bool on = false;
+        for (int64_t b = 0; b < d.n_nuclei; ++b) on |= on_nucleus(d, xyz + 3 * p, b);
+        if (on && p < first) first = p;
+    }
+    if (first == n) return;
+    for (int64_t b = 0; b < d.n_nuclei; ++b)
+        if (on_nucleus(d, xyz + 3 * first, b))
+            throw Error(QMMM_ERR_SINGULAR,
+                        strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of nucleus %lld: a point charge "
+                               "has no finite potential there",
+                               static_cast<long long>(first), xyz[3 * first], xyz[3 * first + 1], xyz[3 * first + 2],
+                               static_cast<long long>(b)));
+}
+
+// A non-finite value can only come from a point on a cell centre with cell_volume unknown.
+void check_values(int64_t n, const double *xyz, const double *u) {
+    for (int64_t p = 0; p < n; ++p)
+        if (!std::isfinite(u[p]))
+            throw Error(QMMM_ERR_SINGULAR,
+                        strfmt("point %lld%s lies within 1e-10 bohr of a density cell centre and "
+                               "qmmm_options.cell_volume is 0 (unknown); set it to use the uniform-cube self-potential",
+                               static_cast<long long>(p),
+                               xyz ? strfmt(" (%.17g, %.17g, %.17g)", xyz[3 * p], xyz[3 * p + 1], xyz[3 * p + 2]).c_str()
+                                   : ""));
+}
+
+}  // namespace
+
+extern "C" {
+
+QMMM_API int qmmm_options_default(qmmm_options *opt) {
+    return qmmm::api_guard("qmmm_options_default", [&]() -> int {
+        if (!opt) throw Error(QMMM_ERR_NULL_ARG, "opt is NULL");
+        std::memset(opt, 0, sizeof *opt);
+        opt->backend = QMMM_BACKEND_AUTO;
+        opt->precision = QMMM_PRECISION_DOUBLE;
+        opt->device = -1;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cell_xyz, const double *cell_q,
+                               int64_t n_nuclei, const double *nuc_xyz, const double *nuc_z,
+                               const qmmm_options *opt) {
+    return qmmm::api_guard("qmmm_field_create", [&]() -> int {
+        if (!f) throw Error(QMMM_ERR_NULL_ARG, "f (the handle to fill) is NULL");
+        *f = nullptr;
+        if (n_cells < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_cells = %lld is negative", static_cast<long long>(n_cells)));
+        if (n_nuclei < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_nuclei = %lld is negative", static_cast<long long>(n_nuclei)));
+        if (n_cells > 0 && !cell_xyz) throw Error(QMMM_ERR_NULL_ARG, "cell_xyz is NULL with n_cells > 0");
+        if (n_cells > 0 && !cell_q) throw Error(QMMM_ERR_NULL_ARG, "cell_q is NULL with n_cells > 0");
+        if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
+        if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
+        qmmm_options o;
+        qmmm_options_default(&o);
+        if (opt) o = *opt;
+        check_options(o);
+        check_array("cell_xyz", cell_xyz, n_cells, 3);
+        check_array("cell_q", cell_q, n_cells, 1);
+        check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
+        check_array("nuc_z", nuc_z, n_nuclei, 1);
+
+        qmmm::FieldData d;
+        d.n_cells = n_cells, d.n_nuclei = n_nuclei, d.cell_volume = o.cell_volume;
+        if (n_cells) d.cell_xyz.assign(cell_xyz, cell_xyz + 3 * n_cells), d.cell_q.assign(cell_q, cell_q + n_cells);
+        if (n_nuclei) d.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), d.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
+        d.cell_self_inv_r = o.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o.cell_volume)
+                                              : std::numeric_limits<double>::quiet_NaN();
+
+        o.backend = qmmm::resolve_backend(o.backend);
+        auto h = std::make_unique<qmmm_field_s>();
+        if (o.backend == QMMM_BACKEND_CUDA) {
+            const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
+            qmmm::check_device(o.device, "opt->device");
+            h->impl = gpu.make(d, o);
+        } else {
+            h->impl = qmmm::make_field_cpu(d, o);
+        }
+        d.cell_xyz = {}, d.cell_q = {};
+        h->nuclei = std::move(d);
+        *f = g_fields.add(std::move(h));
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, double *u) {
+    return qmmm::api_guard("qmmm_field_eval", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        check_points(h, n_points, xyz, u);
+        if (n_points == 0) return QMMM_SUCCESS;
+        if (int s = h->impl->eval(n_points, xyz, u)) return s;
+        check_values(n_points, xyz, u);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u) {
+    return qmmm::api_guard("qmmm_field_eval_async", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
+        check_points(h, n_points, xyz, u);
+        if (n_points == 0) return QMMM_SUCCESS;
+        if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
+        h->pending = true, h->pending_n = n_points, h->pending_u = u;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_wait(qmmm_field f) {
+    return qmmm::api_guard("qmmm_field_wait", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        if (!h->pending) return QMMM_SUCCESS;
+        h->pending = false;
+        if (int s = h->impl->wait()) return s;
+        check_values(h->pending_n, nullptr, h->pending_u);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int *device) {
+    return qmmm::api_guard("qmmm_field_backend", [&]() -> int {
+        const qmmm_field_s *h = live(f);
+        if (backend) *backend = h->impl->backend();
+        if (precision) *precision = h->impl->precision();
+        if (device) *device = h->impl->device();
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei) {
+    return qmmm::api_guard("qmmm_field_sizes", [&]() -> int {
+        const qmmm_field_s *h = live(f);
+        if (n_cells) *n_cells = h->nuclei.n_cells;
+        if (n_nuclei) *n_nuclei = h->nuclei.n_nuclei;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_destroy(qmmm_field f) {
+    return qmmm::api_guard("qmmm_field_destroy", [&]() -> int {
+        auto owned = g_fields.remove(f);
+        if (!owned) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or already destroyed)");
+        if (owned->pending) owned->impl->wait();  // never free memory a GPU is still writing
+        return QMMM_SUCCESS;
+    });
+}
+
+}  // extern "C"

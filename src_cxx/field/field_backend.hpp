@@ -1,0 +1,74 @@
+// field_backend.hpp -- what every backend of the embedding field implements (CPU: field_cpu.cpp; CUDA:
+// src_cuda/field/field_gpu.cu, reached through FieldGpu), and the validated host copy of the field that they
+// are built from.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "field_shared.hpp"
+#include "gpu_registry.hpp"
+#include "qmmm_accel.h"
+
+namespace qmmm {
+
+// The field as the caller gave it, validated; coordinates interleaved x y z (bohr).
+struct FieldData {
+    int64_t n_cells = 0, n_nuclei = 0;
+    std::vector<double> cell_xyz, cell_q, nuc_xyz, nuc_z;
+    double cell_volume = 0.0;  // bohr^3, 0 = unknown
+    // 1/r used for a cell when the point is on its centre: C / h, or NaN when the volume is unknown
+    // (the NaN reaches the result and qmmm_field_eval reports QMMM_ERR_SINGULAR).
+    double cell_self_inv_r = 0.0;
+};
+
+class FieldBackend {
+public:
+    virtual ~FieldBackend() = default;
+    // u[i] = U_ES(point i); points are finite and not on a nucleus (checked by the caller).
+    virtual int eval(int64_t n, const double *xyz, double *u) = 0;
+    // Default: synchronous work, nothing pending.
+    virtual int eval_async(int64_t n, const double *xyz, double *u) { return eval(n, xyz, u); }
+    virtual int wait() { return QMMM_SUCCESS; }
+    virtual int backend() const = 0;
+    virtual int precision() const = 0;
+    virtual int device() const { return -1; }
+};
+
+// sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends.
+void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u);
+
+// MIXED precision's cell layout, one for the CPU and the CUDA backend (the same float data, so the same
+// answer): cells in Morton order (field_morton_order), cut into chunks of `chunk` cells padded with zero
+// charges at `far`; per chunk a double origin (centre of its bounding box); per cell its offset from it as
+// a float pair hi + lo and a float charge; plus the double copy (absolute) for cells near a point.
+// Errors that would not average out over the 10^6 points of a VMC run are removed at the source:
+// - hi is a multiple of kMixedGrid (lo the rest, |lo| <= kMixedGrid / 2), and so is the point's hi offset
+//   (field_mixed_split), so hi_point - hi_cell is exact up to 256 bohr: a plain float difference rounds
+//   the cell to the grid of ulp(|point offset|), the same for every point in a binade, a fixed position
+//   error (+2.2e-9 hartree per point on the water dimer);
+// - charges are rounded with the residual carried to the next cell of the chunk (error diffusion), so
+//   each chunk's charge is exact to half a float ulp (plain rounding: -2.9e-9 hartree per point there).
+struct MixedCells {
+    int64_t n_chunks = 0;
+    std::vector<double> origin;                 // 3 per chunk
+    std::vector<float> x, y, z, q, xl, yl, zl;  // per padded cell: offset hi, charge, offset lo
+    std::vector<double> xd, yd, zd, qd;         // per padded cell: absolute position, charge
+};
+MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far);
+
+// Cells sorted by the Z-curve index of their position (deterministic).
+std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk);
+
+// Throws qmmm::Error on failure.
+std::unique_ptr<FieldBackend> make_field_cpu(const FieldData &d, const qmmm_options &opt);
+
+// The GPU side (src_cuda/field/field_gpu.cu registers it; GpuRegistry<FieldGpu>::get() throws NO_CUDA in a
+// build without CUDA). make() checks the device and throws Error (NO_DEVICE, INVALID_ARG, CUDA, OUT_OF_MEMORY).
+class FieldGpu {
+public:
+    virtual ~FieldGpu() = default;
+    virtual std::unique_ptr<FieldBackend> make(const FieldData &d, const qmmm_options &opt) const = 0;
+};
+
+}  // namespace qmmm

@@ -1,0 +1,291 @@
+// field_cpu.cpp -- the CPU backend of the embedding field: the reference every other path is checked
+// against.
+//
+// Determinism: cells are cut into fixed chunks of kChunk (padded with zero charges far away). A chunk's
+// partial sum is computed by one function with kLanes independent accumulators, summed in a fixed order;
+// a point's value is the chunk partials added in chunk order. Threads only decide who computes which
+// (point, chunk) pair, so the value is bitwise the same for any thread count or batch.
+//
+// MIXED (max |u - u_double| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= 1e-8, measured ~5e-9, and
+// errors that average out over many points): the same scheme and the same float data as the CUDA backend
+// (MixedCells, field_data.cpp: Morton order, chunk origin = centre of the chunk's bounding box, cell
+// offsets and error-diffused charges in float), so both give the same answer to that bound. The point's
+// offset from the origin is carried as a float pair hi + lo (a single float would shift the point by up
+// to 2^-24 |r - origin| for the whole chunk: a systematic error of ~3e-8 that does not average out); 1/r
+// correctly rounded in float (1/sqrtf; the GPU refines its approximate rsqrt with a Newton step to the
+// same unbiased level); runs of kRun float terms per lane added into doubles.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "cpu_simd.hpp"
+#include "error.hpp"
+#include "field_backend.hpp"
+
+namespace qmmm {
+
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int64_t kChunk = kFieldChunk;
+constexpr double kEps2 = kSingularRadius2;
+// Padding cells sit here with zero charge; 1/r underflows to 0 there for any sensible point.
+constexpr double kFarD = 1e300;
+constexpr float kFarF = 1e30f;
+// MIXED: float terms per lane summed in float before they go into the lane's double.
+constexpr int kRun = 8;
+// Cache blocking of eval (many points): points per tile, chunks per block (8 x 1024 cells: 256 KB in
+// DOUBLE, less in the others; an L2 cache holds it).
+constexpr int64_t kTile = 16;
+constexpr int64_t kBlockChunks = 8;
+
+template <class T>
+T lane_sum(const T *acc) {
+    // Pairwise, fixed order.
+    T s[kLanes / 2];
+    for (int l = 0; l < kLanes / 2; ++l) s[l] = acc[l] + acc[l + kLanes / 2];
+    for (int w = kLanes / 4; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) s[l] += s[l + w];
+    return s[0];
+}
+
+#define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// The singular-cell select (d2 < eps2 ? self : 1/sqrt(d2)) is a conditional division: with trapping math
+// only AVX-512 (masked division) vectorises it, the AVX2 and SSE clones stay scalar. Not trapping changes
+// no value (IEEE non-stop mode), only lets the compiler compute 1/sqrt on every lane and blend.
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+
+QMMM_CLONES double chunk_double(const double *__restrict x, const double *__restrict y,
+                                const double *__restrict z, const double *__restrict q, double px,
+                                double py, double pz, double self) {
+    double acc[kLanes] = {};
+    for (int64_t i = 0; i < kChunk; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+            const double dx = px - x[i + l], dy = py - y[i + l], dz = pz - z[i + l];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            const double inv = d2 < kEps2 ? self : 1.0 / std::sqrt(d2);
+            acc[l] += q[i + l] * inv;
+        }
+    }
+    return lane_sum(acc);
+}
+
+QMMM_CLONES float chunk_single(const float *__restrict x, const float *__restrict y,
+                               const float *__restrict z, const float *__restrict q, float px, float py,
+                               float pz, float self) {
+    float acc[kLanes] = {};
+    const float eps2 = static_cast<float>(kEps2);
+    for (int64_t i = 0; i < kChunk; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+            const float dx = px - x[i + l], dy = py - y[i + l], dz = pz - z[i + l];
+            const float d2 = dx * dx + dy * dy + dz * dz;
+            // C sqrtf: std::sqrt(float) from <cmath> would not be inlined under the optimize pragma above.
+            const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
+            acc[l] += q[i + l] * inv;
+        }
+    }
+    return lane_sum(acc);
+}
+
+// Float pair terms from offsets to the chunk's double origin (point offset = h + l); double accumulation.
+// *dmin: the smallest d2 seen (the caller redoes the chunk with chunk_mixed_near when a cell is near).
+QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restrict y,
+                               const float *__restrict z, const float *__restrict q, const float *__restrict xl,
+                               const float *__restrict yl, const float *__restrict zl, float hx, float hy,
+                               float hz, float lx, float ly, float lz, float self, float *dmin) {
+    double acc[kLanes] = {};
+    float dm[kLanes];
+    for (int l = 0; l < kLanes; ++l) dm[l] = std::numeric_limits<float>::max();
+    const float eps2 = static_cast<float>(kEps2);
+    for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
+        float run[kLanes] = {};
+        for (int r = 0; r < kRun; ++r) {
+            const int64_t b = i + r * kLanes;
+            for (int l = 0; l < kLanes; ++l) {
+                const float dx = (hx - x[b + l]) + (lx - xl[b + l]), dy = (hy - y[b + l]) + (ly - yl[b + l]),
+                            dz = (hz - z[b + l]) + (lz - zl[b + l]);
+                const float d2 = dx * dx + dy * dy + dz * dz;
+                dm[l] = d2 < dm[l] ? d2 : dm[l];
+                const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
+                run[l] += q[b + l] * inv;
+            }
+        }
+        for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(run[l]);
+    }
+    float m = dm[0];
+    for (int l = 1; l < kLanes; ++l) m = dm[l] < m ? dm[l] : m;
+    *dmin = m;
+    return lane_sum(acc);
+}
+
+#pragma GCC pop_options
+
+// MIXED, a point within kNearRadius of a cell of the chunk: the chunk again, those cells' terms in double
+// from the double copy (xd.. qd, absolute; p the point) with the singular rule; the others as chunk_mixed.
+// Rare (a few chunks per point), so plain scalar code.
+double chunk_mixed_near(const float *x, const float *y, const float *z, const float *q, const float *xl,
+                        const float *yl, const float *zl, const double *xd, const double *yd, const double *zd,
+                        const double *qd, const float *h, const float *lo, const double *p, double self) {
+    double acc[kLanes] = {}, near = 0;
+    for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
+        float run[kLanes] = {};
+        for (int r = 0; r < kRun; ++r) {
+            const int64_t b = i + r * kLanes;
+            for (int l = 0; l < kLanes; ++l) {
+                const int64_t m = b + l;
+                const float dx = (h[0] - x[m]) + (lo[0] - xl[m]), dy = (h[1] - y[m]) + (lo[1] - yl[m]),
+                            dz = (h[2] - z[m]) + (lo[2] - zl[m]);
+                const float d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < kNearRadius2) {
+                    const double ex = p[0] - xd[m], ey = p[1] - yd[m], ez = p[2] - zd[m];
+                    const double e2 = ex * ex + ey * ey + ez * ez;
+                    near += qd[m] * (e2 < kEps2 ? self : 1.0 / std::sqrt(e2));
+                } else {
+                    run[l] += q[m] * (1.0f / std::sqrt(d2));
+                }
+            }
+        }
+        for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(run[l]);
+    }
+    return lane_sum(acc) + near;
+}
+
+
+class FieldCpu final : public FieldBackend {
+public:
+    FieldCpu(const FieldData &d, const qmmm_options &opt)
+        : data_(d), precision_(opt.precision), threads_(opt.n_threads) {
+        n_chunks_ = (d.n_cells + kChunk - 1) / kChunk;
+        const size_t padded = static_cast<size_t>(n_chunks_ * kChunk);
+        if (precision_ == QMMM_PRECISION_DOUBLE) {
+            xd_.assign(padded, kFarD), yd_.assign(padded, kFarD), zd_.assign(padded, kFarD);
+            qd_.assign(padded, 0.0);
+            for (int64_t m = 0; m < d.n_cells; ++m) {
+                xd_[m] = d.cell_xyz[3 * m], yd_[m] = d.cell_xyz[3 * m + 1], zd_[m] = d.cell_xyz[3 * m + 2];
+                qd_[m] = d.cell_q[m];
+            }
+        } else if (precision_ == QMMM_PRECISION_MIXED) {
+            MixedCells c = field_mixed_cells(d, kChunk, kMixedFar);
+            origin_ = std::move(c.origin);
+            xf_ = std::move(c.x), yf_ = std::move(c.y), zf_ = std::move(c.z), qf_ = std::move(c.q);
+            xl_ = std::move(c.xl), yl_ = std::move(c.yl), zl_ = std::move(c.zl);
+            xd_ = std::move(c.xd), yd_ = std::move(c.yd), zd_ = std::move(c.zd), qd_ = std::move(c.qd);
+        } else {  // SINGLE: absolute float coordinates in the caller's order
+            xf_.assign(padded, kFarF), yf_.assign(padded, kFarF), zf_.assign(padded, kFarF);
+            qf_.assign(padded, 0.0f);
+            for (int64_t m = 0; m < d.n_cells; ++m) {
+                xf_[m] = static_cast<float>(d.cell_xyz[3 * m]), yf_[m] = static_cast<float>(d.cell_xyz[3 * m + 1]);
+                zf_[m] = static_cast<float>(d.cell_xyz[3 * m + 2]), qf_[m] = static_cast<float>(d.cell_q[m]);
+            }
+        }
+        // The cells now live in the layouts above.
+        data_.cell_xyz.clear(), data_.cell_xyz.shrink_to_fit();
+        data_.cell_q.clear(), data_.cell_q.shrink_to_fit();
+    }
+
+    int backend() const override { return QMMM_BACKEND_CPU; }
+    int precision() const override { return precision_; }
+
+    int eval(int64_t n, const double *xyz, double *u) override {
+        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+        if (n_chunks_ > 0) {
+            if (n >= nt) {
+                // Tiles of up to kTile points walk the cells in blocks of kBlockChunks chunks, so a block
+                // is read from the L2 cache by every point of the tile: point by point, 10^5..10^6 cells
+                // (8.6 MB for 268,938 in double) stream from L3 or memory for each point, which is what
+                // stops many ranks or threads on one node from scaling. Each point still adds its chunk
+                // partials in chunk order, so the value does not change by a bit.
+                const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / nt));
+                const int64_t tiles = (n + tile - 1) / tile;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+                for (int64_t t = 0; t < tiles; ++t) {
+                    const int64_t p0 = t * tile, np = std::min(n, p0 + tile) - p0;
+                    double s[kTile] = {};
+                    float sf[kTile] = {};
+                    for (int64_t c0 = 0; c0 < n_chunks_; c0 += kBlockChunks) {
+                        const int64_t c1 = std::min(n_chunks_, c0 + kBlockChunks);
+                        for (int64_t k = 0; k < np; ++k) {
+                            const double *p = xyz + 3 * (p0 + k);
+                            if (precision_ == QMMM_PRECISION_SINGLE)
+                                for (int64_t c = c0; c < c1; ++c) sf[k] += static_cast<float>(chunk(c, p));
+                            else
+                                for (int64_t c = c0; c < c1; ++c) s[k] += chunk(c, p);
+                        }
+                    }
+                    for (int64_t k = 0; k < np; ++k)
+                        u[p0 + k] = precision_ == QMMM_PRECISION_SINGLE ? static_cast<double>(sf[k]) : s[k];
+                }
+            } else {
+                // Few points: spread the chunks over threads, then add partials in chunk order.
+                std::vector<double> part(static_cast<size_t>(n_chunks_));
+                for (int64_t p = 0; p < n; ++p) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+                    for (int64_t c = 0; c < n_chunks_; ++c) part[c] = chunk(c, xyz + 3 * p);
+                    u[p] = sum_partials(part.data());
+                }
+            }
+        } else {
+            std::fill(u, u + n, 0.0);
+        }
+        add_nuclear_term(data_, n, xyz, u);
+        simd_clear_upper();
+        return QMMM_SUCCESS;
+    }
+
+private:
+    // Partial of chunk c; in SINGLE the float value is carried in a double exactly.
+    double chunk(int64_t c, const double *p) const {
+        const size_t b = static_cast<size_t>(c * kChunk);
+        const double self = data_.cell_self_inv_r;
+        switch (precision_) {
+            case QMMM_PRECISION_DOUBLE:
+                return chunk_double(&xd_[b], &yd_[b], &zd_[b], &qd_[b], p[0], p[1], p[2], self);
+            case QMMM_PRECISION_SINGLE:
+                return chunk_single(&xf_[b], &yf_[b], &zf_[b], &qf_[b], static_cast<float>(p[0]),
+                                    static_cast<float>(p[1]), static_cast<float>(p[2]),
+                                    static_cast<float>(self));
+            default: {
+                const double *o = &origin_[3 * static_cast<size_t>(c)];
+                float h[3], l[3];
+                for (int k = 0; k < 3; ++k) field_mixed_split(p[k] - o[k], h[k], l[k]);
+                float dmin = 0;
+                const double part = chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], h[0], h[1], h[2], l[0], l[1],
+                                                l[2], static_cast<float>(self), &dmin);
+                if (!(dmin >= kNearRadius2))  // near a cell (or NaN: a point beyond float range)
+                    return chunk_mixed_near(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b], h, l,
+                                            p, self);
+                return part;
+            }
+        }
+    }
+    double sum_partials(const double *part) const {
+        if (precision_ == QMMM_PRECISION_SINGLE) {
+            float s = 0.0f;
+            for (int64_t c = 0; c < n_chunks_; ++c) s += static_cast<float>(part[c]);
+            return s;
+        }
+        double s = 0.0;
+        for (int64_t c = 0; c < n_chunks_; ++c) s += part[c];
+        return s;
+    }
+
+    FieldData data_;
+    int precision_, threads_;
+    int64_t n_chunks_ = 0;
+    std::vector<double> xd_, yd_, zd_, qd_;
+    std::vector<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
+    std::vector<double> origin_;
+};
+
+}  // namespace
+
+std::unique_ptr<FieldBackend> make_field_cpu(const FieldData &d, const qmmm_options &opt) {
+    return std::make_unique<FieldCpu>(d, opt);
+}
+
+}  // namespace qmmm

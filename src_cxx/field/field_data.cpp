@@ -1,0 +1,87 @@
+// field_data.cpp -- what the CPU and CUDA backends build from the same host data (field_backend.hpp): the
+// nuclear term, the Morton order of the cells, and MIXED precision's cell layout (chunk origins, float
+// offsets and error-diffused charges).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "field_backend.hpp"
+
+namespace qmmm {
+
+void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u) {
+    for (int64_t p = 0; p < n; ++p) {
+        double s = 0.0;
+        for (int64_t b = 0; b < d.n_nuclei; ++b) {
+            const double dx = xyz[3 * p] - d.nuc_xyz[3 * b], dy = xyz[3 * p + 1] - d.nuc_xyz[3 * b + 1],
+                         dz = xyz[3 * p + 2] - d.nuc_xyz[3 * b + 2];
+            s += d.nuc_z[b] / std::sqrt(dx * dx + dy * dy + dz * dz);
+        }
+        u[p] -= s;
+    }
+}
+
+
+std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk) {
+    std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (d.n_cells <= chunk) return order;
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
+    for (int64_t m = 0; m < d.n_cells; ++m)
+        for (int k = 0; k < 3; ++k)
+            lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
+    auto spread = [](uint64_t v) {  // 21 bits -> every third bit
+        v &= 0x1fffff;
+        v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
+        v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+        return (v | v << 2) & 0x1249249249249249ULL;
+    };
+    std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
+    for (int64_t m = 0; m < d.n_cells; ++m) {
+        uint64_t code = 0;
+        for (int k = 0; k < 3; ++k) {
+            const double span = hi[k] - lo[k];
+            const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
+            code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
+        }
+        key[m] = code;
+    }
+    std::sort(order.begin(), order.end(),
+              [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
+    return order;
+}
+
+MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far) {
+    MixedCells c;
+    c.n_chunks = (d.n_cells + chunk - 1) / chunk;
+    const size_t padded = static_cast<size_t>(c.n_chunks * chunk);
+    c.origin.assign(3 * static_cast<size_t>(c.n_chunks), 0.0);
+    c.x.assign(padded, far), c.y.assign(padded, far), c.z.assign(padded, far), c.q.assign(padded, 0.0f);
+    c.xl.assign(padded, 0.0f), c.yl.assign(padded, 0.0f), c.zl.assign(padded, 0.0f);
+    c.xd.assign(padded, far), c.yd.assign(padded, far), c.zd.assign(padded, far), c.qd.assign(padded, 0.0);
+    const std::vector<int64_t> order = field_morton_order(d, chunk);
+    auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
+    for (int64_t ch = 0; ch < c.n_chunks; ++ch) {
+        const int64_t b = ch * chunk, e = std::min(d.n_cells, b + chunk);
+        double *o = &c.origin[3 * ch];
+        for (int k = 0; k < 3; ++k) {  // centre of the bounding box: offsets stay as small as the chunk
+            double lo = X(b, k), hi = lo;
+            for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
+            o[k] = 0.5 * (lo + hi);
+        }
+        double carry = 0.0;
+        for (int64_t m = b; m < e; ++m) {
+            c.xd[m] = X(m, 0), c.yd[m] = X(m, 1), c.zd[m] = X(m, 2), c.qd[m] = d.cell_q[order[m]];
+            field_mixed_split(c.xd[m] - o[0], c.x[m], c.xl[m]);
+            field_mixed_split(c.yd[m] - o[1], c.y[m], c.yl[m]);
+            field_mixed_split(c.zd[m] - o[2], c.z[m], c.zl[m]);
+            const double want = c.qd[m] + carry;
+            c.q[m] = static_cast<float>(want);
+            carry = want - static_cast<double>(c.q[m]);
+        }
+    }
+    return c;
+}
+
+}  // namespace qmmm

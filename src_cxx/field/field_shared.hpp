@@ -1,0 +1,38 @@
+// field_shared.hpp -- what the CPU and GPU sides of the embedding field must agree on to the bit, in one
+// header that both compile: the chunking, the singular and near radii, the padding, and the MIXED offset split
+// (a mismatch would silently lose the exact hi - hi difference; see MixedCells in field_backend.hpp).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define QMMM_HOST_DEVICE __host__ __device__
+#else
+#define QMMM_HOST_DEVICE
+#endif
+
+namespace qmmm {
+
+// Cells are summed in chunks of kChunk in a fixed order on every backend (the unit of determinism).
+constexpr int kFieldChunk = 1024;
+// Points closer than this (bohr) to a cell centre or nucleus are "on" it (see qmmm_field_eval).
+constexpr double kSingularRadius = 1e-10;
+constexpr double kSingularRadius2 = kSingularRadius * kSingularRadius;
+// Potential at the centre of a uniformly charged cube of unit side and unit charge:
+// 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2.
+constexpr double kCubeSelfPotential = 2.380077363979553;
+// MIXED: cells nearer than 0.5 bohr to the point are summed in double (a near term can be most of the sum).
+constexpr float kNearRadius2 = 0.25f;
+// MIXED pads chunks with zero charges here: d2 (~3e30) stays finite in float, as its Newton step needs.
+constexpr float kMixedFar = 1e15f;
+
+// Grid of the hi parts (bohr): hi - hi is exact for offsets below 2^24 * kMixedGrid = 256 bohr.
+constexpr double kMixedGrid = 1.0 / 65536;
+
+// An offset v (bohr) as hi + lo floats, hi on the kMixedGrid grid where |v| < 256 (else plain hi/lo).
+QMMM_HOST_DEVICE inline void field_mixed_split(double v, float &hi, float &lo) {
+    hi = static_cast<float>(v < 256.0 && v > -256.0 ? rint(v * 65536.0) * kMixedGrid : v);
+    lo = static_cast<float>(v - static_cast<double>(hi));
+}
+
+}  // namespace qmmm

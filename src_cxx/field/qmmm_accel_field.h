@@ -1,0 +1,65 @@
+/* qmmm_accel_field.h -- the embedding field of the qmmm-accel C API (included by qmmm_accel.h).
+ *
+ *     U_ES(r) = sum_m q_m / |r - r_m|  -  sum_b Z_b / |r - R_b|      (hartree)
+ *
+ * felt by one electron at r, from M density cells (centre r_m, electron population q_m = rho(r_m) dV)
+ * and K environment nuclei (position R_b, charge Z_b). Atomic units: bohr, e, hartree.
+ */
+#ifndef QMMM_ACCEL_FIELD_H
+#define QMMM_ACCEL_FIELD_H
+#include "qmmm_accel.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- options of a field ---- */
+/* Interoperable with Fortran's type(qmmm_options), bind(c). Fill with qmmm_options_default first. */
+typedef struct qmmm_options {
+    int32_t backend;    /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present, else CPU.
+                           The environment variable QMMM_BACKEND=cpu|cuda overrides AUTO (only AUTO). */
+    int32_t precision;  /* QMMM_PRECISION_*: DOUBLE; SINGLE (float pair terms and sums); MIXED (float pair
+                           terms from coordinates relative to a nearby double origin, double sums) */
+    int32_t device;     /* CUDA device index; -1 = the current device of the calling thread (default) */
+    int32_t n_threads;  /* CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
+    double cell_volume; /* dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a
+                           cell centre (see qmmm_field_eval); 0 = unknown (default) */
+    int32_t reserved[8];/* zero; room for later options without breaking the ABI */
+} qmmm_options;
+
+typedef struct qmmm_field_s *qmmm_field;
+
+QMMM_API int qmmm_options_default(qmmm_options *opt);
+
+/* ---- the embedding field ---- */
+/* Copies the cells and nuclei (the caller may free its arrays afterwards). n_cells or n_nuclei may be 0
+ * (then the other term alone; the arrays of an empty term may be NULL). opt may be NULL for the defaults. */
+QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cell_xyz, const double *cell_q,
+                               int64_t n_nuclei, const double *nuc_xyz, const double *nuc_z,
+                               const qmmm_options *opt);
+
+/* u[i] = U_ES(xyz[3i..3i+2]) in hartree. A point's value depends only on the point, the field, the
+ * precision and backend, and n_points (the path taken) -- not on the other points, nor on thread counts;
+ * repeated calls give bitwise identical values.
+ * Singular points: a point within 1e-10 bohr of a cell centre takes, for that cell, the exact potential at
+ * the centre of a uniformly charged cube of volume cell_volume, q * C / h with h = cell_volume^(1/3) and
+ * C = 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2 = 2.3800773640; if cell_volume is 0 this is QMMM_ERR_SINGULAR.
+ * A point within 1e-10 bohr of a nucleus is QMMM_ERR_SINGULAR (a point charge has no finite potential there).
+ * On any error u is left unspecified. */
+QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, double *u);
+
+/* Asynchronous form: starts the evaluation and returns; xyz is copied before the return, u is written
+ * by the time qmmm_field_wait(f) returns success. On the CPU backend the work is done inside this call.
+ * At most one evaluation may be pending per handle (QMMM_ERR_BUSY otherwise). */
+QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u);
+QMMM_API int qmmm_field_wait(qmmm_field f);
+
+/* Backend (QMMM_BACKEND_CPU or _CUDA) and precision actually in use; device is -1 on the CPU. */
+QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int *device);
+QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei);
+/* Destroying NULL is QMMM_ERR_BAD_HANDLE; destroying twice is detected (QMMM_ERR_BAD_HANDLE). */
+QMMM_API int qmmm_field_destroy(qmmm_field f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

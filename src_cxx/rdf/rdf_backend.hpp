@@ -1,0 +1,107 @@
+// rdf_backend.hpp -- what the RDF API hands to its CPU and GPU pair counters: one prepared frame, and the GPU
+// interface (src_cuda/rdf/rdf_gpu.cu implements it, reached through GpuRegistry<RdfGpu>). Preparation
+// (rdf_prepare.cpp) is shared, so both backends count exactly the same pair set.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "gpu_registry.hpp"
+#include "qmmm_accel.h"
+#include "rdf_shared.hpp"
+
+namespace qmmm::rdf {
+
+struct Frame {
+    Geom g{};
+    bool identical = false;  // sel2 is sel1: unordered pairs, a2 empty
+    bool exclusions = true;  // some counted-pair candidates share a key (false: the GPU skips the key test)
+    int method = QMMM_RDF_METHOD_BRUTE;
+    std::vector<Atom> a1, a2;  // BRUTE: input order; CELLS: sorted by cell
+    // CELLS: cells per axis, the cell of each a1 atom, the first atom of each cell in the searched
+    // selection (a1 if identical, else a2; n_cells + 1 entries), and the stencil of cell offsets.
+    // For identical selections the stencil is half of the (2m+1)^3 block without (0,0,0), which is
+    // handled separately (later atoms of the own cell only).
+    int32_t nc[3] = {1, 1, 1};
+    std::vector<int32_t> cell1;
+    std::vector<int32_t> start;
+    std::vector<int32_t> stencil;  // dx,dy,dz triples
+    int32_t max_cell = 0;          // most atoms in one cell of the searched selection
+    // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table): thr[k] = the smallest float r^2
+    // that the shared definition (rdf_shared.hpp, bin_of) puts in bin >= k (thr[0] = 0, thr[n_bins] = +inf);
+    // table[c] = the bin of the lowest r^2 whose float bits >> tab_shift equal tab_base + c, built so that no
+    // cell holds more than one threshold: bin = table[c] + (r^2 >= thr[table[c] + 1]). tab_ok = false when
+    // the bins are too many or too fine for that (the GPU then takes the square root).
+    std::vector<float> thr;
+    std::vector<uint16_t> table;
+    int32_t tab_shift = 0, tab_base = 0;
+    bool tab_ok = false;
+    float tab_key[4] = {-1, -1, -1, -1};  // rmin, inv_dr, rmax2, n_bins the table was made for
+    std::vector<Atom> scratch;     // reused between frames: fresh 16 MB buffers cost page faults every frame
+    std::vector<int32_t> scratch_cells, scratch_start;
+    double pairs_visited = 0;
+};
+
+// Geometry from cell vectors (row-major a, b, c) and bins; throws Error on bad boxes. Sets volume and limit.
+void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Geom &g, double &volume,
+               double &limit, double frac[9], double widths[3]);
+// Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit).
+// gpu_fast: for the GPU's fast kernels: brute force with sel1 sorted into small cells (so a warp's atoms are
+// neighbours; counts are the same in any order) and the bin lookup table.
+// n_threads: OpenMP threads for the preparation (0: the default).
+void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, int method,
+                   const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
+                   const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast = false,
+                   int n_threads = 0);
+
+// CPU: adds the frame's counts to hist (n_bins). Threads keep private histograms merged at the end.
+void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
+
+// One GPU's RDF state (stream pair, the frame's atoms, a 64-bit histogram), owned by one host thread of the
+// per-GPU pool (rdf_pool.cpp). Work in a frame is a list of items (brute force: a 512-atom tile of sel1
+// against a run of sel2; cell list: 256 sel1 atoms; seed kernel: a constant-memory tile of sel1); a unit is a
+// range of items times a range of histogram bins. Every call throws qmmm::Error.
+class RdfDevice {
+public:
+    virtual ~RdfDevice() = default;
+    // Uploads the frame's atoms (waits for the device's queued work first: the buffers are reused).
+    virtual void upload(const Frame &f) = 0;
+    virtual void zero(int32_t n_bins) = 0;  // zeroes the device histogram
+    // Queues items [k0, k1) x bins [b0, b0 + nb) on stream `slot` (0 or 1) and returns; the two streams let a
+    // unit start while the previous one drains. Adds into the device histogram.
+    virtual void launch(const Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) = 0;
+    virtual void wait(int slot) = 0;
+    // Waits for all queued work and adds the device histogram to hist (n_bins).
+    virtual void add_hist(int32_t n_bins, uint64_t *hist) = 0;
+};
+class RdfGpu {
+public:
+    virtual ~RdfGpu() = default;
+    virtual std::unique_ptr<RdfDevice> open(int device) const = 0;  // binds the calling thread to `device`
+    virtual int32_t max_bins() const = 0;                             // bins one unit may cover
+    virtual int64_t items(const Frame &f, int kernel) const = 0;
+};
+
+struct GpuRunInfo {
+    int64_t n_units = 0;
+    std::vector<int64_t> units_per_worker;
+    double pairs_visited = 0;  // summed over the frames
+    double prep_seconds = 0;   // host preparation, summed over the workers (overlaps the counting)
+};
+// GPU: adds the frame's counts to hist through the persistent per-device threads (rdf_pool.cpp).
+// A frame is split over several devices only when it is large enough to gain (kMinSplitPairs per device);
+// otherwise the first listed device counts it alone.
+constexpr double kMinSplitPairs = 1e10;  // ~10 ms of one H100 (measured: 5e9 pairs split over 2 H200s gained nothing)
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info);
+
+// GPU, many frames: prepare(k, frame, n_threads) fills frame k (and returns its volume). Whole frames go to the
+// devices (each device's thread prepares its next frame while its GPU counts the previous one); when fewer
+// frames than devices remain, they are split over all devices like single frames. volumes[k] is set for
+// every frame. On error nothing is added to hist and the error of the lowest failing frame is thrown.
+using PrepareFn = std::function<double(int64_t k, Frame &f, int n_threads)>;
+void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
+                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info);
+void gpu_release();
+
+}  // namespace qmmm::rdf

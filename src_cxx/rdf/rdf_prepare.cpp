@@ -1,0 +1,261 @@
+// rdf_prepare.cpp -- one frame made ready for counting: box geometry, fixed-point fractional coordinates,
+// the method (cell list or brute force) and, for the cell list, atoms sorted by cell (a counting sort).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "error.hpp"
+#include "rdf_backend.hpp"
+
+namespace qmmm::rdf {
+namespace {
+
+void cross(const double *u, const double *v, double *w) {
+    w[0] = u[1] * v[2] - u[2] * v[1];
+    w[1] = u[2] * v[0] - u[0] * v[2];
+    w[2] = u[0] * v[1] - u[1] * v[0];
+}
+double dot(const double *u, const double *v) { return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]; }
+
+std::string num(double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    return b;
+}
+
+// Fixed-point fractional coordinates of n atoms (3n doubles) with their keys.
+void to_fixed(const double *xyz, int64_t n, const double frac[9], const std::vector<int32_t> &key, Atom *out,
+              int nt) {
+    constexpr double scale = double(1u << kFixBits);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t u[3];
+        for (int d = 0; d < 3; ++d) {
+            double s = dot(frac + 3 * d, xyz + 3 * i);
+            s -= std::floor(s);
+            // Nearest grid point (error <= 2^-24 of the cell); 2^23 wraps to 0, the same point.
+            u[d] = static_cast<uint32_t>(std::llrint(s * scale)) & kFixMask;
+        }
+        out[i] = Atom{u[0], u[1], u[2], key[i]};
+    }
+}
+
+int32_t cell_of(const Atom &a, const int32_t nc[3]) {
+    const auto c = [](uint32_t u, int32_t n) { return static_cast<int32_t>((uint64_t{u} * uint64_t(n)) >> kFixBits); };
+    return c(a.x, nc[0]) + nc[0] * (c(a.y, nc[1]) + nc[1] * c(a.z, nc[2]));
+}
+
+// Stable counting sort of atoms by cell; start gets n_cells + 1 offsets, cells (if given) each atom's cell.
+// The cell of every atom is found in parallel; counting and scattering are one pass each.
+void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t> &start, std::vector<int32_t> *cells,
+                  int32_t &max_cell, std::vector<Atom> &sorted, std::vector<int32_t> &c, int nt) {
+    const int64_t n_cells = int64_t{nc[0]} * nc[1] * nc[2];
+    const int64_t n = static_cast<int64_t>(a.size());
+    c.resize(n);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t i = 0; i < n; ++i) c[i] = cell_of(a[i], nc);
+    start.assign(n_cells + 1, 0);
+    for (int32_t x : c) ++start[x + 1];
+    max_cell = 0;
+    for (int64_t k = 0; k < n_cells; ++k) {
+        max_cell = std::max(max_cell, start[k + 1]);
+        start[k + 1] += start[k];
+    }
+    std::vector<int32_t> pos(start.begin(), start.end() - 1);
+    sorted.resize(n);
+    if (cells) cells->resize(n);
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t p = pos[c[i]]++;
+        sorted[p] = a[i];
+        if (cells) (*cells)[p] = c[i];
+    }
+    a.swap(sorted);
+}
+
+// The bin lookup table for the GPU (see Frame::thr in rdf_backend.hpp). Built from bin_of itself, so it
+// gives the CPU's bins by construction.
+void make_bin_table(Frame &f) {
+    const Geom &g = f.g;
+    const float key[4] = {g.rmin, g.inv_dr, g.rmax2, float(g.n_bins)};
+    if (std::equal(key, key + 4, f.tab_key)) return;
+    std::copy(key, key + 4, f.tab_key);
+    f.tab_ok = false;
+    constexpr int kMaxTable = 8192;
+    if (g.n_bins > 65535 || !(g.rmax2 > 0)) return;
+    const auto bits = [](float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; };
+    const auto flt = [](uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; };
+    // bin_of without the range test (monotone in r2)
+    const auto value = [&](float r2) {
+        int b = static_cast<int>(rmul(rsub(rsqrt_exact(r2), g.rmin), g.inv_dr));
+        b = b < 0 ? 0 : b;
+        return b >= g.n_bins ? g.n_bins - 1 : b;
+    };
+    const uint32_t top = bits(g.rmax2) - 1;  // the largest r2 counted
+    f.thr.assign(g.n_bins + 1, std::numeric_limits<float>::infinity());
+    f.thr[0] = 0;
+    for (int32_t k = 1; k < g.n_bins; ++k) {
+        if (value(flt(top)) < k) break;
+        uint32_t lo = 0, hi = top;  // first bit pattern with value >= k
+        while (lo < hi) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (value(flt(mid)) >= k) hi = mid;
+            else lo = mid + 1;
+        }
+        f.thr[k] = flt(lo);
+    }
+    if (g.n_bins < 2 || !(f.thr[1] < g.rmax2)) {  // one bin in range: the table is all zeros
+        f.tab_shift = 31, f.tab_base = 0, f.table.assign(1, 0), f.tab_ok = true;
+        return;
+    }
+    const uint32_t base_bits = bits(f.thr[1]);
+    int shift = 0;
+    while (shift < 31 && ((top >> shift) - (base_bits >> shift) + 1) > uint32_t(kMaxTable)) ++shift;
+    const uint32_t base = base_bits >> shift, n = (top >> shift) - base + 1;
+    f.table.assign(n, 0);
+    int32_t k = 1;  // thresholds below the current cell: k - 1
+    for (uint32_t c = 0; c < n; ++c) {
+        const uint32_t lo = (base + c) << shift, hi = lo + ((1u << shift) - 1);
+        while (k < g.n_bins && bits(f.thr[k]) < lo) ++k;
+        f.table[c] = static_cast<uint16_t>(k - 1);
+        int inside = 0;
+        for (int32_t q = k; q < g.n_bins && bits(f.thr[q]) <= hi; ++q) ++inside;
+        if (inside > 1) return;  // too fine for this table: not ok
+    }
+    f.tab_shift = shift, f.tab_base = static_cast<int32_t>(base), f.tab_ok = true;
+}
+
+}  // namespace
+
+void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Geom &g, double &volume, double &limit,
+               double frac[9], double widths[3]) {
+    for (int i = 0; i < 9; ++i)
+        if (!std::isfinite(box[i]))
+            throw Error(QMMM_ERR_NONFINITE, "box[" + std::to_string(i) + "] is not finite");
+    const double *a = box, *b = box + 3, *c = box + 6;
+    double bc[3], ca[3], ab[3];
+    cross(b, c, bc);
+    cross(c, a, ca);
+    cross(a, b, ab);
+    const double v = dot(a, bc);
+    const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
+    if (!(std::fabs(v) > 1e-12 * la * lb * lc) || la == 0 || lb == 0 || lc == 0)
+        throw Error(QMMM_ERR_INVALID_ARG, "box: the cell vectors a, b, c span no volume (V = " + num(v) + ")");
+    volume = std::fabs(v);
+    widths[0] = volume / std::sqrt(dot(bc, bc));
+    widths[1] = volume / std::sqrt(dot(ca, ca));
+    widths[2] = volume / std::sqrt(dot(ab, ab));
+    limit = 0.5 * std::min({widths[0], widths[1], widths[2]});
+    // Rows of M^-1 (M has a, b, c as columns): fractional coordinates s = M^-1 r.
+    for (int d = 0; d < 3; ++d) frac[d] = bc[d] / v, frac[3 + d] = ca[d] / v, frac[6 + d] = ab[d] / v;
+    // The same cell rotated to lower-triangular form; distances are invariant.
+    const double bx = dot(b, a) / la, by = std::sqrt(std::max(0.0, dot(b, b) - bx * bx));
+    const double cx = dot(c, a) / la, cy = (dot(b, c) - bx * cx) / by;
+    const double cz = std::sqrt(std::max(0.0, dot(c, c) - cx * cx - cy * cy));
+    // Matrix entries rounded to 22 significant bits, so 1.5 * 2^23 * h (up to 24 bits) is exact: the GPU then
+    // forms h * d with one FMA (rdf_shared.hpp). The cell changes by at most 1.2e-7 relative.
+    const auto h23 = [](double v) {
+        if (v == 0) return 0.0f;
+        int e;
+        const double m = std::frexp(v, &e);  // |m| in [0.5, 1)
+        return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 22)), e - 22 - kFixBits));
+    };
+    g.hxx = h23(la), g.hyx = h23(bx), g.hyy = h23(by);
+    g.hzx = h23(cx), g.hzy = h23(cy), g.hzz = h23(cz);
+    g.triclinic = (g.hyx != 0.f || g.hzx != 0.f || g.hzy != 0.f) ? 1 : 0;
+    const float fmin = float(r_min), fmax = float(r_max);
+    g.rmin = fmin;
+    g.rmin2 = fmin * fmin;
+    g.rmax2 = fmax * fmax;
+    g.inv_dr = float(n_bins / (r_max - r_min));
+    g.n_bins = n_bins;
+}
+
+void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, int method,
+                   const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
+                   const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast,
+                   int n_threads) {
+    const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
+    double frac[9], w[3], limit;
+    make_geom(box, r_min, r_max, n_bins, f.g, volume, limit, frac, w);
+    if (r_max > limit)
+        throw Error(QMMM_ERR_INVALID_ARG, "r_max = " + num(r_max) + " exceeds what this box allows: " + num(limit) +
+                                              " (half its smallest perpendicular width)");
+    const int64_t n1 = static_cast<int64_t>(key1.size()), n2 = static_cast<int64_t>(key2.size());
+    f.identical = identical;
+    f.a1.resize(n1);
+    to_fixed(xyz1, n1, frac, key1, f.a1.data(), nt);
+    f.a2.clear();
+    if (!identical) {
+        f.a2.resize(n2);
+        to_fixed(xyz2, n2, frac, key2, f.a2.data(), nt);
+    }
+    const int64_t n_search = identical ? n1 : n2;
+
+    // Cells at least r_max/2 wide (a little more, so float rounding at r_max never needs a third ring):
+    // every pair closer than r_max is then within 2 cells along each axis.
+    const double r_eff = r_max * (1 + 1e-4);
+    int32_t nc[3];
+    bool fits = true;
+    for (int d = 0; d < 3; ++d) {
+        const double n = std::floor(2 * w[d] / r_eff);
+        nc[d] = static_cast<int32_t>(std::min(n, 1024.0));
+        fits = fits && nc[d] >= 5;
+    }
+    if (method == QMMM_RDF_METHOD_CELLS && !fits)
+        throw Error(QMMM_ERR_INVALID_ARG, "method CELLS needs every perpendicular width of the box >= 2.5 r_max = " +
+                                              num(2.5 * r_max) + "; this box's smallest is " +
+                                              num(std::min({w[0], w[1], w[2]})) + " (use AUTO or BRUTE)");
+    f.method = (method == QMMM_RDF_METHOD_BRUTE || !fits) ? QMMM_RDF_METHOD_BRUTE : QMMM_RDF_METHOD_CELLS;
+    if (f.method == QMMM_RDF_METHOD_BRUTE) {
+        f.cell1.clear(), f.start.clear(), f.stencil.clear();
+        f.nc[0] = f.nc[1] = f.nc[2] = 1;
+        f.pairs_visited = identical ? 0.5 * double(n1) * double(n1 - 1) : double(n1) * double(n2);
+        if (gpu_fast) make_bin_table(f);
+        if (gpu_fast && n1 >= 4096) {
+            // Any order counts the same pairs. Sorted by cells of ~16 atoms, the 32 atoms of a GPU warp are
+            // close together, so their distances to an atom agree and the warp mostly skips the binning of
+            // pairs beyond r_max as one (rdf_gpu.cu).
+            int32_t snc[3], smax;
+            const int32_t m = std::max(1, static_cast<int32_t>(std::cbrt(double(n1) / 16.0)));
+            for (int d = 0; d < 3; ++d) snc[d] = std::min(m, 1024);
+            sort_by_cell(f.a1, snc, f.scratch_start, nullptr, smax, f.scratch, f.scratch_cells, nt);
+        }
+        return;
+    }
+    // Far more cells than atoms only costs empty-cell visits: coarsen (cells stay >= r_max/2 wide).
+    const double cap = 2.0 * double(n_search) + 1000.0;
+    const double n_cells = double(nc[0]) * nc[1] * nc[2];
+    if (n_cells > cap) {
+        const double s = std::cbrt(n_cells / cap);
+        for (int d = 0; d < 3; ++d) nc[d] = std::max(5, static_cast<int32_t>(nc[d] / s));
+    }
+    int32_t m[3];
+    for (int d = 0; d < 3; ++d) {
+        m[d] = static_cast<int32_t>(std::ceil(r_eff * nc[d] / w[d]));
+        if (2 * m[d] + 1 > nc[d]) throw Error(QMMM_ERR_INTERNAL, "cell stencil wraps the box");
+        f.nc[d] = nc[d];
+    }
+    f.stencil.clear();
+    for (int dz = -m[2]; dz <= m[2]; ++dz)
+        for (int dy = -m[1]; dy <= m[1]; ++dy)
+            for (int dx = -m[0]; dx <= m[0]; ++dx) {
+                const bool positive = dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && dx > 0)));
+                if (identical ? positive : true) f.stencil.insert(f.stencil.end(), {dx, dy, dz});
+            }
+    if (identical) {
+        sort_by_cell(f.a1, f.nc, f.start, &f.cell1, f.max_cell, f.scratch, f.scratch_cells, nt);
+    } else {
+        int32_t max1;
+        sort_by_cell(f.a1, f.nc, f.scratch_start, &f.cell1, max1, f.scratch, f.scratch_cells, nt);
+        sort_by_cell(f.a2, f.nc, f.start, nullptr, f.max_cell, f.scratch, f.scratch_cells, nt);
+    }
+    if (gpu_fast) make_bin_table(f);
+    const double per_cell = double(n_search) / (double(f.nc[0]) * f.nc[1] * f.nc[2]);
+    f.pairs_visited = double(n1) * (double(f.stencil.size() / 3) * per_cell + (identical ? 0.5 * per_cell : 0.0));
+}
+
+}  // namespace qmmm::rdf

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# check_layout.sh ROOT -- the dependency rules of the source tree (issue 17), checked in CI:
+#   1. no file under src_cxx/ includes a header that lives under src_cuda/ (src_cuda implements interfaces
+#      declared in src_cxx; the API reaches the GPU side through GpuRegistry, never by including it);
+#   2. no source anywhere includes through a relative "../" path (include paths are set by CMake);
+#   3. src_cxx/ and src_cuda/ hold one folder per family and no loose source files.
+set -u
+root=${1:?usage: check_layout.sh ROOT}
+cd "$root" || exit 2
+bad=0
+cuda_headers=$(find src_cuda -type f \( -name '*.cuh' -o -name '*.h' -o -name '*.hpp' \) -printf '%f\n' | sort -u)
+while IFS= read -r line; do
+  file=${line%%:*}
+  inc=$(sed -E 's/.*#include *[<"]([^">]+)[">].*/\1/' <<<"$line")
+  if grep -qxF "$(basename "$inc")" <<<"$cuda_headers" || [[ $inc == *src_cuda* ]]; then
+    echo "layout: $file includes $inc, a src_cuda header"
+    bad=1
+  fi
+done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include' src_cxx --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' |
+         sed -E 's/^([^:]+):[0-9]+:/\1:/')
+if grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]\.\./' src_cxx src_cuda tests bench vmc_driver fortran_iface \
+     --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' --include='*.cu' --include='*.cuh' --include='*.F90'; then
+  echo "layout: the includes above use ../ paths"
+  bad=1
+fi
+families="core field cube dcs rdf mpi tools"
+for top in src_cxx src_cuda; do
+  for entry in "$top"/*; do
+    name=$(basename "$entry")
+    if [[ -f $entry ]]; then
+      echo "layout: $entry is a loose file (every source belongs to a family folder)"
+      bad=1
+    elif [[ " $families " != *" $name "* ]]; then
+      echo "layout: $entry is not a family folder ($families)"
+      bad=1
+    fi
+  done
+done
+# The GPU side of a family uses its family's file names: <family>_gpu.cu / <family>_gpu.cuh / <family>_gpu_kernels.cu.
+for f in $(find src_cuda -type f); do
+  fam=$(basename "$(dirname "$f")")
+  case $(basename "$f") in
+    "${fam}_gpu.cu" | "${fam}_gpu.cuh" | "${fam}_gpu_kernels.cu") ;;
+    *) echo "layout: $f does not follow <family>_gpu.cu / _gpu.cuh / _gpu_kernels.cu"; bad=1 ;;
+  esac
+done
+if [[ $bad == 0 ]]; then echo "layout: ok"; else exit 1; fi

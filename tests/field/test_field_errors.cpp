@@ -1,0 +1,170 @@
+// test_field_errors.cpp -- bad input gets its own status and a message naming the argument.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "gpu_test.hpp"
+#include "qmmm_accel.h"
+
+namespace {
+
+const double kCells[6] = {0, 0, 0, 1, 1, 1}, kQ[2] = {0.1, 0.2}, kNuc[3] = {2, 0, 0}, kZ[1] = {1};
+
+qmmm_options opts(int backend = QMMM_BACKEND_CPU, int precision = QMMM_PRECISION_DOUBLE) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = backend, o.precision = precision;
+    return o;
+}
+
+void expect_message(const char *fragment) {
+    EXPECT_NE(std::strstr(qmmm_error_message(), fragment), nullptr)
+        << "message '" << qmmm_error_message() << "' should mention '" << fragment << "'";
+}
+
+int create(qmmm_field *f, int64_t nc, const double *cx, const double *cq, int64_t nn, const double *nx,
+           const double *nz, const qmmm_options *o) {
+    return qmmm_field_create(f, nc, cx, cq, nn, nx, nz, o);
+}
+
+}  // namespace
+
+TEST(FieldErrors, NullHandleOutAndArrays) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    EXPECT_EQ(create(nullptr, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_NULL_ARG);
+    expect_message("f ");
+    EXPECT_EQ(create(&f, 2, nullptr, kQ, 1, kNuc, kZ, &o), QMMM_ERR_NULL_ARG);
+    expect_message("cell_xyz");
+    EXPECT_EQ(create(&f, 2, kCells, nullptr, 1, kNuc, kZ, &o), QMMM_ERR_NULL_ARG);
+    expect_message("cell_q");
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, nullptr, kZ, &o), QMMM_ERR_NULL_ARG);
+    expect_message("nuc_xyz");
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, nullptr, &o), QMMM_ERR_NULL_ARG);
+    expect_message("nuc_z");
+    EXPECT_EQ(f, nullptr);
+}
+
+TEST(FieldErrors, NegativeCounts) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    EXPECT_EQ(create(&f, -1, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("n_cells");
+    EXPECT_EQ(create(&f, 2, kCells, kQ, -3, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("n_nuclei");
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    double p[3] = {5, 5, 5}, u[1];
+    EXPECT_EQ(qmmm_field_eval(f, -1, p, u), QMMM_ERR_INVALID_ARG);
+    expect_message("n_points");
+    EXPECT_EQ(qmmm_field_eval(f, 1, nullptr, u), QMMM_ERR_NULL_ARG);
+    expect_message("xyz");
+    EXPECT_EQ(qmmm_field_eval(f, 1, p, nullptr), QMMM_ERR_NULL_ARG);
+    expect_message("u is NULL");
+    EXPECT_EQ(qmmm_field_eval(f, 0, nullptr, nullptr), QMMM_SUCCESS) << "zero points is a valid no-op";
+    qmmm_field_destroy(f);
+}
+
+TEST(FieldErrors, EmptyTermsAreAllowed) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    double p[3] = {0, 0, 3}, u = 1;
+    ASSERT_EQ(create(&f, 0, nullptr, nullptr, 1, kNuc, kZ, &o), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_DOUBLE_EQ(u, -1.0 / std::sqrt(13.0));
+    qmmm_field_destroy(f);
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 0, nullptr, nullptr, &o), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_NEAR(u, 0.1 / 3 + 0.2 / std::sqrt(1 + 1 + 4.0), 1e-16);
+    qmmm_field_destroy(f);
+    ASSERT_EQ(create(&f, 0, nullptr, nullptr, 0, nullptr, nullptr, &o), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_EQ(u, 0.0);
+    qmmm_field_destroy(f);
+}
+
+TEST(FieldErrors, NonFiniteInputs) {
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    auto o = opts();
+    qmmm_field f = nullptr;
+    double bad_cells[6] = {0, 0, 0, 1, nan, 1}, bad_q[2] = {0.1, inf}, bad_z[1] = {nan};
+    EXPECT_EQ(create(&f, 2, bad_cells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_NONFINITE);
+    expect_message("cell_xyz: element 1 of entry 1 is NaN");
+    EXPECT_EQ(create(&f, 2, kCells, bad_q, 1, kNuc, kZ, &o), QMMM_ERR_NONFINITE);
+    expect_message("cell_q");
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, bad_z, &o), QMMM_ERR_NONFINITE);
+    expect_message("nuc_z");
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    double p[6] = {5, 5, 5, 0, inf, 0}, u[2];
+    EXPECT_EQ(qmmm_field_eval(f, 2, p, u), QMMM_ERR_NONFINITE);
+    expect_message("entry 1 is Inf");
+    qmmm_field_destroy(f);
+}
+
+TEST(FieldErrors, UnknownOptions) {
+    qmmm_field f = nullptr;
+    auto o = opts(7);
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("backend");
+    o = opts(QMMM_BACKEND_CPU, 5);
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("precision");
+    o = opts();
+    o.cell_volume = -1;
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("cell_volume");
+    o = opts();
+    o.n_threads = -2;
+    EXPECT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("n_threads");
+    EXPECT_EQ(qmmm_options_default(nullptr), QMMM_ERR_NULL_ARG);
+}
+
+TEST(FieldErrors, CudaWithoutGpu) {
+    int count = 0;
+    ASSERT_EQ(qmmm_cuda_device_count(&count), QMMM_SUCCESS);
+    if (count > 0) QMMM_SKIP("a CUDA device is present; this test covers machines without one");
+    auto o = opts(QMMM_BACKEND_CUDA);
+    qmmm_field f = nullptr;
+    int s = create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o);
+    EXPECT_TRUE(s == QMMM_ERR_NO_CUDA || s == QMMM_ERR_NO_DEVICE) << qmmm_status_string(s);
+    EXPECT_GT(std::strlen(qmmm_error_message()), 20u);
+    EXPECT_EQ(f, nullptr);
+}
+
+TEST(FieldErrors, DestroyedHandleIsDetected) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    double p[3] = {5, 5, 5}, u[1];
+    EXPECT_EQ(qmmm_field_eval(f, 1, p, u), QMMM_ERR_BAD_HANDLE);
+    expect_message("destroyed");
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_field_destroy(nullptr), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_field_backend(nullptr, nullptr, nullptr, nullptr), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_field_wait(f), QMMM_ERR_BAD_HANDLE);
+}
+
+TEST(FieldErrors, StatusStringsAndVersion) {
+    EXPECT_STREQ(qmmm_status_string(QMMM_ERR_SINGULAR), "QMMM_ERR_SINGULAR");
+    EXPECT_STREQ(qmmm_status_string(12345), "QMMM_ERR_UNKNOWN_STATUS");
+    int a = -1, b = -1, c = -1;
+    ASSERT_EQ(qmmm_version(&a, &b, &c), QMMM_SUCCESS);
+    EXPECT_EQ(std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c), qmmm_version_string());
+    EXPECT_EQ(qmmm_version(nullptr, &b, &c), QMMM_ERR_NULL_ARG);
+}
+
+TEST(FieldErrors, MessagesArePerThread) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    EXPECT_EQ(create(&f, -1, kCells, kQ, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    std::string other;
+    std::thread t([&] { other = qmmm_error_message(); });
+    t.join();
+    EXPECT_EQ(other, "") << "another thread must not see this thread's error";
+    expect_message("n_cells");
+}
