@@ -7,6 +7,8 @@
 # device machine of this project needs `bash .devkit/run.sh` around it (../shared/tools/devkit.sh).
 set -uo pipefail
 build=${1:?usage: gpu_verify.sh BUILD_DIR OUT_DIR}; out=${2:?OUT_DIR}
+# On the GPU machine a GPU test that would skip is a failure (tests/core/gpu_test.hpp, vmc check scripts).
+export QMMM_REQUIRE_GPU=1
 mkdir -p "$out"
 status=0
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/device.txt"
@@ -25,7 +27,7 @@ while read -r exe filter; do
       2>&1 | grep -E "PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" >> "$out/sanitizers.txt" || status=1
   done
 done <<'LIST'
-test_field_cuda FieldCuda.MatchesCpuDoubleAcrossSizes:FieldCuda.AsyncGivesSyncValues:FieldCuda.PointOnCellCentre:FieldCuda.MixedErrorsAverageOutOnWaterDimer
+test_field_gpu FieldCuda.MatchesCpuDoubleAcrossSizes:FieldCuda.AsyncGivesSyncValues:FieldCuda.PointOnCellCentre:FieldCuda.MixedErrorsAverageOutOnWaterDimer
 test_dcs_gpu DcsGpu.DoubleAgreesWithCpu:DcsGpu.Errors
 test_rdf_gpu RdfGpu.IdenticalSelectionEqualsCpu:RdfGpu.BadFrameInBatchAddsNothing
 LIST

@@ -36,12 +36,14 @@ for top in src_cxx src_cuda; do
     fi
   done
 done
-# The GPU side of a family uses its family's file names: <family>_gpu.cu / <family>_gpu.cuh / <family>_gpu_kernels.cu.
+# The GPU side of a family is named after its CPU twin: <family>[_part]_gpu.cu, _gpu.cuh or _gpu_kernels.cu
+# (field_gpu.cu beside field_cpu.cpp; field_split_gpu.cu beside field_split.cpp).
 for f in $(find src_cuda -type f); do
   fam=$(basename "$(dirname "$f")")
   case $(basename "$f") in
-    "${fam}_gpu.cu" | "${fam}_gpu.cuh" | "${fam}_gpu_kernels.cu") ;;
-    *) echo "layout: $f does not follow <family>_gpu.cu / _gpu.cuh / _gpu_kernels.cu"; bad=1 ;;
+    "${fam}"_gpu.cu | "${fam}"_gpu.cuh | "${fam}"_gpu_kernels.cu | "${fam}"_*_gpu.cu | "${fam}"_*_gpu.cuh | \
+      "${fam}"_*_gpu_kernels.cu) ;;
+    *) echo "layout: $f does not follow <family>[_part]_gpu.cu / _gpu.cuh / _gpu_kernels.cu"; bad=1 ;;
   esac
 done
 if [[ $bad == 0 ]]; then echo "layout: ok"; else exit 1; fi
