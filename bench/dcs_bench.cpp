@@ -4,6 +4,7 @@
 // same run: "vmd4" launched as in the seed (one launch per plane and batch), "vmd4g" over a 3-D grid.
 // par.eff = one-GPU time / (n GPUs x all-GPU time). Prints a table and writes JSON. Times include the copy of the map back to the host.
 //   dcs_bench --atoms 20000,100000 --sizes 128,256 --devices 0,1 --json dcs.json
+// Exit status: 0, 1 when a run fails, 2 on a usage error, 8 when the largest case cannot fit in memory.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "qmmm_accel.h"
 
 namespace {
@@ -54,15 +56,33 @@ int main(int argc, char **argv) {
     int repeat = 2;
     long long double_max_work = 4'000'000'000'000LL;
     bool cpu = false;
-    app.add_option("--atoms", atoms, "atom counts")->delimiter(',');
-    app.add_option("--sizes", sizes, "lattice edge (points per axis)")->delimiter(',');
-    app.add_option("--devices", devices, "GPUs for the all-GPU runs (the one-GPU runs use the first)")->delimiter(',');
-    app.add_option("--precisions", precisions, "single, mixed, double")->delimiter(',');
-    app.add_option("--repeat", repeat, "timed runs per case (best is reported)");
-    app.add_option("--double-max-work", double_max_work, "skip mixed/double cases above this many atom-evaluations");
+    namespace cli = qmmm::cli;
+    app.add_option("--atoms", atoms, "atom counts")->delimiter(',')->check(cli::int_in(1, 100'000'000));
+    app.add_option("--sizes", sizes, "lattice edge (points per axis)")->delimiter(',')->check(cli::int_in(2, 1 << 14));
+    app.add_option("--devices", devices, "GPUs for the all-GPU runs (the one-GPU runs use the first)")->delimiter(',')
+        ->check(cli::int_in(0, 1023));
+    app.add_option("--precisions", precisions, "single, mixed, double")->delimiter(',')
+        ->check(CLI::IsMember({"single", "mixed", "double"}));
+    app.add_option("--repeat", repeat, "timed runs per case (best is reported)")->check(cli::int_in(1, 1000));
+    app.add_option("--double-max-work", double_max_work, "skip mixed/double cases above this many atom-evaluations")
+        ->check(cli::int_in(0, 1'000'000'000'000'000'000LL));
     app.add_flag("--cpu", cpu, "also time the CPU backend (single) on the smallest case");
     app.add_option("--json", json, "JSON output");
-    CLI11_PARSE(app, argc, argv);
+    if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
+    if (atoms.empty() || sizes.empty() || devices.empty() || devices.size() > QMMM_DCS_MAX_DEVICES) {
+        std::fprintf(stderr, "dcs_bench: error: --atoms, --sizes and --devices (at most %d) need at least one value\n",
+                     QMMM_DCS_MAX_DEVICES);
+        return cli::kUsageError;
+    }
+    try {  // the largest case's atoms, charges and map
+        const double n_max = static_cast<double>(*std::max_element(atoms.begin(), atoms.end()));
+        const double s_max = static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
+        cli::check_fits_memory(4 * n_max + s_max * s_max * s_max, sizeof(double), "the largest case",
+                               "use smaller --atoms or --sizes");
+    } catch (const cli::Error &e) {
+        std::fprintf(stderr, "dcs_bench: error: %s\n", e.what());
+        return e.status;
+    }
 
     std::vector<Row> rows;
     std::mt19937_64 g(42);

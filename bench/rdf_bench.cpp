@@ -11,6 +11,7 @@
 // Prints a table and writes JSON (--json). Single-frame rows: median over --frames frames after one warm-up
 // frame; "count" excludes the host preparation (fractional coordinates, cell sort), "frame" includes it.
 // Batch rows: both are the wall time of the call / frames (after a warm-up call), preparation included.
+// Exit status: 0, 1 when a run fails or histograms differ, 2 on a usage error, 8 when the largest size cannot fit.
 // Efficiency of W GPUs = t(gpu0) / (W t(all)), single frames on count ms, batches on frame ms.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "qmmm_accel.h"
 
 namespace {
@@ -50,18 +52,37 @@ int main(int argc, char **argv) {
     int64_t cpu_brute_max = 30000, seed_max = 1000000, cpu_cells_max = 1000000;
     bool no_cpu = false, no_gpu = false;
     std::string json = "rdf_bench.json";
-    app.add_option("--sizes", sizes, "atoms per selection")->delimiter(',');
-    app.add_option("--workloads", workloads, "brute, cells, oxygen")->delimiter(',');
-    app.add_option("--devices", devices, "GPUs for the all-GPU rows, e.g. 0,1 (default: every visible GPU)")->delimiter(',');
-    app.add_option("--frames", frames, "timed frames per configuration")->capture_default_str();
-    app.add_option("--threads", threads, "CPU threads (0: OpenMP default)");
-    app.add_option("--cpu-brute-max", cpu_brute_max, "largest N for CPU brute force")->capture_default_str();
-    app.add_option("--cpu-cells-max", cpu_cells_max, "largest N for the CPU cell list")->capture_default_str();
-    app.add_option("--seed-max", seed_max, "largest N for the seed baseline")->capture_default_str();
+    namespace cli = qmmm::cli;
+    const long long kMaxAtoms = 1'000'000'000;
+    app.add_option("--sizes", sizes, "atoms per selection")->delimiter(',')->check(cli::int_in(2, kMaxAtoms));
+    app.add_option("--workloads", workloads, "brute, cells, oxygen")->delimiter(',')
+        ->check(CLI::IsMember({"brute", "cells", "oxygen"}));
+    app.add_option("--devices", devices, "GPUs for the all-GPU rows, e.g. 0,1 (default: every visible GPU)")->delimiter(',')
+        ->check(cli::int_in(0, 1023));
+    app.add_option("--frames", frames, "timed frames per configuration")->capture_default_str()->check(cli::int_in(1, 10000));
+    app.add_option("--threads", threads, "CPU threads (0: OpenMP default)")->check(cli::int_in(0, 4096));
+    app.add_option("--cpu-brute-max", cpu_brute_max, "largest N for CPU brute force")->capture_default_str()
+        ->check(cli::int_in(0, kMaxAtoms));
+    app.add_option("--cpu-cells-max", cpu_cells_max, "largest N for the CPU cell list")->capture_default_str()
+        ->check(cli::int_in(0, kMaxAtoms));
+    app.add_option("--seed-max", seed_max, "largest N for the seed baseline")->capture_default_str()
+        ->check(cli::int_in(0, kMaxAtoms));
     app.add_flag("--no-cpu", no_cpu, "skip the CPU rows");
     app.add_flag("--no-gpu", no_gpu, "skip the GPU rows");
     app.add_option("--json", json, "JSON output file")->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
+    if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
+    if (devices.size() > QMMM_RDF_MAX_DEVICES) {
+        std::fprintf(stderr, "rdf_bench: error: --devices lists %zu GPUs; at most %d\n", devices.size(), QMMM_RDF_MAX_DEVICES);
+        return cli::kUsageError;
+    }
+    try {  // the largest size: its coordinates once and, for the batch rows, --frames copies
+        const double n_max = sizes.empty() ? 0.0 : static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
+        cli::check_fits_memory(3 * n_max * (1 + frames), sizeof(double), "the largest size",
+                               "use smaller --sizes or fewer --frames");
+    } catch (const cli::Error &e) {
+        std::fprintf(stderr, "rdf_bench: error: %s\n", e.what());
+        return e.status;
+    }
 
     int n_gpu = 0;
     qmmm_cuda_device_count(&n_gpu);
@@ -199,5 +220,5 @@ int main(int argc, char **argv) {
     bool ok = true;
     for (const auto &r : rows) ok = ok && r.equal;
     std::printf("%s\n", ok ? "all histograms equal" : "HISTOGRAMS DIFFER");
-    return ok ? 0 : 2;
+    return ok ? 0 : 1;  // 2 is kept for usage errors
 }

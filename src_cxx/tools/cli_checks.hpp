@@ -115,13 +115,15 @@ inline int parse(CLI::App &app, int argc, const char *const *argv) {
 
 // Throws Error(QMMM_ERR_OUT_OF_MEMORY) when n_items * item_bytes is not finite or exceeds this machine's
 // physical memory: a clear message before a vector of that size aborts the program or sends it into swap.
-inline void check_fits_memory(double n_items, double item_bytes, const std::string &what) {
+// Compute n_items in double (a product of counts that may overflow any integer); `hint` ends the message.
+inline void check_fits_memory(double n_items, double item_bytes, const std::string &what, const std::string &hint = "") {
     const double bytes = n_items * item_bytes;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * page : 1e18;
     if (!(bytes <= phys))  // also catches nan
         throw Error(QMMM_ERR_OUT_OF_MEMORY, what + " needs " + num(bytes / 1e9, 3) + " GB (" + num(n_items, 3) +
-                                                " values); this machine has " + num(phys / 1e9, 3) + " GB");
+                                                " values); this machine has " + num(phys / 1e9, 3) + " GB" +
+                                                (hint.empty() ? "" : "; " + hint));
 }
 
 }  // namespace qmmm::cli

@@ -2,6 +2,8 @@
 #include "dcs_io.hpp"
 
 #include <omp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -223,6 +225,31 @@ Molecule read_structure(const std::string &path, const std::string &format) {
     return m;
 }
 
+MapFormat map_format(const std::string &path, const std::string &format) {
+    const std::string f = lower(format);
+    if (f == "dx") return MapFormat::dx;
+    if (f == "cube") return MapFormat::cube;
+    if (!f.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "map format '" + format + "' is not dx or cube");
+    const auto slash = path.find_last_of('/'), dot = path.find_last_of('.');
+    const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : lower(path.substr(dot));
+    if (ext == ".dx") return MapFormat::dx;
+    if (ext == ".cube" || ext == ".cub") return MapFormat::cube;
+    throw IoError(QMMM_ERR_INVALID_ARG, path + ": " + (ext.empty() ? "no file extension" : "unknown map extension '" + ext + "'") +
+                                            "; use .dx (OpenDX) or .cube/.cub (Gaussian cube), or --output-format dx|cube");
+}
+
+void check_writable(const std::string &path) {
+    struct stat st {};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) throw IoError(QMMM_ERR_FILE_OPEN, path + ": is a folder, not a file name");
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string probe = exists ? path : dir;
+    if (::access(probe.c_str(), W_OK) != 0)
+        throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot write " + (exists ? "the file" : "into " + dir) + " (" +
+                                              std::strerror(errno) + ")");
+}
+
 void write_dx(const std::string &path, const Grid &g, const std::string &comment) {
     auto f = open_out(path);
     char buf[512];
@@ -273,20 +300,27 @@ Grid read_dx(const std::string &path) {
     }
     if (!counts || !origin || deltas != 3 || items < 0) bad(path, ln, "incomplete OpenDX header");
     const int64_t nx = g.count[0], ny = g.count[1], nz = g.count[2];
-    if (nx < 1 || ny < 1 || nz < 1 || items != nx * ny * nz) bad(path, ln, "items does not match counts");
-    g.values.resize(items);
-    int64_t n = 0;
-    while (n < items && std::getline(f, line)) {
+    // Products checked before they are formed; values kept in file order first, so memory grows with the data
+    // the file really has, not with what its header claims.
+    if (nx < 1 || ny < 1 || nz < 1 || ny > INT64_MAX / nz || nx > INT64_MAX / (ny * nz) || items != nx * ny * nz)
+        bad(path, ln, "items does not match counts");
+    std::vector<double> zfast;
+    while (static_cast<int64_t>(zfast.size()) < items && std::getline(f, line)) {
         ++ln;
         for (const auto &w : split(line)) {
             double v;
-            if (n >= items || !parse_double(w, &v)) bad(path, ln, "bad or extra data value '" + w + "'");
-            const int64_t i = n / (ny * nz), j = (n / nz) % ny, k = n % nz;
-            g.values[i + nx * (j + ny * k)] = v;
-            ++n;
+            if (static_cast<int64_t>(zfast.size()) >= items || !parse_double(w, &v))
+                bad(path, ln, "bad or extra data value '" + w + "'");
+            zfast.push_back(v);
         }
     }
+    const int64_t n = static_cast<int64_t>(zfast.size());
     if (n != items) bad(path, ln, "file ends after " + std::to_string(n) + " of " + std::to_string(items) + " values");
+    g.values.resize(items);
+    for (int64_t p = 0; p < n; ++p) {
+        const int64_t i = p / (ny * nz), j = (p / nz) % ny, k = p % nz;
+        g.values[i + nx * (j + ny * k)] = zfast[p];
+    }
     return g;
 }
 

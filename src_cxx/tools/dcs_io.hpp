@@ -39,6 +39,16 @@ struct Grid {
     std::vector<double> values;
 };
 
+// Map file formats. map_format: `format` ("dx" or "cube", from --output-format) when given, else the extension
+// of `path` (.dx; .cube or .cub; any case). Any other extension throws IoError(QMMM_ERR_INVALID_ARG) naming
+// the allowed ones: a map is never written in a format its file name does not say.
+enum class MapFormat { dx, cube };
+MapFormat map_format(const std::string &path, const std::string &format = "");
+
+// Throws IoError(QMMM_ERR_FILE_OPEN) when `path` cannot be written (its folder is missing or read-only, or it is
+// a folder): checked before a long computation rather than after it. Creates nothing.
+void check_writable(const std::string &path);
+
 // OpenDX as APBS writes it (positions in Angstrom, data z fastest); `comment` goes into a # line.
 void write_dx(const std::string &path, const Grid &angstrom_grid, const std::string &comment);
 Grid read_dx(const std::string &path);
