@@ -90,16 +90,27 @@ contains
     type(input_t), intent(out) :: inp
     type(basis_t), intent(out) :: bs
     character(len=512) :: arg
+    character(len=:), allocatable :: msg
+    integer :: st
+    character(len=*), parameter :: USAGE = 'usage: qmmm_vmc input.nml [result.json]   (namelist &vmc; ' // &
+         'result.json overrides its output_json; keys in vmc_driver/README.md)'
     call get_command_argument(1, arg)
-    if (len_trim(arg) == 0 .or. command_argument_count() > 2) &
-         call die('usage: qmmm_vmc input.nml [result.json] (namelist &vmc; see vmc_driver/README.md)')
-    call input_read(trim(arg), inp)
-    inp%path = trim(arg)
+    if (arg == '--help' .or. arg == '-h') then
+      if (par_root) write(output_unit, '(a)') USAGE
+      call par_finalize()
+      stop
+    end if
+    if (len_trim(arg) == 0 .or. command_argument_count() > 2) call die(USAGE)
+    call input_read(trim(arg), inp, st, msg)
+    if (st /= 0) call die(msg)
     if (command_argument_count() == 2) call get_command_argument(2, inp%output_json)
-    call molden_read(trim(inp%molden), bs)
+    call molden_read(trim(inp%molden), bs, st, msg)
+    if (st /= 0) call die(msg)
     if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
          call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &
          ' occupies ' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // ' beta orbitals')
+    if (3_int64 * (bs%nalpha + bs%nbeta) * inp%n_walkers > huge(1)) call die(trim(arg) // ': key ''n_walkers'' = ' // &
+         itoa(inp%n_walkers) // ' x ' // itoa(bs%nalpha + bs%nbeta) // ' electrons: more than 2^31 coordinates')
   end subroutine
 
 end program qmmm_vmc

@@ -16,6 +16,9 @@ module vmc_molden
 
   real(real64), parameter :: ANG = 1.0_real64 / 0.52917721092_real64   ! bohr per Angstrom (psi4's value)
   real(real64), parameter :: PI = 3.14159265358979323846_real64
+  ! Limits that keep a damaged or hostile file from exhausting memory (all far beyond a QM fragment).
+  integer, parameter :: LINE_LEN = 512, MAX_LINES = 1000000, MAX_ATOMS = 10000
+  real(real64), parameter :: MAX_COORD = 1e6_real64   ! bohr
 
   type, public :: shell_t
     integer :: atom = 0, l = 0, nprim = 0, nfunc = 0, ncart = 0, bf0 = 0
@@ -119,13 +122,17 @@ contains
     s%rcut2 = 42.0_real64 / minval(s%alpha)   ! exp(-42) ~ 6e-19
   end subroutine
 
-  subroutine molden_read(path, bs)
+  ! Reads path into bs. stat = 0 on success, else msg names the file, the line and the problem; the
+  ! process never stops here (the driver stops with msg; a fuzzer goes on to the next input).
+  subroutine molden_read(path, bs, stat, msg)
     character(len=*), intent(in) :: path
     type(basis_t), intent(out) :: bs
-    character(len=512), allocatable :: lines(:)
-    integer :: n, i, j, ios, sec_atoms, sec_gto, sec_mo, nsh, iatom, l, np, k, ib
+    integer, intent(out) :: stat
+    character(len=:), allocatable, intent(out) :: msg
+    character(len=LINE_LEN), allocatable :: lines(:)
+    integer :: n, i, j, ios, sec_atoms, sec_gto, sec_mo, nsh, iatom, l, np, k, ib, n_occ_lines
     logical :: pure_d, pure_f, angs
-    character(len=512) :: t
+    character(len=LINE_LEN) :: t
     character(len=16) :: sym
     real(real64) :: scale, occ, coefv, x(3), zz
     type(shell_t), allocatable :: tmp(:)
@@ -133,11 +140,15 @@ contains
     real(real64), allocatable :: c(:), ca(:,:), cb(:,:)
     integer :: nmo_a, nmo_b
 
-    call read_lines(path, lines, n)
+    stat = 0; msg = ''
+    call read_lines(path, lines, n, stat, msg)
+    if (stat /= 0) return
     sec_atoms = 0; sec_gto = 0; sec_mo = 0
     pure_d = .false.; pure_f = .false.
+    n_occ_lines = 0
     do i = 1, n
       t = lower(adjustl(lines(i)))
+      if (t(1:6) == 'occup=' .or. t(1:6) == 'occup ') n_occ_lines = n_occ_lines + 1
       if (t(1:1) /= '[') cycle
       if (t(1:7) == '[atoms]') sec_atoms = i
       if (t(1:5) == '[gto]') sec_gto = i
@@ -147,17 +158,26 @@ contains
       end if
       if (t(1:7) == '[5d10f]') pure_d = .true.
       if (t(1:4) == '[7f]') pure_f = .true.
-      if (t(1:5) == '[sto]') call die(trim(path) // ':' // itoa(i) // ': Slater-type orbitals are not supported')
+      if (t(1:5) == '[sto]') then
+        call fail(i, 'Slater-type orbitals are not supported'); return
+      end if
     end do
-    if (sec_atoms == 0) call die(trim(path) // ': no [Atoms] section (not a Molden file?)')
-    if (sec_gto == 0) call die(trim(path) // ': no [GTO] section')
-    if (sec_mo == 0) call die(trim(path) // ': no [MO] section')
+    if (sec_atoms == 0) then
+      call fail(0, 'no [Atoms] section (not a Molden file?)'); return
+    end if
+    if (sec_gto == 0) then
+      call fail(0, 'no [GTO] section'); return
+    end if
+    if (sec_mo == 0) then
+      call fail(0, 'no [MO] section'); return
+    end if
 
     ! ---- atoms ----
     t = lower(lines(sec_atoms))
     angs = index(t, 'angs') > 0
-    if (.not. angs .and. index(t, '(au)') == 0) &
-         call die(trim(path) // ':' // itoa(sec_atoms) // ': [Atoms] needs (AU) or (Angs)')
+    if (.not. angs .and. index(t, '(au)') == 0) then
+      call fail(sec_atoms, '[Atoms] needs (AU) or (Angs)'); return
+    end if
     scale = 1
     if (angs) scale = ANG
     bs%natom = 0
@@ -165,13 +185,28 @@ contains
       if (is_section(lines(i)) .or. len_trim(lines(i)) == 0) exit
       bs%natom = bs%natom + 1
     end do
-    if (bs%natom == 0) call die(trim(path) // ':' // itoa(sec_atoms) // ': [Atoms] lists no atoms')
+    if (bs%natom == 0) then
+      call fail(sec_atoms, '[Atoms] lists no atoms'); return
+    end if
+    if (bs%natom > MAX_ATOMS) then
+      call fail(sec_atoms, '[Atoms] lists more than ' // itoa(MAX_ATOMS) // ' atoms'); return
+    end if
     allocate(bs%xyz(3, bs%natom), bs%z(bs%natom))
     do i = 1, bs%natom
       read(lines(sec_atoms + i), *, iostat=ios) sym, j, zz, x
-      if (ios /= 0 .or. j /= i) call die(trim(path) // ':' // itoa(sec_atoms + i) // &
-           ': expected "symbol index Z x y z" for atom ' // itoa(i))
-      if (zz < 0 .or. zz > 118) call die(trim(path) // ':' // itoa(sec_atoms + i) // ': nuclear charge out of range')
+      if (ios /= 0 .or. j /= i) then
+        call fail(sec_atoms + i, 'expected "symbol index Z x y z" for atom ' // itoa(i)); return
+      end if
+      if (.not. all(is_finite(x))) then
+        call fail(sec_atoms + i, 'coordinate of atom ' // itoa(i) // ' is not a finite number (' // &
+             trim(adjustl(lines(sec_atoms + i))) // ')'); return
+      end if
+      if (any(abs(x * scale) > MAX_COORD)) then
+        call fail(sec_atoms + i, 'coordinate of atom ' // itoa(i) // ' beyond ' // rtoa(MAX_COORD) // ' bohr'); return
+      end if
+      if (.not. (zz >= 0 .and. zz <= 118)) then
+        call fail(sec_atoms + i, 'nuclear charge out of range (0..118 or not a number)'); return
+      end if
       bs%z(i) = zz
       bs%xyz(:, i) = x * scale
     end do
@@ -188,47 +223,65 @@ contains
       end if
       t = lower(adjustl(lines(i)))
       if (index('spdfghi', t(1:1)) > 0 .and. (t(2:2) == ' ' .or. t(2:2) == char(9))) then
-        if (iatom == 0) call die(trim(path) // ':' // itoa(i) // ': shell before an atom index line')
+        if (iatom == 0) then
+          call fail(i, 'shell before an atom index line'); return
+        end if
         l = index('spdfghi', t(1:1)) - 1
-        if (l > 3) call die(trim(path) // ':' // itoa(i) // ': ' // t(1:1) // ' shells are not supported (s-f only)')
+        if (l > 3) then
+          call fail(i, t(1:1) // ' shells are not supported (s-f only)'); return
+        end if
         read(t(2:), *, iostat=ios) np
-        if (ios /= 0 .or. np < 1) call die(trim(path) // ':' // itoa(i) // ': bad shell line (want "l nprim 1.00")')
+        if (ios /= 0 .or. np < 1) then
+          call fail(i, 'bad shell line (want "l nprim 1.00")'); return
+        end if
+        if (np > n - i) then
+          call fail(n, 'file ends inside a shell (' // itoa(np) // ' primitives announced at line ' // itoa(i) // ')')
+          return
+        end if
         nsh = nsh + 1
-        if (nsh > size(tmp)) call die(trim(path) // ': too many shells')
+        if (nsh > size(tmp)) then
+          call fail(i, 'more than ' // itoa(size(tmp)) // ' shells'); return
+        end if
         tmp(nsh)%atom = iatom
         tmp(nsh)%l = l
         tmp(nsh)%nprim = np
         tmp(nsh)%pure = (l == 2 .and. pure_d) .or. (l == 3 .and. pure_f)
         allocate(tmp(nsh)%alpha(np), tmp(nsh)%coef(np))
         do k = 1, np
-          if (i + k > n) call die(trim(path) // ':' // itoa(i + k) // ': file ends inside a shell')
           read(lines(i + k), *, iostat=ios) tmp(nsh)%alpha(k), tmp(nsh)%coef(k)
           if (ios /= 0 .or. .not. (tmp(nsh)%alpha(k) > 0 .and. tmp(nsh)%alpha(k) < 1e12_real64) .or. &
-               abs(tmp(nsh)%coef(k)) > 1e12_real64) &
-               call die(trim(path) // ':' // itoa(i + k) // ': expected "exponent coefficient"')
+               .not. (abs(tmp(nsh)%coef(k)) <= 1e12_real64)) then
+            call fail(i + k, 'expected "exponent coefficient" (finite, exponent > 0)'); return
+          end if
         end do
         i = i + np + 1
       else
         read(t, *, iostat=ios) iatom
-        if (ios /= 0 .or. iatom < 1 .or. iatom > bs%natom) &
-             call die(trim(path) // ':' // itoa(i) // ': expected an atom index line or a shell line')
+        if (ios /= 0 .or. iatom < 1 .or. iatom > bs%natom) then
+          call fail(i, 'expected an atom index line or a shell line'); return
+        end if
         i = i + 1
       end if
     end do
-    if (nsh == 0) call die(trim(path) // ':' // itoa(sec_gto) // ': [GTO] has no shells')
+    if (nsh == 0) then
+      call fail(sec_gto, '[GTO] has no shells'); return
+    end if
     bs%nshell = nsh
     allocate(bs%sh(nsh))
     bs%nbf = 0
     do k = 1, nsh
       bs%sh(k) = tmp(k)
       call normalise_shell(bs%sh(k))
+      if (.not. all(is_finite(bs%sh(k)%coef))) then
+        call fail(sec_gto, 'shell ' // itoa(k) // ' cannot be normalised (all its coefficients zero?)'); return
+      end if
       call shell_transform(bs%sh(k))
       bs%sh(k)%bf0 = bs%nbf
       bs%nbf = bs%nbf + bs%sh(k)%nfunc
     end do
 
-    ! ---- MOs: only occupied ones are kept ----
-    allocate(c(bs%nbf), ca(bs%nbf, bs%nbf), cb(bs%nbf, bs%nbf))
+    ! ---- MOs: only occupied ones are kept (at most one per Occup= line) ----
+    allocate(c(bs%nbf), ca(bs%nbf, max(n_occ_lines, 1)), cb(bs%nbf, max(n_occ_lines, 1)))
     nmo_a = 0; nmo_b = 0
     i = sec_mo + 1
     do while (i <= n)
@@ -245,11 +298,15 @@ contains
         if (t(1:k-1) == 'spin') spin = adjustl(t(k+1:))
         if (t(1:k-1) == 'occup') then
           read(t(k+1:), *, iostat=ios) occ
-          if (ios /= 0) call die(trim(path) // ':' // itoa(j) // ': bad Occup= value')
+          if (ios /= 0 .or. .not. is_finite(occ)) then
+            call fail(j, 'bad Occup= value'); return
+          end if
         end if
         j = j + 1
       end do
-      if (occ < 0) call die(trim(path) // ':' // itoa(i) // ': MO without Occup=')
+      if (occ < 0) then
+        call fail(i, 'MO without Occup= (or a negative one)'); return
+      end if
       c = 0
       do while (j <= n)
         if (len_trim(lines(j)) == 0) then
@@ -257,13 +314,19 @@ contains
         end if
         if (index(lines(j), '=') > 0 .or. is_section(lines(j))) exit
         read(lines(j), *, iostat=ios) ib, coefv
-        if (ios /= 0 .or. ib < 1 .or. ib > bs%nbf) call die(trim(path) // ':' // itoa(j) // &
-             ': expected "index coefficient" with index 1..' // itoa(bs%nbf))
+        if (ios /= 0 .or. ib < 1 .or. ib > bs%nbf) then
+          call fail(j, 'expected "index coefficient" with index 1..' // itoa(bs%nbf)); return
+        end if
+        if (.not. (abs(coefv) <= 1e6_real64)) then
+          call fail(j, 'MO coefficient is not a finite number of magnitude <= 1e6'); return
+        end if
         c(ib) = coefv
         j = j + 1
       end do
       if (abs(occ - 2) < 1e-6_real64) then
-        if (spin(1:4) == 'beta') call die(trim(path) // ':' // itoa(i) // ': Occup=2 on a Beta orbital')
+        if (spin(1:4) == 'beta') then
+          call fail(i, 'Occup=2 on a Beta orbital'); return
+        end if
         nmo_a = nmo_a + 1; ca(:, nmo_a) = c
         nmo_b = nmo_b + 1; cb(:, nmo_b) = c
       else if (abs(occ - 1) < 1e-6_real64) then
@@ -273,15 +336,30 @@ contains
           nmo_a = nmo_a + 1; ca(:, nmo_a) = c
         end if
       else if (abs(occ) > 1e-6_real64) then
-        call die(trim(path) // ':' // itoa(i) // ': fractional occupation ' // rtoa(occ) // &
-             ' (a single determinant needs 0, 1 or 2)')
+        call fail(i, 'fractional occupation ' // rtoa(occ) // ' (a single determinant needs 0, 1 or 2)'); return
       end if
       i = j
     end do
-    if (nmo_a + nmo_b == 0) call die(trim(path) // ':' // itoa(sec_mo) // ': no occupied orbitals')
+    if (nmo_a + nmo_b == 0) then
+      call fail(sec_mo, 'no occupied orbitals'); return
+    end if
     bs%nalpha = nmo_a; bs%nbeta = nmo_b
     bs%ca = ca(:, 1:nmo_a)
     bs%cb = cb(:, 1:nmo_b)
+
+  contains
+
+    subroutine fail(line, text)
+      integer, intent(in) :: line
+      character(len=*), intent(in) :: text
+      stat = 1
+      if (line > 0) then
+        msg = trim(path) // ':' // itoa(line) // ': ' // text
+      else
+        msg = trim(path) // ': ' // text
+      end if
+    end subroutine
+
   end subroutine
 
   logical function is_section(s)
@@ -291,29 +369,40 @@ contains
     is_section = t(1:1) == '['
   end function
 
-  subroutine read_lines(path, lines, n)
+  subroutine read_lines(path, lines, n, stat, msg)
     character(len=*), intent(in) :: path
-    character(len=512), allocatable, intent(out) :: lines(:)
-    integer, intent(out) :: n
-    integer :: u, ios
-    character(len=512) :: buf
-    character(len=256) :: msg
-    open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=msg)
-    if (ios /= 0) call die(trim(path) // ': cannot open Molden file (' // trim(msg) // ')')
-    n = 0
+    character(len=LINE_LEN), allocatable, intent(out) :: lines(:)
+    integer, intent(out) :: n, stat
+    character(len=:), allocatable, intent(inout) :: msg
+    integer :: u, ios, sz
+    character(len=LINE_LEN) :: buf
+    character(len=256) :: iom
+    n = 0; stat = 0
+    open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=iom)
+    if (ios /= 0) then
+      stat = 1; msg = trim(path) // ': cannot open Molden file (' // trim(iom) // ')'; return
+    end if
+    allocate(lines(256))
     do
-      read(u, '(a)', iostat=ios) buf
-      if (ios /= 0) exit
+      read(u, '(a)', advance='no', iostat=ios, size=sz) buf
+      if (is_iostat_end(ios)) exit
+      if (ios == 0) then   ! the record did not end within LINE_LEN characters
+        stat = 1; msg = trim(path) // ':' // itoa(n + 1) // ': line longer than ' // itoa(LINE_LEN) // ' characters'
+      else if (.not. is_iostat_eor(ios)) then
+        stat = 1; msg = trim(path) // ':' // itoa(n + 1) // ': cannot read (not a text file?)'
+      else if (n == MAX_LINES) then
+        stat = 1; msg = trim(path) // ': more than ' // itoa(MAX_LINES) // ' lines'
+      end if
+      if (stat /= 0) exit
       n = n + 1
-    end do
-    allocate(lines(n))
-    rewind(u)
-    do ios = 1, n
-      read(u, '(a)') lines(ios)
-      call detab(lines(ios))
+      if (n > size(lines)) lines = [lines, lines]
+      lines(n) = buf(1:sz)
+      call detab(lines(n))
     end do
     close(u)
-    if (n == 0) call die(trim(path) // ': empty Molden file')
+    if (stat == 0 .and. n == 0) then
+      stat = 1; msg = trim(path) // ': empty Molden file'
+    end if
   end subroutine
 
   subroutine detab(s)

@@ -24,9 +24,15 @@ program vmc_fd_check
   real(real64) :: u, dir(3), pp2, pm2, v, vp, vpp, f0, fp0, fpp0, jump
   logical :: ok
   integer(int64) :: key
+  integer :: ios
+  character(len=:), allocatable :: msg
 
   call get_command_argument(1, path)
-  call molden_read(trim(path), bs)
+  call molden_read(trim(path), bs, ios, msg)
+  if (ios /= 0) then
+    print '(a)', 'FAILED: ' // msg
+    error stop 1
+  end if
   nfail = 0
   do icusp = 0, 1
   do ij = 0, 1

@@ -1,10 +1,10 @@
 # ctest tests of qmmm_vmc (issue 5). References: psi4's reference.json in data/ (HF energies, the
 # nucleus-environment energy), finite differences (vmc_fd_check), the run itself (same seed, CPU vs CUDA).
 set(VMC_T ${CMAKE_CURRENT_LIST_DIR})
-set(VMC_SRC ${CMAKE_CURRENT_SOURCE_DIR}/vmc_util.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90
-  ${CMAKE_CURRENT_SOURCE_DIR}/vmc_molden.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_orbitals.f90
+set(VMC_SRC ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_orbitals.f90
   ${CMAKE_CURRENT_SOURCE_DIR}/vmc_cusp.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_wavefunction.f90)
 add_executable(vmc_fd_check ${VMC_T}/vmc_fd_check.f90 ${VMC_SRC})
+target_link_libraries(vmc_fd_check PRIVATE qmmm_vmc_readers)
 set_target_properties(vmc_fd_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_fd)
 target_compile_options(vmc_fd_check PRIVATE $<$<Fortran_COMPILER_ID:GNU>:-fwrapv -std=gnu>)
 add_executable(vmc_check ${VMC_T}/vmc_check.f90)
@@ -67,10 +67,41 @@ function(vmc_bad name input regex)
   set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc")
 endfunction()
 vmc_bad(unknown_key bad_unknown_key.nml "bad_unknown_key.nml:4: unknown key 'n_walker'")
-vmc_bad(zero_walkers bad_zero_walkers.nml "key 'n_walkers' must be >= 1")
+vmc_bad(zero_walkers bad_zero_walkers.nml "bad_zero_walkers.nml:3: key 'n_walkers' = 0 must be in \\[1, 10000000\\]")
 vmc_bad(energy_every bad_energy_every.nml "key 'energy_every' must divide steps_per_block \\(10\\)")
 vmc_bad(electrons bad_electrons.nml "key 'n_electrons' = 9 but .*water.molden occupies 5 alpha \\+ 5 beta")
 vmc_bad(missing_molden bad_missing_molden.nml "does_not_exist.molden: cannot open Molden file")
 vmc_bad(malformed_molden bad_malformed_molden.nml "malformed.molden:15: expected \"exponent coefficient\"")
 vmc_bad(backend bad_backend.nml "key 'backend' must be 'auto', 'cpu' or 'cuda'")
 vmc_bad(no_input bad_does_not_exist.nml "cannot open input")
+# issue 18: each of these said "namelist &vmc: End of file" (or nothing about the value) before
+vmc_bad(not_a_number bad_not_a_number.nml "bad_not_a_number.nml:3: key 'n_walkers' = abc is not an integer")
+vmc_bad(group_name bad_group_name.nml "bad_group_name.nml: no &vmc namelist group \\(found '&vmcc' at line 1\\)")
+vmc_bad(truncated bad_truncated.nml "bad_truncated.nml:3: the &vmc group \\(line 1\\) has no closing '/'")
+vmc_bad(nan_real bad_nan_real.nml "bad_nan_real.nml:3: key 'b_ee' = NaN is not a finite number")
+vmc_bad(inf_real bad_inf_real.nml "bad_inf_real.nml:3: key 'move_length' = -Inf is not a finite number")
+vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000000000 is beyond the range of a 32-bit")
+vmc_bad(two_values bad_two_values.nml "bad_two_values.nml:3: key 'n_walkers' takes one value, not '5 6'")
+vmc_bad(sweeps bad_sweeps.nml "bad_sweeps.nml:3: key 'n_blocks' x steps_per_block \\+ n_equil = 10000000100 sweeps")
+vmc_bad(threads bad_threads.nml "bad_threads.nml:3: key 'n_threads' = 5000 must be in \\[0, 1024\\]")
+vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
+foreach(arg --help -h)
+  add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
+    -P ${VMC_T}/expect_usage.cmake)
+  set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc")
+endforeach()
+
+# The readers' C entry points (libFuzzer harnesses link qmmm_vmc_readers): status, message, no stop.
+add_executable(vmc_fuzz_smoke ${VMC_T}/vmc_fuzz_smoke.c)
+target_link_libraries(vmc_fuzz_smoke PRIVATE qmmm_vmc_readers)
+set_target_properties(vmc_fuzz_smoke PROPERTIES LINKER_LANGUAGE Fortran)
+set(I ${VMC_T}/inputs)
+add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
+  molden ok ${REF}/water/water.molden  molden bad ${I}/nan_coordinate.molden  molden ok ${REF}/hydrogen/hydrogen.molden
+  molden bad ${I}/malformed.molden  molden bad ${REF}/water_dimer/water2_density.cube.gz  molden bad ${I}/bad_sweeps.nml
+  molden ok ${REF}/glycine_trimer/frag1_embedded.molden  molden bad ${I}/does_not_exist.molden
+  namelist ok ${REF}/water/water_vmc.nml  namelist bad ${I}/bad_not_a_number.nml  namelist ok ${I}/small.nml
+  namelist bad ${I}/bad_group_name.nml  namelist bad ${I}/bad_truncated.nml  namelist bad ${I}/bad_nan_real.nml
+  namelist bad ${REF}/water/water.molden  namelist bad ${REF}/water_dimer/water2_density.cube.gz
+  namelist ok ${REF}/glycine_trimer/frag1_vmc.nml)
+set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc")
