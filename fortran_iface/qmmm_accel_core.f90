@@ -22,13 +22,19 @@ module qmmm_accel_core
   real(c_double), parameter, public :: QMMM_HARTREE_EV = 27.211386245988_c_double     ! hartree in eV
   real(c_double), parameter, public :: QMMM_BOLTZMANN_EV_K = 8.617333262e-5_c_double  ! k_B in eV/K
 
+  integer, parameter, public :: QMMM_METHOD_DIRECT = 0, QMMM_METHOD_SPLIT = 1
+  integer, parameter, public :: QMMM_FLAG_LOW_LATENCY = 1
+
   type, bind(c), public :: qmmm_options
     integer(c_int32_t) :: backend = QMMM_BACKEND_AUTO
     integer(c_int32_t) :: precision = QMMM_PRECISION_DOUBLE
     integer(c_int32_t) :: device = -1
     integer(c_int32_t) :: n_threads = 0
     real(c_double) :: cell_volume = 0.0_c_double
-    integer(c_int32_t) :: reserved(8) = 0
+    integer(c_int32_t) :: method = QMMM_METHOD_DIRECT
+    integer(c_int32_t) :: flags = 0
+    real(c_double) :: tolerance = 0.0_c_double
+    integer(c_int32_t) :: reserved(4) = 0
   end type qmmm_options
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.

@@ -1,6 +1,7 @@
 // field_api.cpp -- the C API of the embedding field: argument checks, backend choice, handle lifetime.
 // The numbers are computed by the backends (field_cpu.cpp; the GPU side through FieldGpu).
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -49,7 +50,15 @@ void check_options(const qmmm_options &o) {
     if (!std::isfinite(o.cell_volume) || o.cell_volume < 0)
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->cell_volume = %g (bohr^3) must be finite and >= 0", o.cell_volume));
+    if (o.method != QMMM_METHOD_DIRECT && o.method != QMMM_METHOD_SPLIT)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->method = %d is not a method (0 DIRECT, 1 SPLIT)", o.method));
+    if (o.flags & ~QMMM_FLAG_LOW_LATENCY)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->flags = %d has unknown bits (1 LOW_LATENCY)", o.flags));
+    if (!std::isfinite(o.tolerance) || o.tolerance < 0)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->tolerance = %g must be finite and >= 0", o.tolerance));
 }
+// Fortran's type(qmmm_options) and older callers rely on this layout.
+static_assert(sizeof(qmmm_options) == 56 && offsetof(qmmm_options, tolerance) == 32, "qmmm_options ABI");
 
 bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
     const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];

@@ -13,6 +13,12 @@ extern "C" {
 #endif
 
 /* ---- options of a field ---- */
+/* Methods: DIRECT sums every cell (the reference); SPLIT is the range-split field for static environments. */
+enum { QMMM_METHOD_DIRECT = 0, QMMM_METHOD_SPLIT = 1 };
+/* Flags (bits of qmmm_options.flags). LOW_LATENCY: on CUDA, calls with at most 8 points go to a persistent
+ * kernel that waits for them on the GPU (no launch per call; see qmmm_field_eval). */
+enum { QMMM_FLAG_LOW_LATENCY = 1 };
+
 /* Interoperable with Fortran's type(qmmm_options), bind(c). Fill with qmmm_options_default first. */
 typedef struct qmmm_options {
     int32_t backend;    /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present, else CPU.
@@ -23,7 +29,10 @@ typedef struct qmmm_options {
     int32_t n_threads;  /* CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
     double cell_volume; /* dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a
                            cell centre (see qmmm_field_eval); 0 = unknown (default) */
-    int32_t reserved[8];/* zero; room for later options without breaking the ABI */
+    int32_t method;     /* QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
+    int32_t flags;      /* QMMM_FLAG_* bits; 0 = none (default) */
+    double tolerance;   /* SPLIT: requested max normwise error; 0 = the method's default */
+    int32_t reserved[4];/* zero; room for later options without breaking the ABI (sizeof = 56 bytes) */
 } qmmm_options;
 
 typedef struct qmmm_field_s *qmmm_field;
