@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -83,19 +84,32 @@ inline CLI::Validator positive_up_to(double hi, const std::string &unit = "") {
                           detail::with_unit("in (0, " + num(hi) + "]", unit), "positive_up_to");
 }
 
+namespace detail {
+// "[1, 100]"; an end at the type's limit is left out: ">= 1" rather than "[1, 9223372036854775807]".
+inline std::string int_range(long long lo, long long hi) {
+    if (hi == LLONG_MAX) return lo == LLONG_MIN ? "any integer" : ">= " + std::to_string(lo);
+    if (lo == LLONG_MIN) return "<= " + std::to_string(hi);
+    return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+}  // namespace detail
+
 // An integer in [lo, hi], read as CLI11 reads integers (strtoll, base 0: 0x10 and 010 are 16 and 8).
+// int_in(1, LLONG_MAX) reads "must be >= 1".
 inline CLI::Validator int_in(long long lo, long long hi) {
+    const std::string range = detail::int_range(lo, hi);
+    const bool interval = range[0] == '[';
     return CLI::Validator(
         [=](std::string &s) -> std::string {
             char *end = nullptr;
             errno = 0;
             const long long v = std::strtoll(s.c_str(), &end, 0);
             if (s.empty() || end != s.c_str() + s.size()) return "'" + s + "' is not an integer";
-            if (errno == ERANGE || v < lo || v > hi)
-                return s + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            if (interval && (errno == ERANGE || v < lo || v > hi)) return s + " is outside " + range;
+            if (errno == ERANGE) return s + " is too " + (v < 0 ? "small" : "large") + " for a 64-bit integer";
+            if (v < lo || v > hi) return s + " is not " + range;
             return "";
         },
-        "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", "int_in");
+        interval ? "in " + range : range, "int_in");
 }
 
 // Parses the command line. Returns -1 when the program should go on; otherwise the exit code: 0 after --help
