@@ -73,8 +73,8 @@ template <bool Tri>
 __device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &b, uint32_t *h, int b0, int nb) {
     if (a.key == b.key) return;
     const float r2 = rdf::dist2<Tri>(g, a.x, a.y, a.z, b.x, b.y, b.z);
-    if (!(r2 < g.rmax2)) return;
-    const int bin = rdf::bin_of(g, r2) - b0;
+    if (!(r2 < g.hi2)) return;
+    const int bin = rdf::pair_bin(g, r2, a, b) - b0;
     if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
 }
 
@@ -82,17 +82,20 @@ __device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &
 struct Fast {
     float hxx, hyx, hyy, hzx, hzy, hzz;  // cell matrix
     float kxx, kyx, kyy, kzx, kzy, kzz;  // 1.5 * 2^23 * h (exact)
-    float rmin, rmin2, rmax2, inv_dr, top;  // top = n_bins - 1
+    float rmin, rmin2, lo2, hi2, inv_dr, dr, guard, top;  // top = n_bins - 1
     __device__ explicit Fast(const Geom &g)
         : hxx(g.hxx), hyx(g.hyx), hyy(g.hyy), hzx(g.hzx), hzy(g.hzy), hzz(g.hzz), kxx(12582912.f * g.hxx),
           kyx(12582912.f * g.hyx), kyy(12582912.f * g.hyy), kzx(12582912.f * g.hzx), kzy(12582912.f * g.hzy),
-          kzz(12582912.f * g.hzz), rmin(g.rmin), rmin2(g.rmin2), rmax2(g.rmax2), inv_dr(g.inv_dr),
-          top(static_cast<float>(g.n_bins - 1)) {}
+          kzz(12582912.f * g.hzz), rmin(g.rmin), rmin2(g.rmin2), lo2(g.lo2), hi2(g.hi2), inv_dr(g.inv_dr), dr(g.dr),
+          guard(g.guard), top(static_cast<float>(g.n_bins - 1)) {}
 };
 
 // An atom with 2^22 added to its coordinates: (a + 2^22 - b) mod 2^23 is then the centred difference + 2^22.
 __device__ __forceinline__ Atom biased(Atom a) {
     return Atom{a.x + rdf::kFixHalf, a.y + rdf::kFixHalf, a.z + rdf::kFixHalf, a.key};
+}
+__device__ __forceinline__ Atom unbiased(Atom a) {
+    return Atom{a.x - rdf::kFixHalf, a.y - rdf::kFixHalf, a.z - rdf::kFixHalf, a.key};
 }
 __device__ __forceinline__ float big(uint32_t a, uint32_t b) {  // 1.5 * 2^23 + centred difference
     return __uint_as_float(((a - b) & rdf::kFixMask) | kFloat23);
@@ -107,12 +110,14 @@ constexpr int kTableMax = 8192;
 struct Bins {  // shared-memory tables for kTable
     const float *thr;
     const uint16_t *tab;
-    int shift, base;
+    int shift, base, last;  // last = the table's last cell
 };
 
+// a is biased (see biased). A pair's bin is its float candidate when that is certain (rdf_shared.hpp: r^2 farther
+// than guard from both edges of the candidate bin), else rdf::exact_bin in double (about 1-3 % of counted pairs).
 template <bool Tri, bool Excl, int M>
-__device__ __forceinline__ void pair_fast(const Fast &g, const Bins &t, const Atom &a, const Atom &b, uint32_t *h,
-                                          int b0, int nb) {
+__device__ __forceinline__ void pair_fast(const Fast &g, const Geom &geom, const Bins &t, const Atom &a, const Atom &b,
+                                          uint32_t *h, int b0, int nb) {
     if (Excl && a.key == b.key) return;
     const float fx = big(a.x, b.x), fy = big(a.y, b.y), fz = big(a.z, b.z);
     float dx, dy;
@@ -125,18 +130,31 @@ __device__ __forceinline__ void pair_fast(const Fast &g, const Bins &t, const At
     }
     const float dz = __fmaf_rn(fz, g.hzz, -g.kzz);
     const float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));  // rdf::dist2
-    if (M == kTable) {
-        if (r2 < g.rmax2) {
-            const int c = max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0);
+    if (M == kTable) {  // r_min = 0, no cut, all bins in this unit (b0 = 0)
+        if (r2 < g.hi2) {
+            const int c = min(max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0), t.last);
             int bin = t.tab[c];
-            bin += r2 >= t.thr[bin + 1] ? 1 : 0;
-            atomicAdd(h + bin, 1u);
+            const float up = t.thr[bin + 1];
+            const bool ge = r2 >= up;
+            bin += ge ? 1 : 0;
+            const float other = t.thr[ge ? bin + 1 : bin];
+            if (__fsub_rn(r2, ge ? up : other) >= g.guard && __fsub_rn(ge ? other : up, r2) > g.guard) {
+                atomicAdd(h + bin, 1u);
+            } else {
+                bin = rdf::exact_bin(geom, unbiased(a), b);
+                if (bin >= 0) atomicAdd(h + bin, 1u);
+            }
         }
-    } else if (r2 < g.rmax2 && r2 >= g.rmin2) {
-        // floor(min(max(x, 0), n_bins - 1)) == the CPU's clamped truncation of x (rdf::bin_of)
+    } else if (r2 < g.hi2 && r2 >= g.lo2) {
+        // floor(min(max(x, 0), n_bins - 1)): the candidate, as rdf::pair_bin finds it
         const float x = fminf(fmaxf(__fmul_rn(__fsub_rn(__fsqrt_rn(r2), g.rmin), g.inv_dr), 0.f), g.top);
-        const int bin = (M == kRootBig ? __float2int_rz(x) : __float_as_int(__fadd_rd(x, 8388608.f)) - int(kFloat23)) - b0;
-        if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
+        int bin = M == kRootBig ? __float2int_rz(x) : __float_as_int(__fadd_rd(x, 8388608.f)) - int(kFloat23);
+        const float e0 = __fadd_rn(g.rmin, __fmul_rn(static_cast<float>(bin), g.dr));
+        const float e1 = __fadd_rn(g.rmin, __fmul_rn(static_cast<float>(bin + 1), g.dr));
+        const float sq0 = __fmul_rn(e0, e0), lo = sq0 > g.rmin2 ? sq0 : g.rmin2, hi = __fmul_rn(e1, e1);
+        if (!(__fsub_rn(r2, lo) >= g.guard && __fsub_rn(hi, r2) > g.guard)) bin = rdf::exact_bin(geom, unbiased(a), b);
+        bin -= b0;
+        if (bin + b0 >= 0 && static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
     }
 }
 
@@ -147,7 +165,7 @@ __device__ __forceinline__ Bins load_bins(unsigned char *at, const float *thr, i
     uint16_t *s_tab = reinterpret_cast<uint16_t *>(at + 4 * n_thr);
     for (int q = threadIdx.x; q < n_thr; q += blockDim.x) s_thr[q] = thr[q];
     for (int q = threadIdx.x; q < n_tab; q += blockDim.x) s_tab[q] = tab[q];
-    return Bins{s_thr, s_tab, shift, base};
+    return Bins{s_thr, s_tab, shift, base, n_tab - 1};
 }
 
 struct TableArgs {
@@ -211,18 +229,18 @@ __global__ void __launch_bounds__(kBlock, 4)
             if (Id && t0 == r * kRowAtoms) {  // the diagonal tile: only j > i
                 for (int q = 0; q < n; ++q) {
                     const Atom b = tile[q];
-                    if (v0 && t0 + q > i0) pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
-                    if (v1 && t0 + q > i1) pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                    if (v0 && t0 + q > i0) pair_fast<Tri, Excl, M>(g, geom, t, a0, b, mine, b0, nb);
+                    if (v1 && t0 + q > i1) pair_fast<Tri, Excl, M>(g, geom, t, a1v, b, mine, b0, nb);
                 }
             } else if (v1) {
 #pragma unroll 4
                 for (int q = 0; q < n; ++q) {
                     const Atom b = tile[q];
-                    pair_fast<Tri, Excl, M>(g, t, a0, b, mine, b0, nb);
-                    pair_fast<Tri, Excl, M>(g, t, a1v, b, mine, b0, nb);
+                    pair_fast<Tri, Excl, M>(g, geom, t, a0, b, mine, b0, nb);
+                    pair_fast<Tri, Excl, M>(g, geom, t, a1v, b, mine, b0, nb);
                 }
             } else if (v0) {
-                for (int q = 0; q < n; ++q) pair_fast<Tri, Excl, M>(g, t, a0, tile[q], mine, b0, nb);
+                for (int q = 0; q < n; ++q) pair_fast<Tri, Excl, M>(g, geom, t, a0, tile[q], mine, b0, nb);
             }
         }
         if (++since_flush == flush_every) {  // uniform: every thread counts the same items
@@ -260,14 +278,14 @@ __global__ void __launch_bounds__(kBlock, 4)
         const int cx = c % nx, cy = (c / nx) % ny, cz = c / (nx * ny);
         if (Id)
             for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j)
-                pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
+                pair_fast<Tri, Excl, M>(g, geom, t, a, s[j], mine, b0, nb);
         for (int q = 0; q < n_st; ++q) {
             int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
             x += x < 0 ? nx : (x >= nx ? -nx : 0);
             y += y < 0 ? ny : (y >= ny ? -ny : 0);
             z += z < 0 ? nz : (z >= nz ? -nz : 0);
             const int cq = x + nx * (y + ny * z);
-            for (int j = start[cq], e = start[cq + 1]; j < e; ++j) pair_fast<Tri, Excl, M>(g, t, a, s[j], mine, b0, nb);
+            for (int j = start[cq], e = start[cq + 1]; j < e; ++j) pair_fast<Tri, Excl, M>(g, geom, t, a, s[j], mine, b0, nb);
         }
     }
     __syncthreads();
@@ -452,7 +470,7 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
     const int64_t n2 = id ? n1 : static_cast<int64_t>(f.a2.size());
     // Shared memory: [brute-force tile] histogram copies [thresholds, table]; the table mode when it fits.
     const size_t tables = f.tab_ok ? (4 * f.thr.size() + 2 * f.table.size() + 3) / 4 * 4 : 0;
-    const bool table = f.tab_ok && f.table.size() <= size_t(kTableMax) && f.g.rmin == 0.f && b0 == 0 &&
+    const bool table = f.tab_ok && f.table.size() <= size_t(kTableMax) && f.g.rmin == 0.f && f.g.rmin2 == 0.f && b0 == 0 &&
                        nb == f.g.n_bins && tables + 4 * size_t(nb) <= size_t(kHistBytes);
     const int mode = table ? kTable : (f.g.n_bins > (1 << 23) ? kRootBig : kRoot);
     const size_t room = size_t(kHistBytes) - (table ? tables : 0);

@@ -20,7 +20,7 @@
 using qmmm::Error;
 
 struct qmmm_rdf_s {
-    double r_min = 0, r_max = 0;
+    double r_min = 0, r_max = 0, cut = 0;
     int32_t n_bins = 0;
     qmmm_rdf_options opt{};
     int backend = QMMM_BACKEND_CPU;
@@ -126,13 +126,13 @@ double prepare_one(const qmmm_rdf_s *h, qmmm::rdf::Frame &f, const double *xyz1,
     check_finite("xyz1", xyz1, 3 * static_cast<int64_t>(h->key1.size()), n_threads);
     if (!h->identical) check_finite("xyz2", xyz2, 3 * static_cast<int64_t>(h->key2.size()), n_threads);
     double volume = 0;
-    qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, method, xyz1, h->key1, xyz2, h->key2,
+    qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, method, xyz1, h->key1, xyz2, h->key2,
                              h->identical, volume, sort, n_threads);
     if (h->backend == QMMM_BACKEND_CUDA && seed && f.g.triclinic)
         throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED handles orthorhombic boxes only");
     // A block's 32-bit shared counters must not overflow within one item: 256 atoms x stencil x fullest cell.
     if (f.method == QMMM_RDF_METHOD_CELLS && 256.0 * double(f.stencil.size() / 3 + 1) * double(f.max_cell) >= 4294967295.0)
-        qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, QMMM_RDF_METHOD_BRUTE, xyz1, h->key1, xyz2,
+        qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, QMMM_RDF_METHOD_BRUTE, xyz1, h->key1, xyz2,
                                  h->key2, h->identical, volume, sort, n_threads);
     f.exclusions = h->exclusions;
     return volume;
@@ -228,6 +228,20 @@ int qmmm_rdf_set_selection_self(qmmm_rdf hh, int64_t n, const int64_t *mol) {
         }
         h->key2.clear();
         finish_selections(h);
+        return QMMM_SUCCESS;
+    });
+}
+
+int qmmm_rdf_set_cut(qmmm_rdf hh, double r_cut) {
+    return qmmm::api_guard("qmmm_rdf_set_cut", [&] {
+        qmmm_rdf_s *h = live(hh);
+        if (!std::isfinite(r_cut)) throw Error(QMMM_ERR_NONFINITE, "r_cut is not finite");
+        if (r_cut < 0 || !(r_cut < h->r_max))
+            throw Error(QMMM_ERR_INVALID_ARG, "need 0 <= r_cut < r_max (r_cut = " + std::to_string(r_cut) +
+                                                  ", r_max = " + std::to_string(h->r_max) + ")");
+        if (h->frames > 0)
+            throw Error(QMMM_ERR_INVALID_ARG, "r_cut must be set before the first frame (or after qmmm_rdf_reset)");
+        h->cut = r_cut;
         return QMMM_SUCCESS;
     });
 }
@@ -337,7 +351,7 @@ int qmmm_rdf_box_limit(const double *box, double *r_limit) {
         if (!r_limit) throw Error(QMMM_ERR_NULL_ARG, "r_limit is NULL");
         qmmm::rdf::Geom g{};
         double v, lim, frac[9], w[3];
-        qmmm::rdf::make_geom(box, 0.0, 1.0, 1, g, v, lim, frac, w);
+        qmmm::rdf::make_geom(box, 0.0, 1.0, 1, 0.0, g, v, lim, frac, w);
         *r_limit = lim;
         return QMMM_SUCCESS;
     });

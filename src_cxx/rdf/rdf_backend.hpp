@@ -28,11 +28,11 @@ struct Frame {
     std::vector<int32_t> start;
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
-    // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table): thr[k] = the smallest float r^2
-    // that the shared definition (rdf_shared.hpp, bin_of) puts in bin >= k (thr[0] = 0, thr[n_bins] = +inf);
-    // table[c] = the bin of the lowest r^2 whose float bits >> tab_shift equal tab_base + c, built so that no
-    // cell holds more than one threshold: bin = table[c] + (r^2 >= thr[table[c] + 1]). tab_ok = false when
-    // the bins are too many or too fine for that (the GPU then takes the square root).
+    // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table; r_min = 0 and no cut):
+    // thr[k] = edge_k^2 (float; thr[n_bins] = r_max^2, thr[n_bins + 1] = +inf); table[c] = the bin of the lowest
+    // r^2 whose float bits >> tab_shift equal tab_base + c, built so that no cell holds more than one threshold:
+    // candidate bin = table[c] + (r^2 >= thr[table[c] + 1]), then checked against its two edges (rdf_shared.hpp,
+    // certain). tab_ok = false when the bins are too many or too fine for that (the GPU then takes the root).
     std::vector<float> thr;
     std::vector<uint16_t> table;
     int32_t tab_shift = 0, tab_base = 0;
@@ -44,13 +44,14 @@ struct Frame {
 };
 
 // Geometry from cell vectors (row-major a, b, c) and bins; throws Error on bad boxes. Sets volume and limit.
-void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Geom &g, double &volume,
+// cut: pairs closer than max(r_min, cut) are not counted.
+void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, double cut, Geom &g, double &volume,
                double &limit, double frac[9], double widths[3]);
 // Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit).
 // gpu_fast: for the GPU's fast kernels: brute force with sel1 sorted into small cells (so a warp's atoms are
 // neighbours; counts are the same in any order) and the bin lookup table.
 // n_threads: OpenMP threads for the preparation (0: the default).
-void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, int method,
+void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, double cut, int method,
                    const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
                    const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast = false,
                    int n_threads = 0);

@@ -19,7 +19,7 @@ namespace {
 constexpr int kChunk = 256;
 
 // Counts pairs of atom a with b[j0..j1). The distances go through a buffer so that loop vectorises;
-// excluded pairs (equal keys) get +inf, which no bin takes.
+// excluded pairs (equal keys) get +inf, which no bin takes. Pairs near a bin edge go to exact_bin (pair_bin).
 template <bool Tri>
 __attribute__((always_inline)) inline void count_run(const Geom &g, const Atom &a, const Atom *b, int64_t j0, int64_t j1, uint64_t *h) {
     float r2[kChunk];
@@ -31,8 +31,8 @@ __attribute__((always_inline)) inline void count_run(const Geom &g, const Atom &
             r2[k] = bb[k].key == a.key ? __builtin_inff() : d;
         }
         for (int k = 0; k < n; ++k) {
-            if (r2[k] < g.rmax2) {
-                const int bin = bin_of(g, r2[k]);
+            if (r2[k] < g.hi2) {
+                const int bin = pair_bin(g, r2[k], a, bb[k]);
                 if (bin >= 0) ++h[bin];
             }
         }

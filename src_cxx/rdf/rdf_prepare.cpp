@@ -27,57 +27,84 @@ std::string num(double v) {
     return b;
 }
 
-// Fixed-point fractional coordinates of n atoms (3n doubles) with their keys.
+// Fixed-point fractional coordinates of n atoms (3n doubles) with their keys: 32-bit fractions packed as
+// 23-bit values and 9-bit rests (rdf_shared.hpp, pack32).
 void to_fixed(const double *xyz, int64_t n, const double frac[9], const std::vector<int32_t> &key, Atom *out,
               int nt) {
-    constexpr double scale = double(1u << kFixBits);
+    constexpr double scale = 4294967296.0;  // 2^32
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int64_t i = 0; i < n; ++i) {
         uint32_t u[3];
         for (int d = 0; d < 3; ++d) {
             double s = dot(frac + 3 * d, xyz + 3 * i);
             s -= std::floor(s);
-            // Nearest grid point (error <= 2^-24 of the cell); 2^23 wraps to 0, the same point.
-            u[d] = static_cast<uint32_t>(std::llrint(s * scale)) & kFixMask;
+            // Nearest grid point (error <= 2^-33 of the cell); 2^32 wraps to 0, the same point.
+            u[d] = pack32(static_cast<uint32_t>(static_cast<uint64_t>(std::llrint(s * scale)) & 0xFFFFFFFFu));
         }
         out[i] = Atom{u[0], u[1], u[2], key[i]};
     }
 }
 
 int32_t cell_of(const Atom &a, const int32_t nc[3]) {
-    const auto c = [](uint32_t u, int32_t n) { return static_cast<int32_t>((uint64_t{u} * uint64_t(n)) >> kFixBits); };
+    const auto c = [](uint32_t u, int32_t n) {
+        return static_cast<int32_t>((uint64_t{u & kFixMask} * uint64_t(n)) >> kFixBits);
+    };
     return c(a.x, nc[0]) + nc[0] * (c(a.y, nc[1]) + nc[1] * c(a.z, nc[2]));
 }
 
 // Stable counting sort of atoms by cell; start gets n_cells + 1 offsets, cells (if given) each atom's cell.
-// The cell of every atom is found in parallel; counting and scattering are one pass each.
+// In parallel: each thread counts and then scatters one contiguous chunk of the atoms, the chunks' offsets
+// within a cell in chunk order, so the order is the serial sort's (a 1M-atom frame spent most of its
+// preparation in the serial scatter). Threads are limited so their count arrays stay within ~4 n entries.
 void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t> &start, std::vector<int32_t> *cells,
                   int32_t &max_cell, std::vector<Atom> &sorted, std::vector<int32_t> &c, int nt) {
     const int64_t n_cells = int64_t{nc[0]} * nc[1] * nc[2];
     const int64_t n = static_cast<int64_t>(a.size());
+    const int T = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(nt, (4 * n) / std::max<int64_t>(n_cells, 1)), 1, nt));
     c.resize(n);
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int64_t i = 0; i < n; ++i) c[i] = cell_of(a[i], nc);
-    start.assign(n_cells + 1, 0);
-    for (int32_t x : c) ++start[x + 1];
-    max_cell = 0;
-    for (int64_t k = 0; k < n_cells; ++k) {
-        max_cell = std::max(max_cell, start[k + 1]);
-        start[k + 1] += start[k];
-    }
-    std::vector<int32_t> pos(start.begin(), start.end() - 1);
     sorted.resize(n);
     if (cells) cells->resize(n);
-    for (int64_t i = 0; i < n; ++i) {
-        const int32_t p = pos[c[i]]++;
-        sorted[p] = a[i];
-        if (cells) (*cells)[p] = c[i];
+    start.assign(n_cells + 1, 0);
+    std::vector<int32_t> count(size_t(T) * size_t(n_cells), 0);  // count[t * n_cells + cell], then offsets
+    const auto chunk = [&](int t, int64_t &i0, int64_t &i1) { i0 = n * t / T, i1 = n * (t + 1) / T; };
+#pragma omp parallel num_threads(T)
+    {
+        const int t = omp_get_thread_num();
+        int64_t i0, i1;
+        chunk(t, i0, i1);
+        int32_t *cnt = count.data() + size_t(t) * size_t(n_cells);
+        for (int64_t i = i0; i < i1; ++i) ++cnt[c[i] = cell_of(a[i], nc)];
+#pragma omp barrier
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < n_cells; ++k) {  // per cell: the chunks' counts become their offsets in the cell
+            int32_t s = 0;
+            for (int u = 0; u < T; ++u) {
+                const int32_t v = count[size_t(u) * size_t(n_cells) + k];
+                count[size_t(u) * size_t(n_cells) + k] = s;
+                s += v;
+            }
+            start[k + 1] = s;
+        }
+#pragma omp single
+        {
+            max_cell = 0;
+            for (int64_t k = 0; k < n_cells; ++k) {
+                max_cell = std::max(max_cell, start[k + 1]);
+                start[k + 1] += start[k];
+            }
+        }  // implied barrier
+        for (int64_t i = i0; i < i1; ++i) {
+            const int32_t p = start[c[i]] + cnt[c[i]]++;
+            sorted[p] = a[i];
+            if (cells) (*cells)[p] = c[i];
+        }
     }
     a.swap(sorted);
 }
 
-// The bin lookup table for the GPU (see Frame::thr in rdf_backend.hpp). Built from bin_of itself, so it
-// gives the CPU's bins by construction.
+// The bin lookup table for the GPU (see Frame::thr in rdf_backend.hpp): thr[k] = edge_k^2 (float, nearest),
+// thr[n_bins] = r_max^2, thr[n_bins + 1] = inf. The kernels check every candidate against the two edges around
+// it (rdf_shared.hpp, certain), so the thresholds need only be monotone and within Geom::guard of the edges.
 void make_bin_table(Frame &f) {
     const Geom &g = f.g;
     const float key[4] = {g.rmin, g.inv_dr, g.rmax2, float(g.n_bins)};
@@ -85,29 +112,18 @@ void make_bin_table(Frame &f) {
     std::copy(key, key + 4, f.tab_key);
     f.tab_ok = false;
     constexpr int kMaxTable = 8192;
-    if (g.n_bins > 65535 || !(g.rmax2 > 0)) return;
+    if (g.n_bins > 65535 || !(g.rmax2 > 0) || g.rmin != 0.f) return;
     const auto bits = [](float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; };
-    const auto flt = [](uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; };
-    // bin_of without the range test (monotone in r2)
-    const auto value = [&](float r2) {
-        int b = static_cast<int>(rmul(rsub(rsqrt_exact(r2), g.rmin), g.inv_dr));
-        b = b < 0 ? 0 : b;
-        return b >= g.n_bins ? g.n_bins - 1 : b;
-    };
-    const uint32_t top = bits(g.rmax2) - 1;  // the largest r2 counted
-    f.thr.assign(g.n_bins + 1, std::numeric_limits<float>::infinity());
-    f.thr[0] = 0;
-    for (int32_t k = 1; k < g.n_bins; ++k) {
-        if (value(flt(top)) < k) break;
-        uint32_t lo = 0, hi = top;  // first bit pattern with value >= k
-        while (lo < hi) {
-            const uint32_t mid = lo + (hi - lo) / 2;
-            if (value(flt(mid)) >= k) hi = mid;
-            else lo = mid + 1;
-        }
-        f.thr[k] = flt(lo);
+    f.thr.assign(g.n_bins + 2, std::numeric_limits<float>::infinity());
+    for (int32_t k = 0; k < g.n_bins; ++k) {
+        const double e = g.drmin + k / g.dinv_dr;
+        f.thr[k] = static_cast<float>(e * e);
     }
-    if (g.n_bins < 2 || !(f.thr[1] < g.rmax2)) {  // one bin in range: the table is all zeros
+    f.thr[g.n_bins] = g.rmax2;
+    for (int32_t k = 1; k <= g.n_bins; ++k)
+        if (!(f.thr[k] > f.thr[k - 1])) return;  // bins too fine for float r^2
+    const uint32_t top = bits(g.rmax2) - 1;  // the largest r^2 below r_max^2; larger ones take the last cell
+    if (g.n_bins < 2) {  // one bin: the table is all zeros
         f.tab_shift = 31, f.tab_base = 0, f.table.assign(1, 0), f.tab_ok = true;
         return;
     }
@@ -130,8 +146,8 @@ void make_bin_table(Frame &f) {
 
 }  // namespace
 
-void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Geom &g, double &volume, double &limit,
-               double frac[9], double widths[3]) {
+void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, double cut, Geom &g, double &volume,
+               double &limit, double frac[9], double widths[3]) {
     for (int i = 0; i < 9; ++i)
         if (!std::isfinite(box[i]))
             throw Error(QMMM_ERR_NONFINITE, "box[" + std::to_string(i) + "] is not finite");
@@ -166,21 +182,40 @@ void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, Ge
     g.hxx = h23(la), g.hyx = h23(bx), g.hyy = h23(by);
     g.hzx = h23(cx), g.hzy = h23(cy), g.hzz = h23(cz);
     g.triclinic = (g.hyx != 0.f || g.hzx != 0.f || g.hzy != 0.f) ? 1 : 0;
-    const float fmin = float(r_min), fmax = float(r_max);
-    g.rmin = fmin;
-    g.rmin2 = fmin * fmin;
-    g.rmax2 = fmax * fmax;
+    const double low = std::max(r_min, cut);
+    g.rmin = float(r_min);
+    g.rmin2 = float(low * low);
+    g.rmax2 = float(r_max * r_max);
     g.inv_dr = float(n_bins / (r_max - r_min));
+    g.dr = float((r_max - r_min) / n_bins);
     g.n_bins = n_bins;
+    // The exact decision (rdf_shared.hpp, exact_bin): the unrounded cell scaled by 2^-32, the bins in double.
+    constexpr double k32 = 1.0 / 4294967296.0;
+    g.dhxx = la * k32, g.dhyx = bx * k32, g.dhyy = by * k32, g.dhzx = cx * k32, g.dhzy = cy * k32, g.dhzz = cz * k32;
+    g.drmin = r_min, g.drlow = low, g.drmax = r_max, g.dinv_dr = n_bins / (r_max - r_min);
+    // Bounds, in the length unit. R = |row sums of |cell||: |H s| <= R max|s_i| for the lower-triangular H.
+    const auto sq = [](double x) { return x * x; };
+    const double R = std::sqrt(sq(std::fabs(la) + std::fabs(bx) + std::fabs(cx)) + sq(std::fabs(by) + std::fabs(cy)) + sq(cz));
+    // tol: twice what the 32-bit fractions' rounding (2^-33 of the cell per atom and axis) can move a distance.
+    g.tol = 2.0 * R * 0x1p-32 + 1e-13 * r_max;
+    // delta: the float path's difference vector against exact_bin's: 23-bit values (2^-24 per atom and axis:
+    // 2^-23 R), 22-bit cell entries (2^-22 relative, |s| <= 1/2: 2^-23 R), five float roundings of terms up to
+    // R / 2 (1.25 2^-23 R).
+    const double delta = 3.25 * 0x1p-23 * R, e = delta + g.tol, rm = r_max + e;
+    // guard, in r^2: the vector error and the tie tolerance at r <= rm, plus 16 float roundings of numbers up to
+    // rm^2 (r^2's own three, the float edges' nine, the difference r^2 - edge^2), and a quarter for safety.
+    g.guard = static_cast<float>(1.25 * (2.0 * rm * e + e * e + 16.0 * 0x1p-24 * rm * rm));
+    g.hi2 = std::nextafter(static_cast<float>(sq(r_max) + double(g.guard)), HUGE_VALF);
+    g.lo2 = low > 0 ? std::nextafter(static_cast<float>(sq(low) - double(g.guard)), -HUGE_VALF) : -1.0f;
 }
 
-void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, int method,
+void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, double cut, int method,
                    const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
                    const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast,
                    int n_threads) {
     const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
     double frac[9], w[3], limit;
-    make_geom(box, r_min, r_max, n_bins, f.g, volume, limit, frac, w);
+    make_geom(box, r_min, r_max, n_bins, cut, f.g, volume, limit, frac, w);
     if (r_max > limit)
         throw Error(QMMM_ERR_INVALID_ARG, "r_max = " + num(r_max) + " exceeds what this box allows: " + num(limit) +
                                               " (half its smallest perpendicular width)");
@@ -197,7 +232,8 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
 
     // Cells at least r_max/2 wide (a little more, so float rounding at r_max never needs a third ring):
     // every pair closer than r_max is then within 2 cells along each axis.
-    const double r_eff = r_max * (1 + 1e-4);
+    // (and wider than r_max by more than the float path's error: Geom::hi2)
+    const double r_eff = std::max(r_max * (1 + 1e-4), std::sqrt(double(f.g.hi2)) * (1 + 1e-6));
     int32_t nc[3];
     bool fits = true;
     for (int d = 0; d < 3; ++d) {

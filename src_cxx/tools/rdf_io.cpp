@@ -82,6 +82,15 @@ void check_count(const Lines &L, size_t first, size_t now, int64_t frame) {
                std::to_string(first));
 }
 
+// Numbers finite in the file can still overflow on conversion (nm to Angstrom, scaled to Cartesian, cell angles).
+void check_finite(const Lines &L, const Frame &f, int64_t frame) {
+    const auto finite = [](double v) { return std::isfinite(v); };
+    if (!std::all_of(f.xyz.begin(), f.xyz.end(), finite))
+        L.fail("frame " + std::to_string(frame) + ": a coordinate is not finite after conversion to Angstrom");
+    if (f.has_box && !std::all_of(f.box, f.box + 9, finite))
+        L.fail("frame " + std::to_string(frame) + ": the cell is not finite (too long, or no cell at these angles)");
+}
+
 class XyzReader : public Reader {
 public:
     explicit XyzReader(const std::string &p) : L_(p) {}
@@ -119,17 +128,19 @@ public:
             for (size_t i = 0; i < parts.size(); i += 3) {
                 if (parts[i] == "pos") pos = col;
                 if (parts[i] == "species") species = col;
-                col += static_cast<int>(L_.integer(parts[i + 2], "Properties count"));
+                const int64_t count = L_.integer(parts[i + 2], "Properties count");
+                if (count < 1 || count > 1000) L_.fail("Properties count '" + parts[i + 2] + "' is not in 1..1000");
+                col += static_cast<int>(count);
             }
             if (pos < 0) L_.fail("Properties= has no pos column");
         }
-        f.xyz.resize(3 * n);
+        f.xyz.clear();  // grown atom by atom: memory follows the file, not the count its header claims
         const bool first = atoms_.empty();
         for (int64_t i = 0; i < n; ++i) {
             L_.must(s, "atom " + std::to_string(i + 1) + " of " + std::to_string(n));
             const auto t = split(s);
             if (static_cast<int>(t.size()) < std::max(pos + 3, species + 1)) L_.fail("too few columns for an atom");
-            for (int d = 0; d < 3; ++d) f.xyz[3 * i + d] = L_.num(t[pos + d], "coordinate");
+            for (int d = 0; d < 3; ++d) f.xyz.push_back(L_.num(t[pos + d], "coordinate"));
             if (first) {
                 AtomInfo a;
                 a.name = a.type = t[species];
@@ -189,6 +200,7 @@ public:
         check_count(L_, atoms_.size(), f.xyz.size() / 3, frame_);
         std::copy(box_, box_ + 9, f.box);
         f.has_box = has_box_;
+        check_finite(L_, f, frame_);
         ++frame_;
         return true;
     }
@@ -219,7 +231,7 @@ public:
         const int64_t n = L_.integer(trim(s), "atom count");
         if (n < 1) L_.fail("atom count " + std::to_string(n) + " < 1");
         const bool first = atoms_.empty();
-        f.xyz.resize(3 * n);
+        f.xyz.clear();  // grown atom by atom: memory follows the file, not the count its header claims
         for (int64_t i = 0; i < n; ++i) {
             L_.must(s, "atom " + std::to_string(i + 1) + " of " + std::to_string(n));
             if (s.size() < 44) L_.fail("atom line shorter than 44 columns");
@@ -227,7 +239,7 @@ public:
             const auto p1 = s.find('.', 20), p2 = p1 == std::string::npos ? p1 : s.find('.', p1 + 1);
             const size_t w = (p1 != std::string::npos && p2 != std::string::npos) ? p2 - p1 : 8;
             if (s.size() < 20 + 3 * w) L_.fail("atom line too short for its coordinates");
-            for (int d = 0; d < 3; ++d) f.xyz[3 * i + d] = 10.0 * L_.num(trim(s.substr(20 + d * w, w)), "coordinate");
+            for (int d = 0; d < 3; ++d) f.xyz.push_back(10.0 * L_.num(trim(s.substr(20 + d * w, w)), "coordinate"));
             if (first) {
                 AtomInfo a;
                 a.resid = L_.integer(trim(s.substr(0, 5)), "residue number");
@@ -249,6 +261,7 @@ public:
         f.has_box = true;
         if (first) number_residues();
         check_count(L_, atoms_.size(), static_cast<size_t>(n), frame_);
+        check_finite(L_, f, frame_);
         ++frame_;
         return true;
     }
@@ -311,14 +324,14 @@ public:
             double r[3];
             AtomInfo a;
         };
-        std::vector<Row> rows(n);
+        std::vector<Row> rows;  // grown line by line: memory follows the file, not the count its header claims
         const bool first = atoms_.empty();
         for (int64_t i = 0; i < n; ++i) {
             L_.must(s, "atom " + std::to_string(i + 1) + " of " + std::to_string(n));
             const auto t = split(s);
             if (t.size() < cols.size()) L_.fail("atom line has " + std::to_string(t.size()) + " columns, ITEM: ATOMS names " +
                                                 std::to_string(cols.size()));
-            Row &r = rows[i];
+            Row &r = rows.emplace_back();
             r.id = id >= 0 ? L_.integer(t[id], "atom id") : i;
             double v[3];
             for (int d = 0; d < 3; ++d) v[d] = L_.num(t[c[d]], "coordinate");
@@ -341,6 +354,7 @@ public:
         check_count(L_, atoms_.size(), static_cast<size_t>(n), frame_);
         f.xyz.resize(3 * n);
         for (int64_t i = 0; i < n; ++i) std::copy(rows[i].r, rows[i].r + 3, &f.xyz[3 * i]);
+        check_finite(L_, f, frame_);
         ++frame_;
         return true;
     }
@@ -381,17 +395,17 @@ public:
         raw(&n, 4, "the atom count");
         n_ = fix(n);
         end_marker(4, "atom count");
-        if (n_ < 1) fail("atom count " + std::to_string(n_) + " < 1");
+        // A coordinate record (4 bytes per atom) must fit its 32-bit length marker.
+        if (n_ < 1 || n_ > INT32_MAX / 4)
+            fail("atom count " + std::to_string(n_) + " is not in 1.." + std::to_string(INT32_MAX / 4));
         data_ = static_cast<int64_t>(in_.tellg());
         frame_bytes_ = (cell_ ? 56 : 0) + 3 * (8 + 4 * int64_t{n_});
+        // The atom count must agree with the file before memory is taken for it: one whole frame at least.
+        if (size_ - data_ < frame_bytes_)
+            fail("holds no complete frame (" + std::to_string(n_) + " atoms need " + std::to_string(frame_bytes_) +
+                 " bytes a frame, " + std::to_string(size_ - data_) + " follow the header)");
         if (!topology.empty()) {
-            auto top = open_trajectory(topology);
-            Frame f;
-            top->next(f);
-            atoms_ = top->atoms();
-            if (static_cast<int64_t>(atoms_.size()) != n_)
-                throw IoError(QMMM_ERR_FILE_FORMAT, topology + ": has " + std::to_string(atoms_.size()) + " atoms but " +
-                                                        p + " has " + std::to_string(n_));
+            atoms_ = atoms_from_topology(topology, n_, p);
         } else {
             atoms_.resize(n_);
             for (int32_t i = 0; i < n_; ++i) atoms_[i].resid = atoms_[i].mol = i;
@@ -407,6 +421,7 @@ public:
     }
     bool next(Frame &f) override {
         if (in_.peek() == EOF) return false;
+        if (static_cast<int64_t>(in_.tellg()) + frame_bytes_ > size_) truncated();  // before allocating for it
         f.has_box = false;
         if (cell_) {
             if (record_start("unit cell") != 48) fail("frame " + std::to_string(frame_) + ": unit cell record is not 48 bytes");
@@ -421,6 +436,8 @@ public:
                 for (auto &v : ang) v = std::acos(v) * 180.0 / M_PI;
             box_from_lengths_angles(c[0], c[2], c[5], ang[0], ang[1], ang[2], f.box);
             f.has_box = true;
+            if (!std::all_of(f.box, f.box + 9, [](double x) { return std::isfinite(x); }))
+                fail("frame " + std::to_string(frame_) + ": the unit cell is not finite (or its angles give no cell)");
         }
         std::vector<float> v(n_);
         f.xyz.resize(3 * size_t(n_));
@@ -428,7 +445,11 @@ public:
             if (record_start("coordinates") != 4 * n_) fail("frame " + std::to_string(frame_) + ": coordinate record is not 4 x natoms bytes");
             raw(v.data(), 4 * size_t(n_), "coordinates");
             end_marker(4 * n_, "coordinates");
-            for (int32_t i = 0; i < n_; ++i) f.xyz[3 * size_t(i) + d] = fix(v[i]);
+            for (int32_t i = 0; i < n_; ++i) {
+                f.xyz[3 * size_t(i) + d] = fix(v[i]);
+                if (!std::isfinite(f.xyz[3 * size_t(i) + d]))
+                    fail("frame " + std::to_string(frame_) + ": atom " + std::to_string(i + 1) + " is not finite");
+            }
         }
         ++frame_;
         return true;
@@ -478,9 +499,12 @@ bool in_ranges(int64_t v, const std::string &spec, const std::string &expr) {
         if (*e1) throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad number '" + spec + "'");
         return v == a;
     }
-    const long long a = std::strtoll(spec.substr(0, dash).c_str(), &e1, 10);
-    const long long b = std::strtoll(spec.substr(dash + 1).c_str(), &e2, 10);
-    if (*e1 || *e2) throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad range '" + spec + "'");
+    // Named strings: the end pointers must not outlive what they point into ("5-" has an empty upper bound).
+    const std::string lo = spec.substr(0, dash), hi = spec.substr(dash + 1);
+    const long long a = std::strtoll(lo.c_str(), &e1, 10);
+    const long long b = std::strtoll(hi.c_str(), &e2, 10);
+    if (*e1 || *e2 || hi.empty())
+        throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad range '" + spec + "'");
     return v >= a && v <= b;
 }
 
@@ -490,6 +514,30 @@ bool str_match(const std::string &v, const std::string &pat) {
 }
 
 }  // namespace
+
+const char *const kSelectionHelp =
+    "a selection is clauses joined by 'and', each 'all' or a keyword with one or more values (any of them "
+    "matches): name, element, resname, type (exact, '*' at the end for a prefix), index (0-based), resid "
+    "(numbers or a-b ranges); e.g. \"name OW\", \"resname SOL and element H\", \"index 0-99\"";
+
+bool have_gromacs() {
+#ifdef QMMM_RDF_GROMACS
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::vector<AtomInfo> atoms_from_topology(const std::string &topology, int64_t n, const std::string &traj) {
+    auto top = open_trajectory(topology);
+    Frame f;
+    if (!top->next(f)) throw IoError(QMMM_ERR_FILE_FORMAT, topology + ": the topology file has no atoms");
+    auto atoms = top->atoms();
+    if (static_cast<int64_t>(atoms.size()) != n)
+        throw IoError(QMMM_ERR_FILE_FORMAT, topology + ": has " + std::to_string(atoms.size()) + " atoms but " + traj +
+                                                " has " + std::to_string(n));
+    return atoms;
+}
 
 void box_from_lengths_angles(double a, double b, double c, double alpha, double beta, double gamma, double box[9]) {
     const double d2r = M_PI / 180.0;
@@ -512,35 +560,46 @@ std::unique_ptr<Reader> open_trajectory(const std::string &path, const std::stri
         else if (ext == "gro") f = "gro";
         else if (ext == "dcd") f = "dcd";
         else if (ext == "lammpstrj" || ext == "dump" || ext == "lammps") f = "lammps";
+        else if (ext == "xtc" || ext == "trr") f = ext;
         else
             throw IoError(QMMM_ERR_INVALID_ARG, path + ": cannot tell the format from the extension '" + ext +
-                                                    "' (use --format xyz|pdb|gro|lammps|dcd)");
+                                                    "' (use --format xyz|pdb|gro|lammps|dcd|xtc|trr)");
     }
     if (f == "xyz") return std::make_unique<XyzReader>(path);
     if (f == "pdb") return std::make_unique<PdbReader>(path);
     if (f == "gro") return std::make_unique<GroReader>(path);
     if (f == "lammps") return std::make_unique<LammpsReader>(path);
     if (f == "dcd") return std::make_unique<DcdReader>(path, topology);
-    throw IoError(QMMM_ERR_INVALID_ARG, "unknown format '" + format + "' (xyz, pdb, gro, lammps, dcd)");
+    if (f == "xtc" || f == "trr") {
+#ifdef QMMM_RDF_GROMACS
+        return open_gromacs(path, f, topology);
+#else
+        throw IoError(QMMM_ERR_UNSUPPORTED, path + ": XTC and TRR are read through GROMACS's library, and this build "
+                                                   "has none (install libgromacs-dev and configure with "
+                                                   "-DQMMM_GROMACS=ON); without it: xyz, pdb, gro, lammps, dcd");
+#endif
+    }
+    throw IoError(QMMM_ERR_INVALID_ARG, "unknown format '" + format + "' (xyz, pdb, gro, lammps, dcd, xtc, trr)");
 }
 
 std::vector<int64_t> select(const std::vector<AtomInfo> &atoms, const std::string &expr) {
     const auto tok = split(expr);
-    if (tok.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "empty selection");
+    if (tok.empty()) throw IoError(QMMM_ERR_INVALID_ARG, std::string("empty selection: ") + kSelectionHelp);
     std::vector<std::vector<std::string>> clauses(1);
     for (const auto &t : tok) {
         if (lower(t) == "and") clauses.emplace_back();
         else clauses.back().push_back(t);
     }
     for (const auto &c : clauses) {
-        if (c.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': empty clause around 'and'");
+        if (c.empty())
+            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': empty clause around 'and'; " + kSelectionHelp);
         const std::string k = lower(c[0]);
+        // The keyword first: "nonsense" is an unknown keyword, not a keyword without values.
+        if (k != "all" && k != "name" && k != "element" && k != "resname" && k != "type" && k != "index" && k != "resid")
+            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': unknown keyword '" + c[0] + "'; " + kSelectionHelp);
         if (k == "all" ? c.size() != 1 : c.size() < 2)
             throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': '" + c[0] + "' needs " +
-                                                    (k == "all" ? "no values" : "at least one value"));
-        if (k != "all" && k != "name" && k != "element" && k != "resname" && k != "type" && k != "index" && k != "resid")
-            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': unknown keyword '" + c[0] +
-                                                    "' (all, name, element, resname, type, index, resid)");
+                                                    (k == "all" ? "no values" : "at least one value") + "; " + kSelectionHelp);
     }
     std::vector<int64_t> out;
     for (size_t i = 0; i < atoms.size(); ++i) {

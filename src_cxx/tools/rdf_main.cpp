@@ -1,6 +1,9 @@
-// rdf_main.cpp -- qmmm-rdf: g(r) and coordination numbers between two selections of a trajectory.
-// Lengths in Angstrom (the trajectory's unit; GRO nm are converted). Prints r g(r) n(r), writes them as
-// text, a JSON summary, and a PNG through gnuplot when asked; a progress bar on a terminal.
+// rdf_main.cpp -- qmmm-rdf: g(r) and coordination numbers between pairs of selections of a trajectory.
+// Lengths in Angstrom (the trajectory's unit; GRO, XTC and TRR nm are converted). Several pairs in one pass
+// (--pairs "name OW:name OW" "name OW:name HW1 HW2" ...): every frame is read once and counted for each pair.
+// A reader thread reads and gathers the next frames while the library counts the previous ones (rdf_pipe.hpp).
+// Prints r and one column set per pair, writes them as text, a JSON summary (with coordination numbers) and a
+// PNG through gnuplot when asked; a progress bar on a terminal.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,24 +11,28 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "qmmm_accel.h"
 #include "rdf_io.hpp"
+#include "rdf_pipe.hpp"
 
 namespace {
 
 using qmmm::rdfio::IoError;
+namespace cli = qmmm::cli;
 using Clock = std::chrono::steady_clock;
 
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-void check(int status, const char *what) {
+void check(int status, const std::string &what) {
     if (status != QMMM_SUCCESS)
-        throw IoError(status, std::string(what) + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
+        throw IoError(status, what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
 }
 
 void progress(int64_t done, int64_t total, double elapsed) {
@@ -38,73 +45,129 @@ void progress(int64_t done, int64_t total, double elapsed) {
                  total > 0 ? ("/" + std::to_string(total)).c_str() : "", fps, eta);
 }
 
+// "A:B" -> (A, B); "A" -> (A, A). The colon separates the two selections (no selection keyword uses one).
+std::pair<std::string, std::string> split_pair(const std::string &p) {
+    const auto c = p.find(':');
+    if (c == std::string::npos) return {p, p};
+    if (p.find(':', c + 1) != std::string::npos)
+        throw IoError(QMMM_ERR_INVALID_ARG, "--pairs '" + p + "': one ':' between the two selections");
+    return {p.substr(0, c), p.substr(c + 1)};
+}
+
+// What one pair of selections accumulates.
+struct Pair {
+    std::string label, expr1, expr2;
+    int sel1 = 0, sel2 = 0;  // indices into the gathered selections
+    bool identical = false;
+    qmmm_rdf h = nullptr;
+    std::vector<double> r, g, n, dens, count;
+    std::vector<int64_t> hist;
+    int64_t frames = 0;
+    double volume = 0;
+    qmmm_rdf_stats st{};
+    double seconds = 0;
+};
+
 int run(int argc, char **argv) {
-    CLI::App app{"qmmm-rdf: radial distribution function g(r) and coordination number n(r) between two selections "
-                 "of a trajectory (lengths in Angstrom)"};
-    std::string traj, format = "auto", topology, sel1 = "all", sel2, out, json_out, png, backend = "auto", method = "auto",
-                                                  kernel = "fast";
-    double rmin = 0, rmax = 10;
+    CLI::App app{"qmmm-rdf: radial distribution functions g(r) and coordination numbers n(r) between pairs of "
+                 "selections of a trajectory (lengths in Angstrom)"};
+    app.name("qmmm-rdf");
+    std::string traj, format = "auto", topology, sel1 = "all", sel2, out, json_out, png, backend = "auto",
+                      method = "auto", kernel = "fast", norm = "rdf";
+    std::vector<std::string> pair_specs;
+    double rmin = 0, rmax = 10, cut = 0;
     int bins = 200, threads = 0;
     int64_t first = 0, last = -1, stride = 1;
-    bool exclude = false, quiet = false, no_progress = false;
+    bool exclude = false, quiet = false, no_progress = false, read_only = false;
     std::vector<double> box_opt;
     std::vector<int> devices;
-    app.add_option("trajectory", traj, "XYZ/extended XYZ, PDB, GRO, LAMMPS dump (.lammpstrj, .dump) or DCD")
+    app.add_option("trajectory", traj, "XYZ/extended XYZ, PDB, GRO, LAMMPS dump (.lammpstrj, .dump), DCD, XTC or TRR "
+                                       "(XTC/TRR: builds with GROMACS's library)")
         ->required()->check(CLI::ExistingFile);
     app.add_option("--format", format, "input format if not from the extension")
-        ->check(CLI::IsMember({"auto", "xyz", "pdb", "gro", "lammps", "dcd"}));
-    app.add_option("--top", topology, "topology for a DCD (PDB, GRO or XYZ with the same atoms), for names")
+        ->check(CLI::IsMember({"auto", "xyz", "pdb", "gro", "lammps", "dcd", "xtc", "trr"}));
+    app.add_option("--top", topology, "topology for a DCD, XTC or TRR (PDB, GRO or XYZ with the same atoms), for names")
         ->check(CLI::ExistingFile);
     app.add_option("--sel1", sel1, "first selection, e.g. \"name OW\", \"resname SOL and element O\", \"index 0-99\"")
         ->capture_default_str();
     app.add_option("--sel2", sel2, "second selection (default: the first)");
-    app.add_option("--rmin", rmin, "histogram start, Angstrom")->capture_default_str()->check(CLI::NonNegativeNumber);
+    app.add_option("--pairs", pair_specs,
+                   "several pairs in one pass, each \"SEL1:SEL2\" (or one selection paired with itself), e.g. "
+                   "--pairs \"name OW:name OW\" \"name OW:name HW1 HW2\"; replaces --sel1/--sel2");
+    app.add_option("--rmin", rmin, "histogram start, Angstrom")->capture_default_str()->check(cli::finite_in(0, 1e6, "Angstrom"));
     app.add_option("--rmax", rmax, "histogram end, Angstrom (at most half the box's smallest width)")
-        ->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--bins", bins, "number of bins")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-    app.add_option("--first", first, "first frame (0-based)")->capture_default_str()->check(CLI::NonNegativeNumber);
-    app.add_option("--last", last, "last frame, inclusive (-1: to the end)")->capture_default_str();
-    app.add_option("--stride", stride, "use every n-th frame")->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()->check(cli::positive_up_to(1e6, "Angstrom"));
+    app.add_option("--cut", cut, "leave out pairs closer than this, Angstrom (gmx rdf -cut; their bins stay 0, the "
+                                 "normalisation is unchanged)")
+        ->capture_default_str()->check(cli::finite_in(0, 1e6, "Angstrom"));
+    app.add_option("--bins", bins, "number of bins")->capture_default_str()->check(cli::int_in(1, 1 << 24));
+    app.add_option("--norm", norm, "normalisation of the second column: rdf (g(r)), number_density (sel2 atoms per "
+                                   "Angstrom^3 around a sel1 atom) or none (sel2 atoms per bin around a sel1 atom), "
+                                   "as gmx rdf -norm")
+        ->capture_default_str()->check(CLI::IsMember({"rdf", "number_density", "none"}));
+    app.add_option("--first", first, "first frame (0-based)")->capture_default_str()->check(cli::int_in(0, INT64_MAX));
+    app.add_option("--last", last, "last frame, inclusive (-1: to the end)")->capture_default_str()->check(cli::int_in(-1, INT64_MAX));
+    app.add_option("--stride", stride, "use every n-th frame")->capture_default_str()->check(cli::int_in(1, INT64_MAX));
     app.add_flag("--exclude-same-molecule", exclude, "leave out pairs in the same molecule (residue; LAMMPS mol)");
     app.add_option("--box", box_opt, "box if the file has none: a b c [alpha beta gamma] (Angstrom, degrees) or 9 "
-                                     "cell-vector components")->expected(3, 9);
+                                     "cell-vector components")
+        ->expected(3, 9)->check(cli::finite_in(-1e6, 1e6));
     app.add_option("--backend", backend, "auto, cpu or cuda")->capture_default_str()->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-    app.add_option("--devices", devices, "GPUs to use, e.g. --devices 0 1 (default 0)")->delimiter(',');
+    app.add_option("--devices", devices, "GPUs to use, e.g. --devices 0 1 (default 0)")->delimiter(',')->check(cli::int_in(0, 1023));
     app.add_option("--method", method, "pair search: auto, brute or cells")->capture_default_str()
         ->check(CLI::IsMember({"auto", "brute", "cells"}));
     app.add_option("--kernel", kernel, "GPU kernel: fast or seed (the paper's scheme, for comparison)")
         ->capture_default_str()->check(CLI::IsMember({"fast", "seed"}));
-    app.add_option("--threads", threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
-    app.add_option("-o,--output", out, "write r g(r) n(r) as text here");
+    app.add_option("--threads", threads, "CPU threads (0: OpenMP default)")->check(cli::int_in(0, 4096));
+    app.add_option("-o,--output", out, "write r and the columns of every pair as text here");
     app.add_option("--json", json_out, "write a JSON summary here");
     app.add_option("--png", png, "plot g(r) and n(r) to this PNG with gnuplot");
     app.add_flag("-q,--quiet", quiet, "do not print the table");
     app.add_flag("--no-progress", no_progress, "no progress bar");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        return app.exit(e);
-    }
+    app.add_flag("--read-only", read_only, "read and gather the frames but count nothing (the reader's own speed)");
+    if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
     if (box_opt.size() != 0 && box_opt.size() != 3 && box_opt.size() != 6 && box_opt.size() != 9)
         throw IoError(QMMM_ERR_INVALID_ARG, "--box takes 3, 6 or 9 numbers");
     if (last >= 0 && last < first) throw IoError(QMMM_ERR_INVALID_ARG, "--last is before --first");
+    if (!(rmax > rmin)) throw IoError(QMMM_ERR_INVALID_ARG, "--rmax must be larger than --rmin");
+    if (!pair_specs.empty() && (app.count("--sel1") || app.count("--sel2")))
+        throw IoError(QMMM_ERR_INVALID_ARG, "give either --pairs or --sel1/--sel2");
+    if (devices.size() > QMMM_RDF_MAX_DEVICES) throw IoError(QMMM_ERR_INVALID_ARG, "too many --devices");
 
     const auto t_start = Clock::now();
     auto reader = qmmm::rdfio::open_trajectory(traj, format, topology);
     qmmm::rdfio::Frame fr;
-    int64_t index = 0;  // index of the frame in fr
-    bool have = false;
-    for (; index <= first; ++index) {
-        have = index == first ? reader->next(fr) : reader->skip();
-        if (!have) throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(index) + " frame(s); --first is " +
-                                                           std::to_string(first));
-    }
-    index = first;
+    for (int64_t k = 0; k < first; ++k)
+        if (!reader->skip())
+            throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(k) + " frame(s); --first is " +
+                                                    std::to_string(first));
+    if (!reader->next(fr))
+        throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(first) + " frame(s); --first is " +
+                                                std::to_string(first));
     const auto &atoms = reader->atoms();
-    const auto s1 = qmmm::rdfio::select(atoms, sel1);
-    const auto s2 = qmmm::rdfio::select(atoms, sel2.empty() ? sel1 : sel2);
-    if (s1.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "selection 1 '" + sel1 + "' matches no atom (of " + std::to_string(atoms.size()) + ")");
-    if (s2.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "selection 2 '" + sel2 + "' matches no atom (of " + std::to_string(atoms.size()) + ")");
+
+    // Pairs and the distinct selections they use (each gathered once per frame).
+    std::vector<Pair> pairs;
+    if (pair_specs.empty()) pair_specs.push_back(sel1 + ":" + (sel2.empty() ? sel1 : sel2));
+    std::vector<std::string> sel_exprs;
+    std::vector<std::vector<int64_t>> sel_atoms;
+    const auto sel_index = [&](const std::string &e) {
+        for (size_t k = 0; k < sel_exprs.size(); ++k)
+            if (sel_exprs[k] == e) return static_cast<int>(k);
+        auto s = qmmm::rdfio::select(atoms, e);
+        if (s.empty())
+            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + e + "' matches no atom (of " + std::to_string(atoms.size()) + ")");
+        sel_exprs.push_back(e), sel_atoms.push_back(std::move(s));
+        return static_cast<int>(sel_exprs.size() - 1);
+    };
+    for (const auto &spec : pair_specs) {
+        Pair p;
+        std::tie(p.expr1, p.expr2) = split_pair(spec);
+        p.sel1 = sel_index(p.expr1), p.sel2 = sel_index(p.expr2);
+        p.identical = p.sel1 == p.sel2;
+        p.label = p.expr1 + " : " + p.expr2;
+        pairs.push_back(std::move(p));
+    }
     double box_fixed[9] = {0};
     if (box_opt.size() == 9) std::copy(box_opt.begin(), box_opt.end(), box_fixed);
     else if (!box_opt.empty()) {
@@ -119,25 +182,28 @@ int run(int argc, char **argv) {
     opt.method = method == "brute" ? QMMM_RDF_METHOD_BRUTE : method == "cells" ? QMMM_RDF_METHOD_CELLS : QMMM_RDF_METHOD_AUTO;
     opt.kernel = kernel == "seed" ? QMMM_RDF_KERNEL_SEED : QMMM_RDF_KERNEL_FAST;
     opt.n_threads = threads;
-    if (devices.size() > QMMM_RDF_MAX_DEVICES) throw IoError(QMMM_ERR_INVALID_ARG, "too many --devices");
     opt.n_devices = static_cast<int32_t>(devices.size());
     std::copy(devices.begin(), devices.end(), opt.devices);
-    qmmm_rdf h = nullptr;
-    check(qmmm_rdf_create(&h, rmin, rmax, bins, &opt), "creating the RDF");
     struct Guard {
-        qmmm_rdf h;
-        ~Guard() { qmmm_rdf_destroy(h); }
-    } guard{h};
-    std::vector<int64_t> mol1, mol2;
-    if (exclude) {
-        for (auto i : s1) mol1.push_back(atoms[i].mol);
-        for (auto i : s2) mol2.push_back(atoms[i].mol);
+        std::vector<Pair> &p;
+        ~Guard() {
+            for (auto &x : p)
+                if (x.h) qmmm_rdf_destroy(x.h);
+        }
+    } guard{pairs};
+    for (auto &p : pairs) {
+        check(qmmm_rdf_create(&p.h, rmin, rmax, bins, &opt), "creating the RDF for '" + p.label + "'");
+        if (cut > 0) check(qmmm_rdf_set_cut(p.h, cut), "--cut");
+        const auto &a1 = sel_atoms[p.sel1], &a2 = sel_atoms[p.sel2];
+        std::vector<int64_t> mol1, mol2;
+        if (exclude) {
+            for (auto i : a1) mol1.push_back(atoms[i].mol);
+            for (auto i : a2) mol2.push_back(atoms[i].mol);
+        }
+        check(qmmm_rdf_set_selections(p.h, static_cast<int64_t>(a1.size()), a1.data(), exclude ? mol1.data() : nullptr,
+                                      static_cast<int64_t>(a2.size()), a2.data(), exclude ? mol2.data() : nullptr),
+              "selections of '" + p.label + "'");
     }
-    check(qmmm_rdf_set_selections(h, static_cast<int64_t>(s1.size()), s1.data(), exclude ? mol1.data() : nullptr,
-                                  static_cast<int64_t>(s2.size()), s2.data(), exclude ? mol2.data() : nullptr),
-          "selections");
-    qmmm_rdf_stats st{};
-    qmmm_rdf_stats_last(h, &st);
 
     const int64_t total_hint = [&] {
         int64_t n = reader->n_frames_hint();
@@ -145,98 +211,135 @@ int run(int argc, char **argv) {
         return n < 0 ? int64_t{-1} : (n - first + stride - 1) / stride;
     }();
     const bool bar = !no_progress && isatty(2);
-    // Frames go to the library in batches: several GPUs then count whole frames in parallel and the
-    // preparation of one frame overlaps the counting of the previous one (qmmm_rdf_add_frames). A batch
-    // holds at most ~256 MB of coordinates.
-    const size_t per_frame = 3 * (s1.size() + s2.size());
-    const bool gpu = opt.backend != QMMM_BACKEND_CPU;
-    const size_t batch = gpu ? std::max<size_t>(1, std::min<size_t>(4 * std::max<size_t>(1, devices.size()),
-                                                                     (size_t(32) << 20) / per_frame))
-                             : 1;
-    std::vector<double> x1(3 * s1.size() * batch), x2(3 * s2.size() * batch), boxes(9 * batch);
-    std::vector<int64_t> indices;
-    double t_read = secs(t_start, Clock::now()), t_count = 0;
+    // Frames go to the library in batches: several GPUs then count whole frames in parallel and the preparation of
+    // a frame overlaps the counting of the previous one (qmmm_rdf_add_frames). A batch holds at most ~256 MB.
+    size_t per_frame = 0;
+    for (const auto &s : sel_atoms) per_frame += 3 * s.size();
+    const bool batch_gpu = opt.backend != QMMM_BACKEND_CPU;
+    const size_t batch = batch_gpu ? std::max<size_t>(1, std::min<size_t>(4 * std::max<size_t>(1, devices.size()),
+                                                                          (size_t(32) << 20) / per_frame))
+                                   : 1;
+    cli::check_fits_memory(3.0 * double(batch) * double(per_frame), 8.0, "the frame buffers");
+
+    qmmm::rdfpipe::Source src;
+    src.reader = reader.get();
+    src.traj = traj;
+    src.first = first, src.last = last, src.stride = stride;
+    src.box_fixed = box_opt.empty() ? nullptr : box_fixed;
+    src.selections = &sel_atoms;
+    qmmm::rdfpipe::Pipe pipe(src, std::move(fr), batch);
+    double t_count = 0;
     int64_t used = 0;
     auto t_last_bar = Clock::now();
-    const auto count = [&] {  // the batch; on error frame by frame, so the message names the trajectory frame
-        const int64_t nb = static_cast<int64_t>(indices.size());
-        if (nb == 0) return;
+    for (qmmm::rdfpipe::Batch *b; (b = pipe.pop());) {
+        const int64_t nb = static_cast<int64_t>(b->indices.size());
         const auto t0 = Clock::now();
-        int s = qmmm_rdf_add_frames(h, nb, x1.data(), x2.data(), boxes.data());
-        for (int64_t k = 0; s != QMMM_SUCCESS && k < nb; ++k) {
-            s = qmmm_rdf_add_frame(h, &x1[3 * s1.size() * k], &x2[3 * s2.size() * k], &boxes[9 * k]);
-            if (s != QMMM_SUCCESS)
-                throw IoError(s, "frame " + std::to_string(indices[k]) + ": " + qmmm_status_string(s) + ": " +
-                                     qmmm_error_message());
-            if (k + 1 == nb) s = QMMM_SUCCESS;
+        for (auto &p : pairs) {
+            if (read_only) break;
+            const auto tp = Clock::now();
+            const double *x2 = p.identical ? nullptr : b->xyz[p.sel2].data();
+            int s = qmmm_rdf_add_frames(p.h, nb, b->xyz[p.sel1].data(), x2, b->boxes.data());
+            if (s != QMMM_SUCCESS) {  // again frame by frame, so the message names the trajectory frame
+                const size_t n1 = sel_atoms[p.sel1].size(), n2 = sel_atoms[p.sel2].size();
+                for (int64_t k = 0; k < nb; ++k) {
+                    s = qmmm_rdf_add_frame(p.h, &b->xyz[p.sel1][3 * n1 * k], p.identical ? nullptr : &b->xyz[p.sel2][3 * n2 * k],
+                                           &b->boxes[9 * k]);
+                    if (s != QMMM_SUCCESS)
+                        throw IoError(s, "frame " + std::to_string(b->indices[k]) + " ('" + p.label + "'): " +
+                                             qmmm_status_string(s) + ": " + qmmm_error_message());
+                }
+            }
+            p.seconds += secs(tp, Clock::now());
         }
         const auto t1 = Clock::now();
         t_count += secs(t0, t1);
         used += nb;
-        indices.clear();
+        pipe.done(b);
         if (bar && secs(t_last_bar, t1) > 0.2) progress(used, total_hint, secs(t_start, t1)), t_last_bar = t1;
-    };
-    while (have) {
-        const double *box = box_opt.empty() ? fr.box : box_fixed;
-        if (box_opt.empty() && !fr.has_box)
-            throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": frame " + std::to_string(index) + " has no periodic box; give --box");
-        const size_t k = indices.size();
-        for (size_t a = 0; a < s1.size(); ++a)
-            std::copy(&fr.xyz[3 * s1[a]], &fr.xyz[3 * s1[a]] + 3, &x1[3 * (s1.size() * k + a)]);
-        for (size_t a = 0; a < s2.size(); ++a)
-            std::copy(&fr.xyz[3 * s2[a]], &fr.xyz[3 * s2[a]] + 3, &x2[3 * (s2.size() * k + a)]);
-        std::copy(box, box + 9, &boxes[9 * k]);
-        indices.push_back(index);
-        if (indices.size() == batch) count();
-        // next frame to use
-        have = false;
-        const auto r0 = Clock::now();
-        for (int64_t k = 1; k <= stride; ++k) {
-            if (last >= 0 && index + k > last) break;
-            const bool ok = k == stride ? reader->next(fr) : reader->skip();
-            if (!ok) break;
-            if (k == stride) have = true, index += stride;
-        }
-        t_read += secs(r0, Clock::now());
     }
-    count();
+    pipe.rethrow();
     const double t_total = secs(t_start, Clock::now());
+    const double t_read = pipe.read_seconds();
     if (bar) progress(used, used, t_total), std::fprintf(stderr, "\n");
-    qmmm_rdf_stats_last(h, &st);
 
-    std::vector<double> r(bins), g(bins), n(bins), vol(1);
-    std::vector<int64_t> hist(bins);
-    int64_t frames = 0;
-    check(qmmm_rdf_results(h, r.data(), g.data(), n.data(), hist.data(), &frames, vol.data()), "results");
+    // Results: the library's g and n; number_density and none from the integer histogram (gmx rdf -norm).
+    const double dr = (rmax - rmin) / bins;
+    for (auto &p : pairs) {
+        p.r.resize(bins), p.g.resize(bins), p.n.resize(bins), p.hist.resize(bins), p.dens.resize(bins), p.count.resize(bins);
+        check(qmmm_rdf_results(p.h, p.r.data(), p.g.data(), p.n.data(), p.hist.data(), &p.frames, &p.volume), "results");
+        qmmm_rdf_stats_last(p.h, &p.st);
+        const double n1 = double(sel_atoms[p.sel1].size()), per_pair = p.identical ? 2.0 : 1.0;
+        for (int k = 0; k < bins; ++k) {
+            const double lo = rmin + k * dr, hi = lo + dr;
+            const double c = p.frames ? double(p.hist[k]) * per_pair / (double(p.frames) * n1) : 0.0;
+            p.count[k] = c;
+            p.dens[k] = c / (4.18879020478639098 * (hi * hi * hi - lo * lo * lo));
+        }
+    }
+    const auto &col = [&](const Pair &p) -> const std::vector<double> & {
+        return norm == "rdf" ? p.g : norm == "number_density" ? p.dens : p.count;
+    };
+    const char *col_name = norm == "rdf" ? "g(r)" : norm == "number_density" ? "rho(r) (1/Angstrom^3)" : "N(r) per bin";
     std::ostringstream table;
-    table << "# qmmm-rdf " << traj << "  sel1 '" << sel1 << "' (" << s1.size() << " atoms)  sel2 '"
-          << (sel2.empty() ? sel1 : sel2) << "' (" << s2.size() << " atoms)  frames " << frames << "\n"
-          << "# r (Angstrom, bin centre)  g(r)  n(r) (at the bin's upper edge)\n";
-    char line[128];
+    table << "# qmmm-rdf " << traj << "  frames " << (pairs.empty() ? 0 : pairs[0].frames) << "  norm " << norm;
+    if (cut > 0) table << "  cut " << cut;
+    table << "\n";
+    for (size_t q = 0; q < pairs.size(); ++q)
+        table << "# pair " << q + 1 << ": sel1 '" << pairs[q].expr1 << "' (" << sel_atoms[pairs[q].sel1].size()
+              << " atoms)  sel2 '" << pairs[q].expr2 << "' (" << sel_atoms[pairs[q].sel2].size() << " atoms)\n";
+    table << "# r (Angstrom, bin centre)";
+    for (size_t q = 0; q < pairs.size(); ++q)
+        table << "  " << col_name << "[" << q + 1 << "]  n(r)[" << q + 1 << "] (at the bin's upper edge)";
+    table << "\n";
+    char line[64];
     for (int k = 0; k < bins; ++k) {
-        std::snprintf(line, sizeof line, "%12.6f %14.8f %14.8f\n", r[k], g[k], n[k]);
+        std::snprintf(line, sizeof line, "%12.6f", pairs[0].r[k]);
         table << line;
+        for (const auto &p : pairs) {
+            std::snprintf(line, sizeof line, " %14.8g %14.8f", col(p)[k], p.n[k]);
+            table << line;
+        }
+        table << "\n";
     }
     if (!quiet) std::fputs(table.str().c_str(), stdout);
     if (!out.empty()) {
         std::ofstream f(out);
         if (!(f << table.str())) throw IoError(QMMM_ERR_FILE_OPEN, out + ": cannot write");
     }
+    const int64_t frames = pairs[0].frames;
     if (!json_out.empty()) {
-        int kmax = 0;
-        for (int k = 1; k < bins; ++k) if (g[k] > g[kmax]) kmax = k;
+        nlohmann::json jp = nlohmann::json::array();
+        for (const auto &p : pairs) {
+            int kmax = 0;
+            for (int k = 1; k < bins; ++k)
+                if (p.g[k] > p.g[kmax]) kmax = k;
+            // Coordination number at the first minimum of g after its highest peak (the first shell).
+            int kmin = kmax;
+            while (kmin + 1 < bins && p.g[kmin + 1] <= p.g[kmin]) ++kmin;
+            jp.push_back({{"sel1", p.expr1}, {"sel2", p.expr2}, {"n1", sel_atoms[p.sel1].size()},
+                          {"n2", sel_atoms[p.sel2].size()}, {"identical", p.identical},
+                          {"n_pairs_per_frame", p.st.n_pairs}, {"avg_volume", p.volume}, {"seconds_rdf", p.seconds},
+                          {"peak", {{"r", p.r[kmax]}, {"g", p.g[kmax]}}},
+                          {"first_minimum", {{"r_upper_edge", rmin + (kmin + 1) * dr}, {"g", p.g[kmin]},
+                                             {"coordination_number", p.n[kmin]}}},
+                          {"g", p.g}, {"n", p.n}, {"number_density", p.dens}, {"count_per_bin", p.count},
+                          {"hist", p.hist}});
+        }
+        const auto &p0 = pairs[0];
         nlohmann::json j = {{"tool", "qmmm-rdf"}, {"version", qmmm_version_string()}, {"trajectory", traj},
-                            {"length_unit", "Angstrom"}, {"sel1", sel1}, {"sel2", sel2.empty() ? sel1 : sel2},
-                            {"n1", s1.size()}, {"n2", s2.size()}, {"identical", st.identical != 0},
+                            {"length_unit", "Angstrom"}, {"norm", norm}, {"cut", cut},
                             {"exclude_same_molecule", exclude}, {"r_min", rmin}, {"r_max", rmax}, {"bins", bins},
                             {"frames", frames}, {"first", first}, {"last", last}, {"stride", stride},
-                            {"avg_volume", vol[0]}, {"n_pairs_per_frame", st.n_pairs},
-                            {"backend", st.backend == QMMM_BACKEND_CUDA ? "cuda" : "cpu"},
-                            {"method", st.method == QMMM_RDF_METHOD_CELLS ? "cells" : "brute"},
-                            {"seconds_total", t_total}, {"seconds_read", t_read}, {"seconds_rdf", t_count},
-                            {"frames_per_second", t_total > 0 ? frames / t_total : 0.0},
-                            {"peak", {{"r", r[kmax]}, {"g", g[kmax]}}},
-                            {"r", r}, {"g", g}, {"n", n}, {"hist", hist}};
+                            {"backend", p0.st.backend == QMMM_BACKEND_CUDA ? "cuda" : "cpu"},
+                            {"method", p0.st.method == QMMM_RDF_METHOD_CELLS ? "cells" : "brute"},
+                            {"read_only", read_only}, {"seconds_total", t_total}, {"seconds_read", t_read},
+                            {"seconds_rdf", t_count}, {"frames_read", used},
+                            {"frames_per_second", t_total > 0 ? double(used) / t_total : 0.0},
+                            {"r", p0.r}, {"pairs", jp}};
+        // One pair: its columns also at the top level, as before several pairs existed.
+        if (pairs.size() == 1)
+            for (const char *k : {"sel1", "sel2", "n1", "n2", "identical", "peak", "g", "n", "hist"}) j[k] = jp[0][k];
+        if (pairs.size() == 1) j["avg_volume"] = p0.volume, j["n_pairs_per_frame"] = p0.st.n_pairs;
         std::ofstream f(json_out);
         if (!(f << j.dump(1) << "\n")) throw IoError(QMMM_ERR_FILE_OPEN, json_out + ": cannot write");
     }
@@ -247,21 +350,23 @@ int run(int argc, char **argv) {
             std::ofstream f(data);
             f << table.str();
         }
-        std::string cmd = "gnuplot 2>&1";
-        FILE *p = popen(cmd.c_str(), "w");
+        FILE *p = popen("gnuplot 2>&1", "w");
         if (!p) throw IoError(QMMM_ERR_FILE_OPEN, "cannot run gnuplot (install gnuplot-nox)");
-        std::fprintf(p,
-                     "set terminal png size 900,600\nset output '%s'\nset xlabel 'r (Angstrom)'\nset ylabel 'g(r)'\n"
-                     "set y2label 'n(r)'\nset ytics nomirror\nset y2tics\nset key top left\n"
-                     "plot '%s' using 1:2 with lines lw 2 title 'g(r)', '' using 1:3 axes x1y2 with lines dt 2 title 'n(r)'\n",
-                     png.c_str(), data.c_str());
+        std::fprintf(p, "set terminal png size 900,600\nset output '%s'\nset xlabel 'r (Angstrom)'\nset ylabel '%s'\n"
+                        "set y2label 'n(r)'\nset ytics nomirror\nset y2tics\nset key top left\nplot ",
+                     png.c_str(), col_name);
+        for (size_t q = 0; q < pairs.size(); ++q)
+            std::fprintf(p, "%s'%s' using 1:%zu with lines lw 2 title '%s', '' using 1:%zu axes x1y2 with lines dt 2 title 'n %s'",
+                         q ? ", " : "", data.c_str(), 2 + 2 * q, pairs[q].label.c_str(), 3 + 2 * q, pairs[q].label.c_str());
+        std::fprintf(p, "\n");
         const int rc = pclose(p);
         if (rc != 0) throw IoError(QMMM_ERR_FILE_OPEN, "gnuplot failed (exit " + std::to_string(rc) + ") writing " + png);
     }
     if (!quiet)
-        std::fprintf(stderr, "qmmm-rdf: %lld frames, %.3f s (reading %.3f s, RDF %.3f s), %.1f frames/s, %s %s\n",
-                     static_cast<long long>(frames), t_total, t_read, t_count, t_total > 0 ? frames / t_total : 0.0,
-                     st.backend == QMMM_BACKEND_CUDA ? "cuda" : "cpu", st.method == QMMM_RDF_METHOD_CELLS ? "cells" : "brute");
+        std::fprintf(stderr, "qmmm-rdf: %lld frames, %zu pair(s), %.3f s (reading %.3f s, RDF %.3f s), %.1f frames/s, %s %s\n",
+                     static_cast<long long>(used), pairs.size(), t_total, t_read, t_count,
+                     t_total > 0 ? used / t_total : 0.0, pairs[0].st.backend == QMMM_BACKEND_CUDA ? "cuda" : "cpu",
+                     pairs[0].st.method == QMMM_RDF_METHOD_CELLS ? "cells" : "brute");
     return 0;
 }
 
@@ -272,9 +377,12 @@ int main(int argc, char **argv) {
         return run(argc, argv);
     } catch (const IoError &e) {
         std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
-        return e.status == QMMM_ERR_INVALID_ARG ? 2 : 1;
+        return e.status == QMMM_ERR_INVALID_ARG ? cli::kUsageError : e.status;
+    } catch (const cli::Error &e) {
+        std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
+        return e.status;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
-        return 1;
+        return 99;
     }
 }

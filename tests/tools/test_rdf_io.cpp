@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "gpu_test.hpp"  // QMMM_SKIP
 #include "qmmm_accel.h"
 #include "rdf_io.hpp"
 
@@ -60,6 +64,7 @@ TEST(RdfIo, AtomNamesResiduesSelections) {
     EXPECT_TRUE(select(a, "name XX").empty());
     EXPECT_THROW(select(a, "colour red"), IoError);
     EXPECT_THROW(select(a, "name"), IoError);
+    EXPECT_THROW(select(a, "all OW"), IoError);
     // GRO and LAMMPS give the same molecules; LAMMPS types from the type column
     auto g = open_trajectory(dir + "water.gro");
     ASSERT_TRUE(g->next(f));
@@ -144,6 +149,109 @@ TEST(RdfIo, BrokenFilesSayWhere) {
     }
     EXPECT_THROW(open_trajectory(dir + "make_data.py"), IoError);  // unknown extension
     EXPECT_THROW(open_trajectory(dir + "water.xyz", "dcd"), IoError);  // not a DCD
+}
+
+// Issue 18 item 7: a word that is no keyword is named as an unknown keyword, and the message lists the
+// language's keywords (it used to say "'nonsense' needs at least one value").
+TEST(RdfIo, UnknownSelectionWordNamesTheKeywords) {
+    auto r = open_trajectory(dir + "water.pdb");
+    Frame f;
+    ASSERT_TRUE(r->next(f));
+    for (const auto &[expr, word] : std::vector<std::pair<std::string, std::string>>{
+             {"nonsense", "nonsense"}, {"name OW and nonsense", "nonsense"}, {"Nonsense 1 2", "Nonsense"}}) {
+        try {
+            select(r->atoms(), expr);
+            FAIL() << expr;
+        } catch (const IoError &e) {
+            const std::string m = e.what();
+            EXPECT_EQ(e.status, QMMM_ERR_INVALID_ARG);
+            EXPECT_NE(m.find("selection '" + expr + "': unknown keyword '" + word + "'"), std::string::npos) << m;
+            EXPECT_EQ(m.find("needs at least one value"), std::string::npos) << m;
+            for (const char *k : {"name", "element", "resname", "type", "index", "resid", "all", "'and'"})
+                EXPECT_NE(m.find(k), std::string::npos) << k << " missing in: " << m;
+        }
+    }
+    try {  // a keyword without values still says so, with the same help
+        select(r->atoms(), "name");
+        FAIL();
+    } catch (const IoError &e) {
+        EXPECT_NE(std::string(e.what()).find("'name' needs at least one value; a selection is"), std::string::npos) << e.what();
+    }
+}
+
+// XTC and TRR through GROMACS's reader: the files make_gmx_data.sh wrote with gmx trjconv from water.gro and
+// tri.gro hold the same frames, boxes and coordinates (XTC: 4 decimals in nm, as the GRO files; TRR: float).
+TEST(RdfIo, XtcAndTrrEqualTheirGroSource) {
+    if (!have_gromacs()) QMMM_SKIP("built without GROMACS's library (libgromacs-dev)");
+    for (const auto &[file, ref] : std::vector<std::pair<std::string, std::string>>{
+             {"water.xtc", "water.gro"}, {"water.trr", "water.gro"}, {"tri.xtc", "tri.gro"}}) {
+        const auto v = read_all(file), g = read_all(ref);
+        ASSERT_EQ(v.size(), g.size()) << file;
+        ASSERT_GE(v.size(), 2u) << file;
+        for (size_t f = 0; f < v.size(); ++f) {
+            ASSERT_EQ(v[f].xyz.size(), g[f].xyz.size()) << file;
+            double err = 0;
+            for (size_t i = 0; i < v[f].xyz.size(); ++i) err = std::max(err, std::fabs(v[f].xyz[i] - g[f].xyz[i]));
+            EXPECT_LT(err, 2e-6) << file << " frame " << f;  // float nm x 10 of numbers below 20 Angstrom
+            ASSERT_TRUE(v[f].has_box) << file;
+            for (int k = 0; k < 9; ++k) EXPECT_NEAR(v[f].box[k], g[f].box[k], 2e-6) << file << " frame " << f << " box " << k;
+        }
+    }
+    // the triclinic cell as the GRO file gives it (and as tri.xyz, Angstrom)
+    const auto t = read_all("tri.xtc");
+    const double cell[9] = {13, 0, 0, 2.5, 12.5, 0, -1.5, 2, 12};
+    for (int k = 0; k < 9; ++k) EXPECT_NEAR(t[1].box[k], cell[k], 2e-6) << k;
+    // names from a topology, atoms numbered without one
+    auto r = open_trajectory(dir + "water.xtc", "auto", dir + "water.pdb");
+    EXPECT_EQ(select(r->atoms(), "name OW").size(), 64u);
+    EXPECT_EQ(select(open_trajectory(dir + "water.trr")->atoms(), "index 0-9").size(), 10u);
+    // skipping frames
+    auto s = open_trajectory(dir + "water.xtc");
+    Frame f;
+    EXPECT_TRUE(s->skip());
+    ASSERT_TRUE(s->next(f));
+    EXPECT_NEAR(f.xyz[10], read_all("water.gro")[1].xyz[10], 2e-6);
+    EXPECT_TRUE(s->skip());
+    EXPECT_FALSE(s->skip());
+    EXPECT_FALSE(s->next(f));
+}
+
+TEST(RdfIo, BrokenXtcAndTrrSayWhere) {
+    if (!have_gromacs()) QMMM_SKIP("built without GROMACS's library (libgromacs-dev)");
+    const auto expect = [](const std::function<void()> &fn, int status, const std::string &text) {
+        try {
+            fn();
+            ADD_FAILURE() << "no error; expected: " << text;
+        } catch (const IoError &e) {
+            EXPECT_EQ(e.status, status) << e.what();
+            EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+        }
+    };
+    // water.xtc cut inside frame 2: frames 0 and 1, then an error naming the file and the frame
+    auto r = open_trajectory(dir + "truncated.xtc");
+    Frame f;
+    EXPECT_TRUE(r->next(f));
+    EXPECT_TRUE(r->next(f));
+    expect([&] { r->next(f); }, QMMM_ERR_FILE_FORMAT, "truncated.xtc: frame 2 is incomplete");
+    expect([] { open_trajectory(dir + "water.trr", "xtc"); }, QMMM_ERR_FILE_FORMAT,
+           "water.trr: not an XTC file (magic number 1993, expected 1995)");
+    expect([] { open_trajectory(dir + "water.gro", "trr"); }, QMMM_ERR_FILE_FORMAT, "water.gro: not a TRR file");
+    expect([] { open_trajectory(dir + "no_such.xtc"); }, QMMM_ERR_FILE_OPEN, "no_such.xtc: cannot open");
+    EXPECT_NO_THROW(open_trajectory(dir + "water.xtc", "auto", dir + "tri.lammpstrj"));  // 192 atoms: fine
+}
+
+TEST(RdfIo, XtcWithoutGromacsSaysWhatToInstall) {
+    if (have_gromacs()) QMMM_SKIP("this build reads XTC through GROMACS");
+    for (const char *file : {"water.xtc", "water.trr"}) {
+        try {
+            open_trajectory(dir + file);
+            FAIL() << file;
+        } catch (const IoError &e) {
+            EXPECT_EQ(e.status, QMMM_ERR_UNSUPPORTED);
+            EXPECT_NE(std::string(e.what()).find("libgromacs-dev"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("xyz, pdb, gro, lammps, dcd"), std::string::npos) << e.what();
+        }
+    }
 }
 
 }  // namespace

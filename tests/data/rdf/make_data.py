@@ -48,13 +48,17 @@ def write_pdb(path, frames):
             f.write("ENDMDL\n")
         f.write("END\n")
 
-def write_gro(path, frames):
+def write_gro(path, frames, cell=None):
     with open(path, "w") as f:
         for t, fr in enumerate(frames):
             f.write(f"water t= {t}.0\n{len(fr)}\n")
             for i, (a, e, r) in enumerate(fr):
                 f.write("%5d%-5s%5s%5d%9.4f%9.4f%9.4f\n" % (i // 3 + 1, "SOL", a, i + 1, r[0] / 10, r[1] / 10, r[2] / 10))
-            f.write(f"{L / 10:10.5f}{L / 10:10.5f}{L / 10:10.5f}\n")
+            if cell is None:
+                f.write(f"{L / 10:10.5f}{L / 10:10.5f}{L / 10:10.5f}\n")
+            else:  # v1(x) v2(y) v3(z) v1(y) v1(z) v2(x) v2(z) v3(x) v3(y), nm
+                v = [cell[0][0], cell[1][1], cell[2][2], cell[0][1], cell[0][2], cell[1][0], cell[1][2], cell[2][0], cell[2][1]]
+                f.write("".join(f"{x / 10:10.5f}" for x in v) + "\n")
 
 def write_lammps(path, frames, cell=None, scaled=False):
     with open(path, "w") as f:
@@ -114,6 +118,7 @@ tri = [[13.0, 0, 0], [2.5, 12.5, 0], [-1.5, 2.0, 12.0]]
 tframes = water_frames(2, tri)
 write_xyz(os.path.join(here, "tri.xyz"), tframes, tri)
 write_lammps(os.path.join(here, "tri.lammpstrj"), tframes, cell=tri, scaled=True)
+write_gro(os.path.join(here, "tri.gro"), tframes, cell=tri)  # the source of tri.xtc (make_gmx_data.sh)
 # frame 2 with one atom fewer: mismatched atom counts
 bad = [frames[0], frames[1][:-1]]
 write_xyz(os.path.join(here, "mismatch.xyz"), bad, cube)

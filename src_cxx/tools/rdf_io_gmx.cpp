@@ -1,0 +1,135 @@
+// rdf_io_gmx.cpp -- XTC and TRR trajectories through GROMACS's own reader (libgromacs, Debian's
+// libgromacs-dev 2022). Built only when CMake finds GROMACS (QMMM_GROMACS=AUTO|ON).
+//
+// Why this API: libgromacs-dev installs neither xtcio.h nor trrio.h; the reading API it does install is the
+// legacy trajectory interface gromacs/fileio/trxio.h (read_first_frame / read_next_frame / close_trx on a
+// t_trxframe), the one gmx's own tools use. It picks the format from the extension, reads single- and
+// double-precision TRR and decompresses XTC. Its fatal errors end the process (gmx_fatal), so the file is
+// checked here first (exists, readable, the format's magic number) and an incomplete last frame, which
+// GROMACS reports only through t_trxframe::not_ok, becomes an IoError naming the file and the frame.
+// Lengths: GROMACS files are in nm; frames come out in Angstrom (x 10) like every other reader.
+#include <gromacs/fileio/oenv.h>
+#include <gromacs/fileio/trxio.h>
+#include <gromacs/trajectory/trajectoryframe.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "qmmm_accel.h"
+#include "rdf_io.hpp"
+
+namespace qmmm::rdfio {
+namespace {
+
+// XDR stores the first int of an XTC (1995) or TRR (1993) frame big-endian.
+void check_magic(const std::string &path, const std::string &format) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot open: " + std::strerror(errno));
+    unsigned char b[4] = {0, 0, 0, 0};
+    in.read(reinterpret_cast<char *>(b), 4);
+    if (in.gcount() == 0) throw IoError(QMMM_ERR_FILE_FORMAT, path + ": the file is empty");
+    if (in.gcount() != 4) throw IoError(QMMM_ERR_FILE_FORMAT, path + ": the file ends inside the first frame header");
+    const int32_t magic = static_cast<int32_t>((uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3]);
+    const int32_t want = format == "xtc" ? 1995 : 1993;
+    if (magic != want)
+        throw IoError(QMMM_ERR_FILE_FORMAT, path + ": not " + (format == "xtc" ? "an XTC" : "a TRR") +
+                                                " file (magic number " + std::to_string(magic) + ", expected " +
+                                                std::to_string(want) + ")");
+}
+
+class GmxReader : public Reader {
+public:
+    GmxReader(const std::string &path, const std::string &format, const std::string &topology) : path_(path) {
+        check_magic(path, format);
+        output_env_init_default(&oenv_);
+        clear_trxframe(&fr_, true);
+        have_ = read_first_frame(oenv_, &status_, path.c_str(), &fr_, TRX_NEED_X);
+        if (!have_) {
+            const int bad = fr_.not_ok;
+            release();
+            throw IoError(QMMM_ERR_FILE_FORMAT, path + ": no frame with coordinates" +
+                                                    (bad ? std::string(" (the first frame is incomplete)") : ""));
+        }
+        n_ = fr_.natoms;
+        if (n_ < 1) {
+            release();
+            throw IoError(QMMM_ERR_FILE_FORMAT, path + ": frame 0 has " + std::to_string(n_) + " atoms");
+        }
+        try {
+            atoms_ = topology.empty() ? numbered_atoms(n_) : atoms_from_topology(topology, n_, path);
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~GmxReader() override { release(); }
+    GmxReader(const GmxReader &) = delete;
+    GmxReader &operator=(const GmxReader &) = delete;
+
+    bool next(Frame &f) override {
+        if (!pending()) return false;
+        if (fr_.natoms != n_)
+            throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) + " has " +
+                                                    std::to_string(fr_.natoms) + " atoms, the first frame had " +
+                                                    std::to_string(n_));
+        f.xyz.resize(3 * size_t(n_));
+        for (int64_t i = 0; i < n_; ++i)
+            for (int d = 0; d < 3; ++d) f.xyz[3 * i + d] = 10.0 * double(fr_.x[i][d]);
+        for (int r = 0; r < 3; ++r)
+            for (int d = 0; d < 3; ++d) f.box[3 * r + d] = 10.0 * double(fr_.box[r][d]);
+        const double det = f.box[0] * (f.box[4] * f.box[8] - f.box[5] * f.box[7]) - f.box[1] * (f.box[3] * f.box[8] - f.box[5] * f.box[6]) +
+              f.box[2] * (f.box[3] * f.box[7] - f.box[4] * f.box[6]);
+        f.has_box = fr_.bBox && det != 0;  // GROMACS writes a zero box for a frame without one
+        advance();
+        return true;
+    }
+    bool skip() override {
+        if (!pending()) return false;
+        advance();
+        return true;
+    }
+
+private:
+    static std::vector<AtomInfo> numbered_atoms(int64_t n) {
+        std::vector<AtomInfo> a(n);
+        for (int64_t i = 0; i < n; ++i) a[i].resid = a[i].mol = i;
+        return a;
+    }
+    // The frame in fr_ is the next one to hand out; an incomplete frame stops the file with an error.
+    bool pending() {
+        if (have_) return true;
+        if (bad_)
+            throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) +
+                                                    " is incomplete (truncated or corrupt file)");
+        return false;
+    }
+    void advance() {
+        ++frame_;
+        have_ = read_next_frame(oenv_, status_, &fr_);
+        bad_ = !have_ && fr_.not_ok != 0;
+    }
+    void release() noexcept {
+        if (status_) close_trx(status_);
+        status_ = nullptr;
+        done_frame(&fr_);  // close_trx leaves the frame's coordinate array
+        clear_trxframe(&fr_, true);
+        if (oenv_) output_env_done(oenv_);
+        oenv_ = nullptr;
+    }
+
+    std::string path_;
+    gmx_output_env_t *oenv_ = nullptr;
+    t_trxstatus *status_ = nullptr;
+    t_trxframe fr_{};
+    bool have_ = false, bad_ = false;
+    int64_t n_ = 0, frame_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> open_gromacs(const std::string &path, const std::string &format, const std::string &topology) {
+    return std::make_unique<GmxReader>(path, format, topology);
+}
+
+}  // namespace qmmm::rdfio
