@@ -18,12 +18,15 @@ module vmc_accum
     real(real64), allocatable :: parts(:, :, :)      ! (NPART, nw, n_meas) this block, this process
     real(real64), allocatable :: parts_all(:)        ! rank 0: every rank's parts, in rank order
     real(real64), allocatable :: series(:)           ! rank 0: walker-averaged E_L per measurement
+    real(real64), allocatable :: part_series(:, :)   ! rank 0: (NPART, measurements) walker-averaged parts
     real(real64), allocatable :: block_mean(:)       ! rank 0: mean E_L per block
     real(real64) :: sum_e = 0, sum_e2 = 0, sum_k = 0, sum_ee = 0, sum_en = 0, sum_f = 0
     integer(int64) :: n_samples = 0
     integer(int64) :: n_acc = 0, n_try = 0           ! acceptance of all processes so far
     real(real64) :: mean = 0, err = 0                ! rank 0, after accum_finish
     integer :: level = 0                             ! reblocking level (block length 2^level)
+    logical :: converged = .false.                   ! the reblocking criterion was met
+    real(real64) :: part_err(NPART) = 0              ! reblocked error bars of the parts' means
   end type
 
 contains
@@ -37,6 +40,7 @@ contains
     allocate(acc%parts(NPART, nw, acc%n_meas))
     allocate(acc%parts_all(merge(NPART * nw_total * acc%n_meas, 1, par_root)))
     allocate(acc%series(inp%n_blocks * acc%n_meas), acc%block_mean(inp%n_blocks))
+    allocate(acc%part_series(NPART, inp%n_blocks * acc%n_meas))
   end subroutine
 
   ! Block ib is in acc%parts on every process: gather, sum on rank 0, print its line there.
@@ -63,9 +67,9 @@ contains
     type(accum_t), intent(inout) :: acc
     integer, intent(in) :: meas0
     integer :: s, r, w, first, n, k
-    real(real64) :: el, p
+    real(real64) :: el, p, ps(NPART)
     do s = 1, acc%n_meas
-      el = 0
+      el = 0; ps = 0
       do r = 0, par_size - 1
         call par_share(acc%nw_total, r, first, n)
         do w = 1, n
@@ -76,16 +80,26 @@ contains
           acc%sum_k = acc%sum_k + acc%parts_all(k + 2); acc%sum_ee = acc%sum_ee + acc%parts_all(k + 3)
           acc%sum_en = acc%sum_en + acc%parts_all(k + 4)
           acc%sum_f = acc%sum_f + acc%parts_all(k + 5)
+          ps = ps + acc%parts_all(k + 1:k + NPART)
           acc%n_samples = acc%n_samples + 1
         end do
       end do
       acc%series(meas0 + s) = el / acc%nw_total
+      acc%part_series(:, meas0 + s) = ps / acc%nw_total
     end do
   end subroutine
 
+  ! Reblocked mean and error of E_L, and error bars of each part's mean (its own reblocking: a smooth
+  ! one-body part such as the environment term fluctuates far less than the total).
   subroutine accum_finish(acc)
     type(accum_t), intent(inout) :: acc
-    if (par_root) call reblock(acc%series, acc%mean, acc%err, acc%level)
+    integer :: i, lv
+    real(real64) :: m
+    if (.not. par_root) return
+    call reblock(acc%series, acc%mean, acc%err, acc%level, acc%converged)
+    do i = 1, NPART
+      call reblock(acc%part_series(i, :), m, acc%part_err(i), lv)
+    end do
   end subroutine
 
 end module vmc_accum

@@ -1,5 +1,6 @@
 ! vmc_molden.f90 -- reads a Molden file: atoms, contracted Gaussian shells (s, p, d, f), occupied MOs.
-! Conventions (Molden format; checked against psi4 1.3.2 by tests/vmc_overlap_check):
+! Conventions (Molden format; checked against psi4 1.3.2 by tests/vmc_overlap_check.f90, ctest vmc_overlap_*:
+! psi4's occupied MOs are orthonormal with the analytic AO overlap of the basis as built here):
 !  - [Atoms] (AU) or (Angs); the third column is the nuclear charge.
 !  - contraction coefficients multiply normalised primitives; each contracted shell is renormalised.
 !  - [5D] = spherical d and f, [5D7F] likewise, [5D10F] spherical d / cartesian f, [7F] spherical f only;

@@ -72,13 +72,17 @@ contains
     acceptance = real(acc%n_acc, real64) / acc%n_try
     t = info%rank_times(:, 1)   ! this rank's (rank 0's) total, field, wavefunction, setup
     write(output_unit, '(a)') ''
-    write(output_unit, '(a,f19.10,a,f14.10,a,i0,a)') '  energy        ', acc%mean, ' +- ', acc%err, &
-         ' hartree (reblocked, block length 2^', acc%level, ' local energies)'
+    write(output_unit, '(a,f19.10,a,f14.10,a,i0,a,i0,a)') '  energy        ', acc%mean, ' +- ', acc%err, &
+         ' hartree (reblocked, block length 2^', acc%level, ' local energies, ', size(acc%series) / 2**acc%level, &
+         ' blocks)'
+    if (.not. acc%converged) write(output_unit, '(a)') '  WARNING: the reblocking criterion was never met (too ' // &
+         'short a run for its correlation time): the error bar is not reliable'
     write(output_unit, '(a,f19.10)') '  variance      ', var
     write(output_unit, '(a,f10.4,a,f10.4)') '  acceptance    ', acceptance, '   equilibration ', &
          real(smp%n_acc_eq, real64) / max(smp%n_try_eq, 1_int64)
     write(output_unit, '(a)') '  parts (mean)  kinetic, e-e, e-n, n-n, electrons-environment, nuclei-environment:'
     write(output_unit, '(16x,6f16.8)') mk, mee, men, smp%vnn, mf, fld%e_nuc_env
+    write(output_unit, '(a,6f16.8)') '  (error bars)  ', acc%part_err(2:4), 0.0_real64, acc%part_err(5), 0.0_real64
     write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a,f10.3,a)') '  time (s)      total ', t(1), '  field ', t(2), &
          '  wavefunction ', t(3), '  rest ', t(1) - t(2) - t(3)
     write(output_unit, '(a,f10.3,a)') '                (of which setup: cubes, field, walkers ', t(4), ')'
@@ -108,6 +112,8 @@ contains
     call js%put('energy', acc%mean)
     call js%put('error', acc%err)
     call js%put('reblock_level', acc%level)
+    call js%put('reblock_blocks', size(acc%series) / 2**acc%level)   ! blocks of the chosen length
+    call js%put('reblock_converged', acc%converged)
     call js%put('variance', var)
     call js%put('acceptance', acceptance)
     call js%put('move_length', smp%delta)
@@ -118,6 +124,12 @@ contains
     call js%put('nucleus_nucleus', smp%vnn)
     call js%put('electron_environment', mf)
     call js%put('nucleus_environment', fld%e_nuc_env)
+    call js%end()
+    call js%begin_object('parts_error')   ! reblocked error bars of the means above (constants: none)
+    call js%put('kinetic', acc%part_err(2))
+    call js%put('electron_electron', acc%part_err(3))
+    call js%put('electron_nucleus', acc%part_err(4))
+    call js%put('electron_environment', acc%part_err(5))
     call js%end()
     ! rank 0's times include waiting for the others; every rank's own follow under "ranks"
     call put_times(t, .true.)

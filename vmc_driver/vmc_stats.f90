@@ -19,11 +19,14 @@ contains
     if (n > 1) err = sqrt(sum((x - mean)**2) / (real(n, real64) * (n - 1)))
   end subroutine
 
-  ! err: the reblocked standard error; level: the blocking level used (block length 2^level).
-  subroutine reblock(x, mean, err, level)
+  ! err: the reblocked standard error; level: the blocking level used (block length 2^level);
+  ! converged: the criterion was met (else the largest blocks were taken: 2 or 3 of them, an error bar
+  ! that cannot be trusted; callers and tests check this).
+  subroutine reblock(x, mean, err, level, converged)
     real(real64), intent(in) :: x(:)
     real(real64), intent(out) :: mean, err
     integer, intent(out) :: level
+    logical, intent(out), optional :: converged
     real(real64), allocatable :: y(:)
     real(real64) :: e0, eb, m
     integer :: n, b, i, n0
@@ -32,6 +35,7 @@ contains
     y = x
     call mean_err(y, mean, e0)
     err = e0; level = 0
+    if (present(converged)) converged = .false.
     n = n0; b = 0
     do while (n >= 4)
       b = b + 1
@@ -43,6 +47,7 @@ contains
       if (e0 > 0) then
         if (2.0_real64**(3 * b) > 2 * real(n0, real64) * (eb / e0)**4 .and. level == 0) then
           level = b; err = eb
+          if (present(converged)) converged = .true.
         end if
       end if
     end do

@@ -2,6 +2,7 @@
 # -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode|args..." (OUT1/OUT2 stand for the results);
 # -DLAUNCH="mpiexec|-n|2": a launcher before EXE (empty: none);
 # -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the CUDA backend has no GPU.
+# -DEXPECT_CHECK_FAIL=regex: the runs must succeed and the check must fail saying regex.
 foreach(i 1 2)
   if(DEFINED IN${i})
     file(REMOVE ${OUT${i}})
@@ -16,11 +17,24 @@ foreach(i 1 2)
     endif()
   endif()
 endforeach()
-string(REPLACE "|" ";" ARGS "${ARGS}")
 string(REPLACE "OUT1" "${OUT1}" ARGS "${ARGS}")
 string(REPLACE "OUT2" "${OUT2}" ARGS "${ARGS}")
-execute_process(COMMAND ${CHECK} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("${out}${err}")
-if(NOT rc EQUAL 0)
+# Several checks of the same results: ARGS = "mode|args|&&|mode|args..."
+string(REPLACE "|&&|" ";" checks "${ARGS}")
+set(failed 0)
+foreach(check ${checks})
+  string(REPLACE "|" ";" cargs "${check}")
+  execute_process(COMMAND ${CHECK} ${cargs} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("---- vmc_check ${check}\n${out}${err}")
+  if(NOT rc EQUAL 0)
+    set(failed 1)
+  endif()
+endforeach()
+if(DEFINED EXPECT_CHECK_FAIL)
+  # A negative test: the check must fail, and for the reason given (EXPECT_CHECK_FAIL: regex on its output).
+  if(NOT failed OR NOT out MATCHES "${EXPECT_CHECK_FAIL}")
+    message(FATAL_ERROR "expected the check to fail with '${EXPECT_CHECK_FAIL}'")
+  endif()
+elseif(failed)
   message(FATAL_ERROR "check failed")
 endif()

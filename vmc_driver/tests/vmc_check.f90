@@ -1,29 +1,62 @@
 ! vmc_check -- assertions on qmmm_vmc's JSON results against psi4's reference.json (exit 1 on failure).
-!   vmc_check ref    RESULT REFERENCE REFKEY MAX_ERROR   |E - ref| <= 3 sigma and sigma <= MAX_ERROR
+! KEY may be a path into nested objects: parts.electron_environment. Energies in hartree.
+!   vmc_check ref    RESULT REFERENCE REFKEY MAX_ERROR [OFFSET OFFSET_ERR]
+!                    |E - (ref + OFFSET)| <= 3 sqrt(sigma^2 + OFFSET_ERR^2), sigma <= MAX_ERROR, and the
+!                    reblocking converged with >= 8 blocks (checked first: else the error bar means nothing). OFFSET: a known bias of the trial function
+!                    (the cusp correction's, measured in long runs), OFFSET_ERR its error bar.
+!   vmc_check part   RESULT PART REFERENCE REFKEY MAX_ERROR
+!                    |parts.PART - ref| <= 3 sigma_PART (parts_error.PART) and sigma_PART <= MAX_ERROR
+!   vmc_check sum    A B REFERENCE REFKEY MAX_ERROR [OFFSET OFFSET_ERR]
+!                    the embedded energy from two runs of the same trial function, A without and B with
+!                    the environment: E_A + parts.electron_environment(B) + parts.nucleus_environment(B),
+!                    error sqrt(sigma_A^2 + sigma_env(B)^2), checked like ref (both runs' reblocking too)
 !   vmc_check exact  RESULT KEY REFERENCE REFKEY TOL     |RESULT[KEY] - REFERENCE[REFKEY]| <= TOL
 !   vmc_check lower  A B [NSIG]                          E_A < E_B (by more than NSIG combined error bars,
 !                                                        default 0) and variance_A < variance_B
-!   vmc_check same   A B                                 energy, error, blocks, final positions bitwise equal
+!   vmc_check same   A B                                 energy, error, blocks, final positions, variance,
+!                                                        environment energy bitwise equal
 !   vmc_check close  A B TOL                             same configurations (final positions, acceptance
 !                                                        bitwise) and |E_A - E_B| <= TOL
 program vmc_check
   use, intrinsic :: iso_fortran_env, only: real64
   implicit none
-  character(len=512) :: mode, a, b, c, d, e
-  real(real64) :: ea, sa, eb, sb, r, tol
+  character(len=512) :: mode, a, b, c, d, e, f, g
+  real(real64) :: ea, sa, eb, sb, r, tol, off, soff
   call get_command_argument(1, mode)
   call get_command_argument(2, a)
   call get_command_argument(3, b)
   call get_command_argument(4, c)
   call get_command_argument(5, d)
   call get_command_argument(6, e)
+  call get_command_argument(7, f)
+  call get_command_argument(8, g)
   select case (trim(mode))
   case ('ref')
     ea = num(a, 'energy'); sa = num(a, 'error'); r = num(b, c)
     read(d, *) tol
-    print '(a,f16.8,a,f12.8,a,f16.8,a,f8.2,a)', 'VMC ', ea, ' +- ', sa, '  reference ', r, '  (', abs(ea - r) / sa, ' sigma)'
-    call expect(abs(ea - r) <= 3 * sa, 'VMC energy within 3 error bars of the reference')
-    call expect(sa <= tol, 'error bar <= ' // trim(d))
+    call offset_args(e, f, off, soff)
+    call check_reblock(a)
+    call check_total(ea, sa, r, off, soff, tol, d)
+  case ('part')
+    ea = num(a, 'parts.' // trim(b)); sa = num(a, 'parts_error.' // trim(b)); r = num(c, d)
+    read(e, *) tol
+    call check_reblock(a)
+    print '(a,es16.8,a,es10.3,a,es16.8,a,es10.3,a,f8.2,a)', trim(b) // ' ', ea, ' +- ', sa, '  reference ', r, &
+         '  diff ', ea - r, '  (', abs(ea - r) / sa, ' sigma)'
+    call expect(abs(ea - r) <= 3 * sa, trim(b) // ' within 3 error bars of ' // trim(d))
+    call expect(sa <= tol, trim(b) // ' error bar <= ' // trim(e))
+  case ('sum')
+    ea = num(a, 'energy') + num(b, 'parts.electron_environment') + num(b, 'parts.nucleus_environment')
+    sa = sqrt(num(a, 'error')**2 + num(b, 'parts_error.electron_environment')**2)
+    print '(a,f16.8,a,f12.8,a,f16.8,a,f12.8)', 'without environment ', num(a, 'energy'), ' +- ', num(a, 'error'), &
+         '   electrons-environment ', num(b, 'parts.electron_environment'), ' +- ', &
+         num(b, 'parts_error.electron_environment')
+    r = num(c, d)
+    read(e, *) tol
+    call offset_args(f, g, off, soff)
+    call check_reblock(a)
+    call check_reblock(b)
+    call check_total(ea, sa, r, off, soff, tol, e)
   case ('exact')
     ea = num(a, b); r = num(c, d)
     read(e, *) tol
@@ -38,11 +71,16 @@ program vmc_check
     call expect(eb - ea > tol * sqrt(sa**2 + sb**2), 'energy of A lower than B by more than ' // trim(adjustl(c)) // &
          ' combined error bars')
     call expect(num(a, 'variance') < num(b, 'variance'), 'variance of A lower than B')
+    call check_reblock(a)
+    call check_reblock(b)
   case ('same')
     call expect(text(a, 'energy') == text(b, 'energy'), 'energy bitwise identical')
     call expect(text(a, 'error') == text(b, 'error'), 'error bar bitwise identical')
     call expect(text(a, 'block_energies') == text(b, 'block_energies'), 'block energies bitwise identical')
     call expect(text(a, 'final_position_checksum') == text(b, 'final_position_checksum'), 'final positions identical')
+    call expect(text(a, 'variance') == text(b, 'variance'), 'variance bitwise identical')
+    call expect(text(a, 'parts.electron_environment') == text(b, 'parts.electron_environment'), &
+         'electron-environment energy bitwise identical')
     print '(a)', 'identical: ' // trim(text(a, 'energy'))
   case ('close')
     read(c, *) tol
@@ -58,6 +96,35 @@ program vmc_check
 
 contains
 
+  subroutine offset_args(x, y, off, soff)
+    character(len=*), intent(in) :: x, y
+    real(real64), intent(out) :: off, soff
+    off = 0; soff = 0
+    if (len_trim(x) > 0) read(x, *) off
+    if (len_trim(y) > 0) read(y, *) soff
+  end subroutine
+
+  subroutine check_total(ea, sa, r, off, soff, tol, tol_text)
+    real(real64), intent(in) :: ea, sa, r, off, soff, tol
+    character(len=*), intent(in) :: tol_text
+    real(real64) :: s
+    s = sqrt(sa**2 + soff**2)
+    print '(a,f16.8,a,f12.8,a,f16.8,a,f10.6,a,f10.6,a,f8.2,a)', 'VMC ', ea, ' +- ', sa, '  reference ', r, &
+         '  expected offset ', off, ' +- ', soff, '  (', abs(ea - r - off) / s, ' combined sigma)'
+    call expect(abs(ea - r - off) <= 3 * s, 'VMC energy - reference within 3 combined error bars of the offset')
+    call expect(sa <= tol, 'error bar <= ' // trim(tol_text))
+  end subroutine
+
+  ! The error bar is only as good as its blocking: the Lee-Needs-Towler criterion met, >= 8 blocks left
+  ! (a fall-back to the largest blocks leaves 2 or 3).
+  subroutine check_reblock(path)
+    character(len=*), intent(in) :: path
+    print '(a,a,a,a,a,a)', 'reblocking: level ', text(path, 'reblock_level'), ', blocks ', &
+         text(path, 'reblock_blocks'), ', converged ', text(path, 'reblock_converged')
+    call expect(text(path, 'reblock_converged') == 'true', 'reblocking criterion met (' // trim(path) // ')')
+    call expect(num(path, 'reblock_blocks') >= 8, 'at least 8 blocks at the chosen block length')
+  end subroutine
+
   subroutine expect(ok, what)
     logical, intent(in) :: ok
     character(len=*), intent(in) :: what
@@ -69,13 +136,14 @@ contains
     end if
   end subroutine
 
-  ! The text after "key": up to the next ',' '}' or end of line (a whole [...] for arrays).
+  ! The text after "key": up to the next ',' '}' or end of line (a whole [...] for arrays). A dotted key
+  ! (parts.kinetic) finds each component after the previous one.
   function text(path, key) result(t)
     character(len=*), intent(in) :: path, key
     character(len=:), allocatable :: t
-    character(len=:), allocatable :: all
+    character(len=:), allocatable :: all, k, rest
     character(len=65536) :: line
-    integer :: u, ios, i, j
+    integer :: u, ios, i, j, p, dot
     open(newunit=u, file=trim(path), status='old', action='read', iostat=ios)
     if (ios /= 0) then
       print '(a)', 'FAILED: cannot open ' // trim(path)
@@ -88,12 +156,21 @@ contains
       all = all // trim(line) // ' '
     end do
     close(u)
-    i = index(all, '"' // trim(key) // '":')
-    if (i == 0) then
-      print '(a)', 'FAILED: no key "' // trim(key) // '" in ' // trim(path)
-      call exit(1)
-    end if
-    i = i + len_trim(key) + 3
+    rest = trim(key); p = 1
+    do
+      dot = index(rest, '.')
+      k = rest
+      if (dot > 0) k = rest(1:dot - 1)
+      i = index(all(p:), '"' // k // '":')
+      if (i == 0) then
+        print '(a)', 'FAILED: no key "' // trim(key) // '" in ' // trim(path)
+        call exit(1)
+      end if
+      p = p + i - 1 + len(k) + 3
+      if (dot == 0) exit
+      rest = rest(dot + 1:)
+    end do
+    i = p
     if (adjustl(all(i:i+1)) == '[' .or. all(i:i) == '[' .or. all(i+1:i+1) == '[') then
       j = index(all(i:), ']') + i - 1
     else

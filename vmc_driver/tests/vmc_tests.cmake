@@ -10,10 +10,30 @@ target_compile_options(vmc_fd_check PRIVATE $<$<Fortran_COMPILER_ID:GNU>:-fwrapv
 add_executable(vmc_check ${VMC_T}/vmc_check.f90)
 set_target_properties(vmc_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_check)
 
+# hydrogen (one electron, one atom): the quadrature energies are asserted too, the uncorrected one against
+# psi4's HF energy
+file(READ ${PROJECT_SOURCE_DIR}/data/hydrogen/reference.json h_ref)
+string(JSON h_energy GET "${h_ref}" total_energy)
 foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden)
   get_filename_component(n ${sys} NAME_WE)
-  add_test(NAME vmc_fd_${n} COMMAND vmc_fd_check ${PROJECT_SOURCE_DIR}/data/${sys})
+  set(extra)
+  if(n STREQUAL "hydrogen")
+    set(extra ${h_energy})
+  endif()
+  add_test(NAME vmc_fd_${n} COMMAND vmc_fd_check ${PROJECT_SOURCE_DIR}/data/${sys} ${extra})
   set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc")
+endforeach()
+
+# The Molden conventions against psi4: C^T S C = 1 with the analytic AO overlap (cartesian 6-31G* for
+# glycine, spherical cc-pVDZ/cc-pVTZ for water, the dimer and hydrogen), plus controls that must fail.
+add_executable(vmc_overlap_check ${VMC_T}/vmc_overlap_check.f90)
+target_link_libraries(vmc_overlap_check PRIVATE qmmm_vmc_readers)
+set_target_properties(vmc_overlap_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_ovl)
+foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden
+    water_dimer/water1_embedded.molden)
+  get_filename_component(n ${sys} NAME_WE)
+  add_test(NAME vmc_overlap_${n} COMMAND vmc_overlap_check ${PROJECT_SOURCE_DIR}/data/${sys} 1e-10)
+  set_tests_properties(vmc_overlap_${n} PROPERTIES LABELS "vmc" PASS_REGULAR_EXPRESSION "vmc_overlap_check: all passed")
 endforeach()
 
 set(VMC_OUT ${CMAKE_CURRENT_BINARY_DIR}/test_results)
@@ -21,7 +41,7 @@ file(MAKE_DIRECTORY ${VMC_OUT})
 # vmc_case(NAME IN1 [IN2] ARGS mode args...) -- runs in the repository root (inputs use data/ paths)
 # LAUNCH: a launcher before the program (e.g. mpiexec -n 2; the test then asks ctest for 2 processors)
 function(vmc_case name)
-  cmake_parse_arguments(A "GPU" "IN1;IN2" "ARGS;LABELS;LAUNCH" ${ARGN})
+  cmake_parse_arguments(A "GPU" "IN1;IN2;EXPECT_CHECK_FAIL" "ARGS;LABELS;LAUNCH" ${ARGN})
   string(REPLACE ";" "|" launch "${A_LAUNCH}")
   set(defs -DEXE=$<TARGET_FILE:qmmm_vmc> -DCHECK=$<TARGET_FILE:vmc_check> "-DLAUNCH=${launch}"
     -DIN1=${VMC_T}/inputs/${A_IN1} -DOUT1=${VMC_OUT}/${name}_1.json)
@@ -30,6 +50,9 @@ function(vmc_case name)
   endif()
   if(A_GPU)
     list(APPEND defs -DSKIP_IF_NO_GPU=1)
+  endif()
+  if(A_EXPECT_CHECK_FAIL)
+    list(APPEND defs "-DEXPECT_CHECK_FAIL=${A_EXPECT_CHECK_FAIL}")
   endif()
   string(REPLACE ";" "|" args "${A_ARGS}")
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${defs} "-DARGS=${args}" -P ${VMC_T}/run_check.cmake
@@ -41,18 +64,39 @@ function(vmc_case name)
 endfunction()
 
 set(REF ${PROJECT_SOURCE_DIR}/data)
-# Issue 5 asks for an error bar <= 2 mHa here (vmc_check: |E - E_psi4| <= 3 sigma and sigma <= 0.002);
-# 7.2e7 walker-sweeps: ~5 min on 2 MPI ranks, twice that without MPI.
 set(launch_2)
 if(QMMM_HAVE_MPI)
   set(launch_2 ${MPIEXEC_EXECUTABLE} -n 2)
 endif()
-vmc_case(vmc_water_hf IN1 water_hf.nml LAUNCH ${launch_2} ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.002)
-vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 0.0002)
-vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml
-  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.02)
-vmc_case(vmc_nucleus_environment IN1 small.nml
-  ARGS exact OUT1 nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
+# The cusp-corrected MOs leave the Gaussian basis: their determinant's energy is psi4's HF energy plus a bias
+# (-2.3 mHa for water at the default radii). The tests expect that offset, with its error bar, measured by
+# long runs at these radii: bench/results/vmc/water_hf_long_default_*.json (pooled by bench/water_hf_pool.py).
+set(WATER_CUSP_BIAS -0.0023)
+set(WATER_CUSP_BIAS_ERR 0.0008)
+# Issue 5 asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
+# sigma <= 0.002, reblocking converged); 7.2e7 walker-sweeps on 2 MPI ranks.
+vmc_case(vmc_water_hf IN1 water_hf.nml LAUNCH ${launch_2}
+  ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.002 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
+# hydrogen: the correction's bias is known exactly (radial quadrature, vmc_fd_hydrogen asserts it)
+vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 0.0002 -6.45e-5 0)
+# The embedding where it shows: the electrons' energy in the environment against psi4's to <= 0.2 mHa, the
+# nuclei's exactly; the embedded total (environment effect -10.9 mHa) with an error bar <= 2 mHa. Water 1's
+# embedded orbitals are water's up to the polarisation: the same cusp bias is expected.
+vmc_case(vmc_water_dimer_environment IN1 water_dimer_env.nml LAUNCH ${launch_2}
+  ARGS part OUT1 electron_environment ${REF}/water_dimer/reference.json electron_environment_energy 0.0002
+  && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
+vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
+  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.002 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
+# Glycine fragment 1, HF/6-31G* with cartesian d functions, against psi4 without the environment terms
+# (error bar <= 12 mHa in a CI run). The cusp bias of this determinant (N, C, 5 H) is not measured; water's
+# (O, 2 H) is -2.3 mHa: the test allows 0 +- 5 mHa for it.
+vmc_case(vmc_glycine_hf IN1 glycine_hf.nml LAUNCH ${launch_2}
+  ARGS ref OUT1 ${REF}/glycine_trimer/reference.json energy_without_environment_terms 0.012 0 0.005)
+vmc_case(vmc_glycine_environment IN1 glycine_env.nml
+  ARGS exact OUT1 parts.nucleus_environment ${REF}/glycine_trimer/reference.json nucleus_environment_energy 1e-9)
+# An error bar from too few blocks must not pass: a run far shorter than its correlation time.
+vmc_case(vmc_reblock_fallback IN1 reblock_short.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 1.0
+  EXPECT_CHECK_FAIL "FAILED: (reblocking criterion met|at least 8 blocks)")
 vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf_short.nml ARGS lower OUT1 OUT2 2)
 vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_gpu_double IN1 gpu_cpu_double.nml IN2 gpu_cuda_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
