@@ -1,6 +1,10 @@
 ! vmc_field.f90 -- the coupling to the environment: the library's field U_ES built from the cube files,
 ! the constant energy of the QM nuclei in it, and the field calls of the sampler, timed here.
 ! U_ES(r) is the energy of one electron at r (hartree); a nucleus of charge Z at R has -Z U_ES(R).
+! Modes (key field_calls): 'measured' (default) evaluates every electron of every walker in one call at
+! each measurement, the only place the field is used; 'batched' and 'per_walker' evaluate the moved
+! electron at every step (one call per step, or one per walker: seed 004's structure). With the CUDA
+! backend, 'measured' and 'batched' calls run asynchronously while the CPU works on the wavefunction.
 module vmc_field
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use qmmm_accel
@@ -10,12 +14,14 @@ module vmc_field
   use vmc_par, only: par_select_device
   implicit none
   private
-  public :: env_field_t, field_setup, field_start, field_finish, field_eval_all, field_destroy
+  public :: env_field_t, field_setup, field_start, field_start_all, field_finish, field_eval_all, field_destroy
 
   type env_field_t
     logical :: active = .false.          ! cubes were given
-    logical :: async = .false.           ! per-step calls run asynchronously (CUDA, batched)
-    character(len=16) :: calls = 'batched', backend = 'none'
+    logical :: async = .false.           ! calls run asynchronously (CUDA; 'measured' and 'batched')
+    logical :: pending = .false.         ! an asynchronous call is under way
+    logical :: per_step = .false.        ! 'batched' or 'per_walker': the moved electron at every step
+    character(len=16) :: calls = 'measured', backend = 'none'
     integer :: device = -1               ! CUDA device in use (-1: none)
     integer(int64) :: n_cells = 0, n_nuclei = 0
     real(real64) :: e_nuc_env = 0        ! -sum_A Z_A U_ES(R_A): QM nuclei in the environment
@@ -45,6 +51,7 @@ contains
     integer :: st, i, backend_used, prec_used, device
     fld%calls = inp%field_calls
     fld%active = inp%n_cubes > 0
+    fld%per_step = fld%active .and. inp%field_calls /= 'measured'
     if (.not. fld%active) return
     st = qmmm_env_create(env)
     call check(st, 'qmmm_env_create')
@@ -90,7 +97,7 @@ contains
     st = qmmm_field_backend(fld%f, backend_used, prec_used, fld%device)
     call check(st, 'qmmm_field_backend')
     fld%backend = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
-    fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls == 'batched'
+    fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls /= 'per_walker'
     fld%e_nuc_env = -sum(bs%z * unuc)
   end subroutine
 
@@ -102,11 +109,12 @@ contains
     real(real64), intent(inout) :: uprop(:)
     integer(int64) :: t0
     integer :: w, st
-    if (.not. fld%active) return
+    if (.not. fld%per_step) return
     t0 = clock_ticks()
     if (fld%async) then
       st = qmmm_field_eval_async(fld%f, prop, uprop)
       call check(st, 'qmmm_field_eval_async')
+      fld%pending = .true.
     else if (fld%calls == 'batched') then
       st = qmmm_field_eval(fld%f, prop, uprop)
       call check(st, 'qmmm_field_eval')
@@ -119,14 +127,39 @@ contains
     fld%ticks = fld%ticks + (clock_ticks() - t0)
   end subroutine
 
+  ! U_ES at n points x(3, n) into u(n), all in one call ('measured': every electron of every walker;
+  ! pos(3, ne, nw) and u(ne, nw) pass whole by sequence association). On CUDA it returns at once and
+  ! field_finish completes it: x and u must stay untouched until then.
+  subroutine field_start_all(fld, n, x, u)
+    type(env_field_t), intent(inout) :: fld
+    integer, intent(in) :: n
+    real(real64), intent(in), target :: x(3, n)
+    real(real64), intent(inout), target :: u(n)
+    integer(int64) :: t0
+    integer :: st
+    if (.not. fld%active) return
+    t0 = clock_ticks()
+    if (fld%async) then
+      st = qmmm_field_eval_async(fld%f, x, u)
+      call check(st, 'qmmm_field_eval_async (all electrons)')
+      fld%pending = .true.
+    else
+      st = qmmm_field_eval(fld%f, x, u)
+      call check(st, 'qmmm_field_eval (all electrons)')
+    end if
+    fld%ticks = fld%ticks + (clock_ticks() - t0)
+  end subroutine
+
+  ! Waits for an asynchronous call (the exposed part of its time is counted).
   subroutine field_finish(fld)
     type(env_field_t), intent(inout) :: fld
     integer(int64) :: t0
     integer :: st
-    if (.not. (fld%active .and. fld%async)) return
+    if (.not. fld%pending) return
     t0 = clock_ticks()
     st = qmmm_field_wait(fld%f)
     call check(st, 'qmmm_field_wait')
+    fld%pending = .false.
     fld%ticks = fld%ticks + (clock_ticks() - t0)
   end subroutine
 

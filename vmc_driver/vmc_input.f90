@@ -38,7 +38,7 @@ module vmc_input
     integer :: n_walkers = 0, n_equil = 0, n_blocks = 0, steps_per_block = 0, n_threads = 0
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
     integer(int64) :: seed = 0, first_walker = 0
-    character(len=16) :: backend = 'auto', precision = 'double', field_calls = 'batched'
+    character(len=16) :: backend = 'auto', precision = 'double', field_calls = 'measured'
     character(len=64) :: devices = ''   ! CUDA device spec for the ranks of a node ('' = QMMM_DEVICE or round robin)
   end type
 
@@ -401,7 +401,7 @@ contains
     jastrow = .true.; tune_moves = .true.; cusp_correction = .true.
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
-    backend = 'auto'; precision = 'double'; field_calls = 'batched'; devices = ''
+    backend = 'auto'; precision = 'double'; field_calls = 'measured'; devices = ''
     energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64; balance_walkers = .false.
 
     msg = ''
@@ -478,9 +478,9 @@ contains
       call bad('precision', "must be 'double', 'single' or 'mixed' (got '" // trim(inp%precision) // "')")
     end select
     select case (inp%field_calls)
-    case ('batched', 'per_walker')
+    case ('measured', 'batched', 'per_walker')
     case default
-      call bad('field_calls', "must be 'batched' or 'per_walker' (got '" // trim(inp%field_calls) // "')")
+      call bad('field_calls', "must be 'measured', 'batched' or 'per_walker' (got '" // trim(inp%field_calls) // "')")
     end select
   contains
     subroutine bad(key, what)

@@ -2,10 +2,12 @@
 ! length tuned on the global acceptance) and the sweeps of one accumulation block with its local energies.
 !
 ! One step moves one electron (the same index in every walker; sweeps cycle through the electrons).
-! The field U_ES at the proposed positions of all walkers goes to the library in one call (batched) or
-! one call per walker (per_walker); with the CUDA backend the batched call runs asynchronously while the
-! wavefunction is updated. Acceptance uses |Psi|^2 only, never the field, so runs with different
-! backends or precisions visit exactly the same configurations.
+! Acceptance uses |Psi|^2 only, never the field, so runs with different backends, precisions or field
+! modes visit exactly the same configurations. The field is needed only in the local energy: by default
+! ('measured') all electrons of all walkers go to the library in one call per measurement, overlapped with
+! the wavefunction's part on CUDA; the per-step modes ('batched', 'per_walker') evaluate the moved
+! electron at every step and keep each electron's value. Either way a walker's environment energy is
+! sum(u(:, w)) over the same values in the same order: the modes agree bitwise on the CPU field.
 module vmc_sampler
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use vmc_util
@@ -141,8 +143,8 @@ contains
     end do
   end subroutine
 
-  ! Before the first block: fresh inverses and the field at every electron (per-step field modes keep
-  ! each electron's value from the step that moved it).
+  ! Before the first block: fresh inverses, and for the per-step field modes the field at every electron
+  ! (they keep each electron's value from the step that moved it).
   subroutine sampler_prepare(smp, wk, wf, ws, fld)
     type(sampler_t), intent(inout) :: smp
     type(walkers_t), intent(inout) :: wk
@@ -150,7 +152,7 @@ contains
     type(wf_ws_t), intent(inout) :: ws
     type(env_field_t), intent(inout) :: fld
     call recompute(smp, wk, wf, ws)
-    if (fld%active) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
+    if (fld%per_step) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
   end subroutine
 
   ! One block: steps_per_block sweeps, a local energy of every walker every energy_every sweeps into
@@ -173,7 +175,7 @@ contains
         call field_start(fld, wk%prop, wk%uprop)
         call metropolis(smp, wk, wf, ws, e)
         call field_finish(fld)
-        if (fld%active) then
+        if (fld%per_step) then
           do w = 1, wk%nw
             if (wk%acc(w)) wk%u(e, w) = wk%uprop(w)
           end do
@@ -187,24 +189,31 @@ contains
   end subroutine
 
   ! Local energies of all walkers: kinetic + e-e + e-n + n-n + sum_i U_ES(r_i) + the nuclear constant.
+  ! 'measured': the field of every electron starts first (on CUDA it runs during the wavefunction part).
   subroutine measure(smp, wk, wf, ws, fld, parts)
     type(sampler_t), intent(inout) :: smp
     type(walkers_t), intent(inout) :: wk
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws
-    type(env_field_t), intent(in) :: fld
+    type(env_field_t), intent(inout) :: fld
     real(real64), intent(out) :: parts(:, :)
     integer :: w
     integer(int64) :: t0
     real(real64) :: ek, vee, ven, p
+    if (fld%active .and. .not. fld%per_step) call field_start_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
     t0 = clock_ticks()
     do w = 1, wk%nw
       call wf_local_energy(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ek, vee, ven)
-      p = ek + vee + ven + smp%vnn + sum(wk%u(:, w)) + fld%e_nuc_env
-      if (.not. is_finite(p)) call die('non-finite local energy (walker ' // itoa(wk%first + w - 1) // ')')
-      parts(:, w) = [p, ek, vee, ven, sum(wk%u(:, w))]
+      parts(:, w) = [0.0_real64, ek, vee, ven, 0.0_real64]
     end do
     smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
+    call field_finish(fld)
+    do w = 1, wk%nw
+      p = parts(2, w) + parts(3, w) + parts(4, w) + smp%vnn + sum(wk%u(:, w)) + fld%e_nuc_env
+      if (.not. is_finite(p)) call die('non-finite local energy (walker ' // itoa(wk%first + w - 1) // ')')
+      parts(1, w) = p
+      parts(5, w) = sum(wk%u(:, w))
+    end do
   end subroutine
 
 end module vmc_sampler

@@ -99,9 +99,14 @@ vmc_case(vmc_reblock_fallback IN1 reblock_short.nml ARGS ref OUT1 ${REF}/hydroge
   EXPECT_CHECK_FAIL "FAILED: (reblocking criterion met|at least 8 blocks)")
 vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf_short.nml ARGS lower OUT1 OUT2 2)
 vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
+# The field only where it is measured ('measured', one call per measurement) against the per-step modes:
+# the same values summed in the same order, so on the CPU field bitwise the same results.
+vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
+vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_gpu_double IN1 gpu_cpu_double.nml IN2 gpu_cuda_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
 vmc_case(vmc_gpu_single IN1 gpu_cpu_double.nml IN2 gpu_cuda_single.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
 vmc_case(vmc_gpu_mixed IN1 gpu_cpu_double.nml IN2 gpu_cuda_mixed.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
+vmc_case(vmc_gpu_measured IN1 gpu_cpu_double.nml IN2 gpu_cuda_measured.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
 
 # bad inputs: exit status, a message naming the key or file:line, no result file
 function(vmc_bad name input regex)
