@@ -11,6 +11,11 @@
 // CPU rates (also alone, without a GPU: --cpu-only): the CPU backend in DOUBLE, SINGLE and MIXED on one
 // thread and on all threads, pair evaluations per second per core, and each precision's speed-up over
 // DOUBLE on the same threads.
+//
+// Beside the rows, the same run measures the hardware's limits (field_ceiling.cu): the 1/r ceiling (a
+// micro-kernel doing only MUFU.RSQ + FFMA) -- every CUDA row prints its percentage of it -- and the transport
+// floors of a synchronous call (launch + mapped-memory flag; persistent kernel + mailbox). Rows "_lowlatency"
+// use QMMM_FLAG_LOW_LATENCY; "cuda_single_16handles" is 16 host threads with one handle each, at once.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -24,8 +29,10 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "field_ceiling.hpp"
 #include "field_reference.hpp"
 #include "field_seed.hpp"
 #include "qmmm_accel.h"
@@ -69,10 +76,10 @@ void ok(int status, const char *what) {
         throw std::runtime_error(std::string(what) + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
 }
 
-qmmm_field make(const qmmm_test::System &s, int backend, int precision, int threads = 0) {
+qmmm_field make(const qmmm_test::System &s, int backend, int precision, int threads = 0, int flags = 0) {
     qmmm_options o;
     qmmm_options_default(&o);
-    o.backend = backend, o.precision = precision, o.n_threads = threads;
+    o.backend = backend, o.precision = precision, o.n_threads = threads, o.flags = flags;
     qmmm_field f = nullptr;
     ok(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),
                          s.nuc_z.data(), &o), "qmmm_field_create");
@@ -108,6 +115,47 @@ const char *precision_name(int p) {
     return p == QMMM_PRECISION_DOUBLE ? "double" : p == QMMM_PRECISION_SINGLE ? "single" : "mixed";
 }
 
+// `handles` host threads, one CUDA SINGLE handle each, evaluating n points per call at the same time for about
+// min_time: the aggregate rate (time per call = wall time / all calls). Every thread checks its values.
+template <class ErrFn>
+Row many_handles(const qmmm_test::System &sys, const std::vector<double> &pts, int64_t n_max, int handles, int64_t n,
+                 double min_time, ErrFn max_err, const std::vector<double> &) {
+    n = std::min(n, n_max);
+    std::vector<qmmm_field> fs(handles);
+    for (auto &f : fs) f = make(sys, QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE);
+    std::vector<int64_t> calls(handles, 0);
+    std::vector<double> errs(handles, 0);
+    std::vector<std::string> fails(handles);
+    std::vector<std::thread> th;
+    const auto t0 = Clock::now();
+    const auto t_end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(min_time));
+    for (int h = 0; h < handles; ++h)
+        th.emplace_back([&, h] {
+            std::vector<double> u(n);
+            while (Clock::now() < t_end) {
+                if (qmmm_field_eval(fs[h], n, pts.data(), u.data()) != QMMM_SUCCESS) {
+                    fails[h] = qmmm_error_message();
+                    return;
+                }
+                ++calls[h];
+            }
+            errs[h] = max_err(u, n);
+        });
+    for (auto &t : th) t.join();
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (auto &f : fs) qmmm_field_destroy(f);
+    for (const auto &m : fails)
+        if (!m.empty()) throw std::runtime_error("many handles: " + m);
+    int64_t total = 0;
+    for (int64_t c : calls) total += c;
+    Timing t;
+    t.reps = static_cast<int>(total);
+    t.mean_us = t.median_us = 1e6 * wall / std::max<int64_t>(total, 1);
+    Row r{sys.n_cells(), n, "cuda_single_" + std::to_string(handles) + "handles", t,
+          *std::max_element(errs.begin(), errs.end())};
+    return r;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -127,6 +175,8 @@ int main(int argc, char **argv) {
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
     app.add_flag("--cpu-only", cpu_only, "CPU rates only (DOUBLE/SINGLE/MIXED, 1 and all threads); needs no GPU");
     app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates");
+    int handles = 16;
+    app.add_option("--handles", handles, "host threads (one handle each) of the many-handles row (0: none)");
     CLI11_PARSE(app, argc, argv);
 
     int n_dev = 0;
@@ -204,18 +254,24 @@ int main(int argc, char **argv) {
                 std::string name;
                 int backend, precision, threads;
                 int seed;  // which seed time to compare with
+                int flags = 0;
             };
             const Impl impls[] = {{"cpu_double_1thread", QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE, 1, 1},
                                   {"cpu_double_" + std::to_string(omp_get_max_threads()) + "threads", QMMM_BACKEND_CPU,
                                    QMMM_PRECISION_DOUBLE, 0, 1},
                                   {"cuda_single", QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, 0, 0},
                                   {"cuda_mixed", QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, 0, 0},
-                                  {"cuda_double", QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, 0, 1}};
+                                  {"cuda_double", QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, 0, 1},
+                                  {"cuda_single_lowlatency", QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, 0, 0,
+                                   QMMM_FLAG_LOW_LATENCY},
+                                  {"cuda_mixed_lowlatency", QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, 0, 0,
+                                   QMMM_FLAG_LOW_LATENCY}};
             for (const auto &im : impls) {
                 if (only_cuda && im.backend != QMMM_BACKEND_CUDA) continue;
-                qmmm_field f = make(sys, im.backend, im.precision, im.threads);
+                qmmm_field f = make(sys, im.backend, im.precision, im.threads, im.flags);
                 for (int64_t n : npts) {
                     if (im.threads == 1 && static_cast<double>(m) * n > cpu1_limit) continue;
+                    if (im.flags && n > 8) continue;  // the low-latency mode is for calls of a few points
                     std::vector<double> u(n);
                     int64_t call = 0;
                     // Successive calls move along the point list (as walkers do), wrapping around.
@@ -232,6 +288,7 @@ int main(int argc, char **argv) {
                 }
                 qmmm_field_destroy(f);
             }
+            if (handles > 0) rows.push_back(many_handles(sys, pts, n_max, handles, 1024, min_time, max_err, ref));
             qmmm_field_destroy(cpu);
         }
     } catch (const std::exception &e) {
@@ -239,19 +296,35 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    std::printf("%-9s %-6s %-28s %12s %12s %10s %10s %11s\n", "M", "N", "implementation", "us/call", "median_us",
-                "Gpair/s", "max_rel_err", "x_vs_seed");
+    double ceiling = NAN, floor_launch = NAN, floor_persistent = NAN;
+    if (!cpu_only) {
+        try {
+            ceiling = ceiling_rsqrt_gps(std::max(0.5, min_time));
+            floor_launch = floor_launch_us(2000);
+            floor_persistent = floor_persistent_us(2000);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "field_bench: limits: %s\n", e.what());
+            return 1;
+        }
+        std::printf("limits of this GPU: 1/r ceiling (MUFU.RSQ + FFMA micro-kernel) %.0f G/s; one synchronous call's "
+                    "transport floor: launch + mapped flag %.2f us, persistent kernel + mailbox %.2f us\n\n",
+                    ceiling, floor_launch, floor_persistent);
+    }
+    std::printf("%-9s %-6s %-28s %12s %12s %10s %10s %11s %9s\n", "M", "N", "implementation", "us/call", "median_us",
+                "Gpair/s", "max_rel_err", "x_vs_seed", "%ceiling");
     nlohmann::json js;
     js["units"] = "times in microseconds per call; pair rate in 1e9 cell-point pairs per second";
     js["error"] = "max over points of |u - u_cpu_double| / sum|terms|";
     js["ratio"] = "seed 004 coalesced time per point (float seed for single/mixed, double seed otherwise) / time per point";
     for (const auto &r : rows) {
         const double gps = static_cast<double>(r.m) * r.n / (r.t.mean_us * 1e-6) / 1e9;
-        std::printf("%-9lld %-6lld %-28s %12.2f %12.2f %10.1f %10.2e %11.2f\n", (long long)r.m, (long long)r.n,
-                    r.impl.c_str(), r.t.mean_us, r.t.median_us, gps, r.err, r.ratio);
+        const double pct = r.impl.rfind("cuda_", 0) == 0 ? 100 * gps / ceiling : NAN;
+        std::printf("%-9lld %-6lld %-28s %12.2f %12.2f %10.1f %10.2e %11.2f %9.1f\n", (long long)r.m, (long long)r.n,
+                    r.impl.c_str(), r.t.mean_us, r.t.median_us, gps, r.err, r.ratio, pct);
         js["rows"].push_back({{"cells", r.m}, {"points", r.n}, {"impl", r.impl}, {"us_per_call", r.t.mean_us},
                               {"median_us", r.t.median_us}, {"reps", r.t.reps}, {"gpairs_per_s", gps},
-                              {"max_rel_err", r.err}, {"ratio_vs_seed", r.ratio}});
+                              {"max_rel_err", r.err}, {"ratio_vs_seed", r.ratio},
+                              {"percent_of_rsqrt_ceiling", std::isfinite(pct) ? nlohmann::json(pct) : nlohmann::json()}});
     }
     if (!cpu_rates.empty()) {
         std::printf("\nCPU backend (%d hardware threads available): pair evaluations per second per core\n", omp_get_max_threads());
@@ -265,6 +338,9 @@ int main(int argc, char **argv) {
                                    {"us_per_call", c.t.mean_us}, {"reps", c.t.reps}, {"gpairs_per_s_per_core", c.gpairs_per_core},
                                    {"speedup_vs_double_same_threads", c.speedup_vs_double}, {"max_rel_err", c.err}});
     }
+    if (!cpu_only)
+        js["limits"] = {{"rsqrt_ceiling_gpairs_per_s", ceiling}, {"floor_launch_us", floor_launch},
+                        {"floor_persistent_us", floor_persistent}};
     std::ofstream(json_path) << js.dump(2) << "\n";
     std::printf("JSON written to %s\n", json_path.c_str());
     return 0;

@@ -1,26 +1,31 @@
-// field_gpu.cu -- the CUDA backend of the embedding field (host side; kernels in field_gpu_kernels.cu): device layout at create, per
-// handle one stream, pinned staging buffers and device buffers grown on demand; the nuclear term is done
-// on the host (double, fixed order) while the GPU works.
+// field_gpu.cu -- the CUDA backend of the embedding field (host side; kernels in field_gpu_kernels.cu): device
+// layout at create, per handle one stream, pinned buffers and device buffers grown on demand.
 //
-// Paths, chosen by n: n <= kLatencyMaxPoints -> latency path (points in the launch parameters, one kernel,
-// results and a sequence flag written straight into mapped pinned host memory, which the host polls:
-// one launch, no copies, no stream synchronisation; nuclear term on the host meanwhile); otherwise the
-// throughput path (copy in, tile kernel + segment sum with the nuclear term, copy out). A point's value
-// depends only on the point, the field, the precision and the path; both paths are bitwise repeatable.
+// Paths, chosen by n:
+// - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; each chunk's block
+//   writes its partials and then a sequence number straight into mapped pinned host memory, which the host
+//   polls and adds in chunk order: one launch, no copy, no stream synchronisation, no grid-wide sync on the
+//   GPU; the nuclear term is computed on the host meanwhile. With QMMM_FLAG_LOW_LATENCY the same work is done
+//   by a persistent kernel (one block per SM) that waits for the points in a mapped mailbox: no launch at all.
+// - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out.
+// A point's value depends only on the point, the field, the precision and the path; both are bitwise repeatable
+// (the latency kernel and the persistent kernel compute the same bits).
 //
 // Cells are put in Morton (Z-curve) order at create: a chunk then covers a compact region, so MIXED
-// offsets from the chunk origin are small (its float rounding error shrinks accordingly).
+// offsets from the chunk origin are small and the quarter spheres (near test) tight.
 //
 // Thread safety: as the C API: one handle is used by one thread at a time; handles are independent (own
-// stream, buffers and device), so different handles may run on different threads and GPUs at once.
+// streams, buffers and device), so different handles may run on different threads and GPUs at once.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <numeric>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -33,10 +38,35 @@ namespace qmmm::cuda {
 namespace {
 
 using namespace field;
+using Clock = std::chrono::steady_clock;
+
+// Low-latency mode: the persistent kernel ends after this long without a request (so a program that stops
+// calling gets its SMs back); the host reuses a running kernel only within half of it, so a request never meets
+// a kernel that is timing out.
+constexpr unsigned long long kIdleNs = 200'000'000ULL;
+constexpr auto kReuseWindow = std::chrono::milliseconds(100);
+
+// QuarterInfo::bound for charges q of one quarter (see field_gpu.cuh).
+template <class T>
+float quarter_bound(const T *q, int n) {
+    double lo = std::numeric_limits<double>::infinity();
+    bool pos = false, neg = false;
+    for (int i = 0; i < n; ++i) {
+        const double v = static_cast<double>(q[i]);
+        if (v == 0) continue;
+        pos |= v > 0, neg |= v < 0;
+        lo = std::min(lo, std::fabs(v));
+    }
+    if (pos && neg) return 0.0f;
+    if (!pos && !neg) return std::numeric_limits<float>::infinity();
+    // Never 0 for one sign (0 means "mixed"): a tiny bound only sends more quarters down the careful path.
+    return static_cast<float>(std::max(5e9 * lo, 1e-30));
+}
 
 class FieldCudaBackend final : public FieldBackend {
 public:
-    FieldCudaBackend(const FieldData &d, const qmmm_options &opt) : precision_(opt.precision) {
+    FieldCudaBackend(const FieldData &d, const qmmm_options &opt)
+        : precision_(opt.precision), low_latency_((opt.flags & QMMM_FLAG_LOW_LATENCY) != 0) {
         // The device index was checked by the API (check_device).
         if (opt.device >= 0) dev_ = opt.device;
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
@@ -54,6 +84,7 @@ public:
         int saved = -1;
         cudaGetDevice(&saved);
         cudaSetDevice(dev_);
+        if (ll_running_) stop_persistent();
         if (stream_) cudaStreamSynchronize(stream_);
         release();
         if (saved >= 0) cudaSetDevice(saved);
@@ -74,31 +105,35 @@ public:
         out_.ensure(static_cast<size_t>(n), "results");
         latency_ = cells_.p && n <= kLatencyMaxPoints;
         host_nuclear_ = !cells_.p || latency_;
-        if (cells_.p) {
-            if (latency_) {
-                LatencyPoints lp{};
-                std::memcpy(lp.xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
-                lp.n = static_cast<int>(n);
-                ++seq_;
-                check(launch_latency(precision_, dc_, lp, lat_part_.p, counter_.p, out_.dev, flag_.dev, seq_, stream_),
-                      "latency kernel launch");
-            } else {
-                const int64_t batch = std::min(n, kMaxBatch);
-                xyz_host_.ensure(static_cast<size_t>(3 * n), "points");
-                std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
-                xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
-                seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
-                out_dev_.ensure(static_cast<size_t>(n), "results");
-                check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
-                                      cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
-                for (int64_t b = 0; b < n; b += batch) {
-                    const int64_t m = std::min(batch, n - b);
-                    check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
-                                            seg_part_.p, out_dev_.p + b, tile_config_, stream_), "throughput kernel launch");
-                }
-                check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
-                                      cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
+        if (latency_ && low_latency_) {
+            start_persistent();
+            Mailbox *mb = mailbox_.p;
+            std::memcpy(mb->xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
+            mb->n = static_cast<int>(n);
+            std::atomic_thread_fence(std::memory_order_release);  // the points before the sequence number
+            *reinterpret_cast<volatile unsigned *>(&mb->seq) = ++seq_;
+            ll_last_ = Clock::now();
+        } else if (latency_) {
+            LatencyPoints lp{};
+            std::memcpy(lp.xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
+            lp.n = static_cast<int>(n);
+            check(launch_latency(precision_, dc_, lp, host_view(), ++seq_, stream_), "latency kernel launch");
+        } else if (cells_.p) {
+            const int64_t batch = std::min(n, kMaxBatch);
+            xyz_host_.ensure(static_cast<size_t>(3 * n), "points");
+            std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
+            xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
+            seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
+            out_dev_.ensure(static_cast<size_t>(n), "results");
+            check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
+                                  cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+            for (int64_t b = 0; b < n; b += batch) {
+                const int64_t m = std::min(batch, n - b);
+                check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
+                                        seg_part_.p, out_dev_.p + b, tile_config_, stream_), "throughput kernel launch");
             }
+            check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
         }
         if (host_nuclear_) {  // few points: on the host while the GPU works
             nuc_.assign(static_cast<size_t>(n), 0.0);
@@ -109,42 +144,75 @@ public:
 
     int wait() override {
         DeviceScope scope(dev_);
-        if (latency_) poll();
-        else check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
-        if (!host_nuclear_) {
-            std::memcpy(u_, out_.p, static_cast<size_t>(n_) * sizeof(double));
-        } else {
-            // u = electron + (-nuclear): bitwise what u -= nuclear gives.
-            for (int64_t p = 0; p < n_; ++p) u_[p] = (cells_.p ? out_.p[p] : 0.0) + nuc_[p];
+        if (latency_) {
+            poll(low_latency_ ? ll_stream_ : stream_);
+            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives.
+            const double *part = part_.p;
+            for (int64_t p = 0; p < n_; ++p) {
+                double s = 0;
+                for (int64_t ch = 0; ch < n_chunks_; ++ch) s += part[ch * kLatencyMaxPoints + p];
+                u_[p] = s + nuc_[p];
+            }
+            return QMMM_SUCCESS;
         }
+        check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
+        if (!host_nuclear_) std::memcpy(u_, out_.p, static_cast<size_t>(n_) * sizeof(double));
+        else std::copy(nuc_.begin(), nuc_.end(), u_);  // no cells: the nuclear term alone
         return QMMM_SUCCESS;
     }
 
 private:
-    // Spins on the flag the latency kernel writes last; asks the stream now and then so that a failed
-    // kernel (which never writes the flag) becomes an error instead of a hang.
-    void poll() {
-        const volatile unsigned *flag = flag_.p;
-        auto next_query = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-        while (*flag != seq_) {
-            if (std::chrono::steady_clock::now() < next_query) continue;
-            const cudaError_t e = cudaStreamQuery(stream_);
-            if (e == cudaErrorNotReady) {
-                next_query = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-                continue;
+    HostPartials host_view() const { return HostPartials{part_.dev, seq_flags_.dev}; }
+
+    // Spins until every chunk has written the current sequence number; asks the stream now and then, so that a
+    // failed (or vanished) kernel becomes an error instead of a hang.
+    void poll(cudaStream_t s) {
+        const volatile unsigned *flags = seq_flags_.p;
+        auto next_query = Clock::now() + std::chrono::microseconds(200);
+        for (int64_t ch = 0; ch < n_chunks_; ++ch) {
+            while (flags[ch] != seq_) {
+                if (Clock::now() < next_query) continue;
+                const cudaError_t e = cudaStreamQuery(s);
+                if (e == cudaErrorNotReady) {
+                    next_query = Clock::now() + std::chrono::microseconds(50);
+                    continue;
+                }
+                check(e, "latency kernel (cudaStreamQuery)");
+                if (flags[ch] != seq_) {
+                    ll_running_ = false;
+                    throw Error(QMMM_ERR_INTERNAL, "field kernel finished without writing chunk " + std::to_string(ch));
+                }
             }
-            check(e, "latency kernel (cudaStreamQuery)");
-            if (*flag != seq_) throw Error(QMMM_ERR_INTERNAL, "latency kernel finished without writing its result flag");
         }
         std::atomic_thread_fence(std::memory_order_acquire);
     }
 
+    // Low-latency mode: a running kernel is reused while it cannot be timing out; otherwise it is stopped and
+    // a new one started (the first call after a pause pays one launch).
+    void start_persistent() {
+        if (ll_running_ && Clock::now() - ll_last_ < kReuseWindow) return;
+        if (ll_running_) stop_persistent();
+        Mailbox *mb = mailbox_.p;
+        mb->quit = 0;
+        mb->seq = seq_;
+        std::atomic_thread_fence(std::memory_order_release);
+        check(launch_persistent(precision_, dc_, mailbox_.dev, host_view(), ll_blocks_, seq_, kIdleNs, ll_stream_),
+              "persistent kernel launch");
+        ll_running_ = true;
+        ll_last_ = Clock::now();
+    }
+    void stop_persistent() noexcept {
+        *reinterpret_cast<volatile unsigned *>(&mailbox_.p->quit) = 1u;
+        cudaStreamSynchronize(ll_stream_);  // returns once every block has seen quit (or timed out)
+        cudaGetLastError();
+        ll_running_ = false;
+    }
+
     void build(const FieldData &d) {
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        check(cudaDeviceGetAttribute(&n_sm_, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
         out_.ensure(kLatencyMaxPoints, "results");
-        flag_.ensure(1, "result flag");
-        *flag_.p = seq_;
         if (d.n_nuclei) {
             std::vector<Cell64> h(static_cast<size_t>(d.n_nuclei));
             for (int64_t b = 0; b < d.n_nuclei; ++b)
@@ -154,12 +222,13 @@ private:
             dc_.nuclei = nuc_dev_.p, dc_.n_nuclei = d.n_nuclei;
         }
         const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
+        n_chunks_ = nc;
         if (nc == 0) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
         std::vector<double> origin(3 * static_cast<size_t>(nc), 0.0);
+        std::vector<QuarterInfo> quarters(static_cast<size_t>(nc * kSub));
         if (precision_ == QMMM_PRECISION_MIXED) {
-            // The CPU backend's layout (field_mixed_cells: the same float data, so the same answer), padding
-            // at 1e15 (d2 stays finite in float: the Newton step of mixed_term needs that).
+            // The CPU backend's layout (field_mixed_cells: the same float data, so the same answer).
             MixedCells m = field_mixed_cells(d, kChunk, kMixedFar);
             origin = std::move(m.origin);
             std::vector<MixedCell> h(padded);
@@ -168,6 +237,7 @@ private:
                 h[i] = MixedCell{float4{m.x[i], m.y[i], m.z[i], m.q[i]}, float4{m.xl[i], m.yl[i], m.zl[i], 0.0f}};
                 h64[i] = Cell64{m.xd[i], m.yd[i], m.zd[i], m.qd[i]};
             }
+            for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].box = quarter_box(h, qi, d.n_cells);
             upload(h);
             cells64_.ensure(4 * padded, "cells (double copy)");
             check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
@@ -176,28 +246,64 @@ private:
             const std::vector<int64_t> order = field_morton_order(d, kChunk);
             auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
             if (precision_ == QMMM_PRECISION_DOUBLE) {
-                // Padding far away but inside the float seed's range (see chunk_fast).
-                std::vector<Cell64> h(padded, Cell64{1e15, 1e15, 1e15, 0.0});
+                std::vector<Cell64> h(padded, Cell64{1e15, 1e15, 1e15, 0.0});  // padding far away, zero charge
                 for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
+                std::vector<double> q(padded);
+                for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
+                for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
             } else {
                 std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
                 for (int64_t m = 0; m < d.n_cells; ++m)
                     h[m] = float4{static_cast<float>(X(m, 0)), static_cast<float>(X(m, 1)), static_cast<float>(X(m, 2)),
                                   static_cast<float>(d.cell_q[order[m]])};
+                std::vector<float> q(padded);
+                for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
+                for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
             }
         }
         origin_.ensure(origin.size(), "chunk origins");
         check(cudaMemcpy(origin_.p, origin.data(), origin.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (origins)");
-        lat_part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
-        counter_.ensure(1, "block counter");
-        check(cudaMemset(counter_.p, 0, sizeof(unsigned)), "cudaMemset (block counter)");
+        quarters_.ensure(quarters.size(), "chunk quarters");
+        check(cudaMemcpy(quarters_.p, quarters.data(), quarters.size() * sizeof(QuarterInfo), cudaMemcpyHostToDevice),
+              "cudaMemcpy (quarters)");
+        part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
+        seq_flags_.ensure(static_cast<size_t>(nc), "latency sequence numbers");
+        std::fill(seq_flags_.p, seq_flags_.p + nc, 0u);
+        if (low_latency_) {
+            mailbox_.ensure(1, "low-latency mailbox");
+            std::memset(mailbox_.p, 0, sizeof(Mailbox));
+            check(cudaStreamCreateWithFlags(&ll_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+            ll_blocks_ = static_cast<int>(std::min<int64_t>(nc, n_sm_));
+        }
         // Segments depend on M only, so a point's value never depends on how many points come with it.
         chunks_per_segment_ = static_cast<int>((nc + kMaxSegments - 1) / kMaxSegments);
         n_segments_ = static_cast<int>((nc + chunks_per_segment_ - 1) / chunks_per_segment_);
         dc_.cells = cells_.p, dc_.origin = origin_.p, dc_.n_chunks = nc, dc_.self = d.cell_self_inv_r;
+        dc_.quarters = quarters_.p;
         check(cudaDeviceSynchronize(), "field upload");
+    }
+
+    // MIXED: the sphere around a quarter's cells (offsets from the chunk origin); padding cells do not count.
+    static float4 quarter_box(const std::vector<MixedCell> &h, size_t qi, int64_t n_cells) {
+        float lo[3] = {3e38f, 3e38f, 3e38f}, hi[3] = {-3e38f, -3e38f, -3e38f};
+        const size_t b = qi * kQuarter, e = std::min<size_t>(b + kQuarter, static_cast<size_t>(n_cells));
+        if (e <= b) return float4{0, 0, 0, -3e38f};  // padding only: never near
+        auto at = [&](size_t i, int k) {
+            const float4 &a = h[i].h, &l = h[i].l;
+            return k == 0 ? a.x + l.x : k == 1 ? a.y + l.y : a.z + l.z;
+        };
+        for (size_t i = b; i < e; ++i)
+            for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], at(i, k)), hi[k] = std::max(hi[k], at(i, k));
+        const float c[3] = {0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2])};
+        double r2 = 0;
+        for (size_t i = b; i < e; ++i) {
+            double s = 0;
+            for (int k = 0; k < 3; ++k) s += (static_cast<double>(at(i, k)) - c[k]) * (static_cast<double>(at(i, k)) - c[k]);
+            r2 = std::max(r2, s);
+        }
+        return float4{c[0], c[1], c[2], static_cast<float>(std::sqrt(r2) * (1 + 1e-6) + 1e-6)};
     }
 
     template <class T>
@@ -208,35 +314,41 @@ private:
     }
 
     void release() {
-        cells_.release(), cells64_.release(), origin_.release(), nuc_dev_.release(), flag_.release(), lat_part_.release(), counter_.release(), seg_part_.release();
+        cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
+        part_.release(), seq_flags_.release(), mailbox_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
-        stream_ = nullptr;
+        if (ll_stream_) cudaStreamDestroy(ll_stream_);
+        stream_ = ll_stream_ = nullptr;
     }
 
     int precision_;
-    int dev_ = 0;
-    cudaStream_t stream_ = nullptr;
+    bool low_latency_;
+    int dev_ = 0, n_sm_ = 1;
+    cudaStream_t stream_ = nullptr, ll_stream_ = nullptr;
     FieldData nuclei_;
     DeviceCells dc_;
+    int64_t n_chunks_ = 0;
     int chunks_per_segment_ = 1, n_segments_ = 1;
-    DeviceBuf<float4> cells_;  // raw storage; Cell64 for DOUBLE (float4 units keep the 16-byte alignment)
+    DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
-    PinnedBuf<unsigned> flag_;
+    DeviceBuf<QuarterInfo> quarters_;
+    PinnedBuf<double> part_;
+    PinnedBuf<unsigned> seq_flags_;
+    PinnedBuf<Mailbox> mailbox_;
     unsigned seq_ = 0;
     int tile_config_ = 0;
     bool latency_ = false, host_nuclear_ = true;
-    DeviceBuf<double> origin_, lat_part_, seg_part_, xyz_dev_, out_dev_;
-    DeviceBuf<unsigned> counter_;
+    bool ll_running_ = false;
+    int ll_blocks_ = 1;
+    Clock::time_point ll_last_{};
+    DeviceBuf<double> origin_, seg_part_, xyz_dev_, out_dev_;
     PinnedBuf<double> out_, xyz_host_;
     std::vector<double> nuc_;
     int64_t n_ = 0;
     double *u_ = nullptr;
 };
 
-}  // namespace
-
-namespace {
 class FieldGpuImpl final : public FieldGpu {
 public:
     std::unique_ptr<FieldBackend> make(const FieldData &d, const qmmm_options &opt) const override {
@@ -245,6 +357,6 @@ public:
 };
 const FieldGpuImpl impl;
 const GpuRegistry<FieldGpu>::Registration registration(impl);
-}  // namespace
 
+}  // namespace
 }  // namespace qmmm::cuda

@@ -15,12 +15,14 @@
 namespace qmmm::cuda::field {
 
 constexpr int kChunk = kFieldChunk;
-// Latency path (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
+// A chunk is summed in kSub quarters of kQuarter cells by different thread groups (throughput path).
+constexpr int kSub = 4;
+constexpr int kQuarter = kChunk / kSub;
+// Latency paths (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
 constexpr int kLatencyThreads = 256;
 constexpr int kLatencyMaxPoints = 8;
-// Throughput path: cells tiled through shared memory, each chunk split into four ranges summed by four
-// thread groups, each thread carrying up to 8 points.
-// At most this many segments (groups of consecutive chunks, one block row each); depends on M only.
+// Throughput path: at most this many segments (groups of consecutive chunks, one block row each); depends
+// on M only.
 constexpr int kMaxSegments = 512;
 // Points per throughput launch (bounds the partials buffer: segments x batch doubles).
 constexpr int64_t kMaxBatch = 16384;
@@ -34,17 +36,27 @@ struct alignas(32) MixedCell {
     float4 h, l;
 };
 
-// MIXED: a point nearer than sqrt(kNearRadius2) to a cell gets that cell's chunk quarter summed with the
-// cells within the radius in double from cells64 (float cell offsets and charges would cost ~2^-24 of the
-// near term, which dominates the sum when the point is close).
+// Per chunk quarter, what lets the hot loops skip a per-pair test (see field_gpu_kernels.cu):
+// - bound (SINGLE, DOUBLE): 5e9 x the smallest non-zero |q| of the quarter when all its charges have one sign
+//   (+inf when none is non-zero), 0 when the signs are mixed. A point within the singular radius (1e-10 bohr)
+//   of a cell makes that cell's term at least 1e10 |q|, so a quarter partial whose magnitude stays below the
+//   bound (and is finite) had no singular cell; otherwise the quarter is summed again with the singular rule.
+// - box (MIXED): centre of the quarter's cells as an offset from the chunk origin (x, y, z) and the radius of
+//   the sphere around it that holds them (w), so a warp whose points are all farther than the near radius
+//   from the sphere needs no per-pair near test.
+struct QuarterInfo {
+    float bound;
+    float4 box;
+};
 
 struct DeviceCells {
-    const void *cells = nullptr;     // n_chunks * kChunk entries
-    const Cell64 *cells64 = nullptr;  // MIXED: the same cells, absolute coordinates and charges in double
-    const double *origin = nullptr;  // 3 per chunk (MIXED only)
+    const void *cells = nullptr;       // n_chunks * kChunk entries
+    const Cell64 *cells64 = nullptr;   // MIXED: the same cells, absolute coordinates and charges in double
+    const double *origin = nullptr;    // 3 per chunk (MIXED only)
+    const QuarterInfo *quarters = nullptr;  // n_chunks * kSub
     int64_t n_chunks = 0;
-    double self = 0;  // 1/r for a point on a cell centre (C/h or NaN)
-    const void *nuclei = nullptr;  // Cell64 (x, y, z, Z), for the throughput path
+    double self = 0;                   // 1/r for a point on a cell centre (C/h or NaN)
+    const void *nuclei = nullptr;      // Cell64 (x, y, z, Z), for the throughput path
     int64_t n_nuclei = 0;
 };
 
@@ -54,14 +66,38 @@ struct LatencyPoints {
     int n;
 };
 
-// Electron term only. Partials: kLatencyMaxPoints * n_chunks doubles; *counter is 0 before and after;
-// out: n doubles, then *flag = seq (both may be mapped host memory, which the host may poll).
-cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
-                           unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s);
+// The results of the latency paths go straight to mapped host memory: chunk ch writes its partials
+// part[ch * kLatencyMaxPoints + p] and then seq[ch] = the call's sequence number; the host waits for every
+// seq and adds the partials in chunk order (no grid-wide synchronisation on the GPU, no copy, no stream sync).
+struct HostPartials {
+    double *part = nullptr;      // device view of mapped host memory, n_chunks * kLatencyMaxPoints
+    unsigned *seq = nullptr;     // device view, n_chunks
+};
+
+// Low-latency mode: a persistent kernel waits for requests in this mapped host memory (written by the host:
+// the points and n first, then seq; quit ends the kernel).
+struct Mailbox {
+    unsigned seq;
+    unsigned quit;
+    int n;
+    int pad;
+    double xyz[3 * kLatencyMaxPoints];
+};
+
+// Electron term of n <= kLatencyMaxPoints points (one launch).
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, HostPartials out,
+                           unsigned seq, cudaStream_t s);
+
+// The persistent kernel of the low-latency mode: `blocks` blocks take chunks blockIdx.x, + blocks, ...; each
+// request's results go to `out` as in launch_latency. It returns when mb->quit is set or after idle_ns without
+// a request (the host relaunches it on the next call).
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks,
+                              unsigned first_seq, unsigned long long idle_ns, cudaStream_t s);
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
-// out: n doubles. config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force
-// a tile shape for tuning (8032, 4064, 2064, 4032, 2032, 1032); results do not depend on it.
+// out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).
+// config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force a tile shape for
+// tuning (8032, 4064, 4032, 2064, 2032, 1064, 1032); results do not depend on it.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
                               int64_t n, const double *xyz, double *partials, double *out, int config, cudaStream_t s);
 

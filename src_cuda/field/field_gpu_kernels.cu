@@ -1,23 +1,32 @@
-// field_gpu_kernels.cu -- the embedding-field kernels: a latency path (one launch for a few points) and a
-// throughput path (cells tiled through shared memory, several points per thread).
+// field_gpu_kernels.cu -- the embedding-field kernels: the latency paths for a few points (one launch per
+// call, or a persistent kernel in the low-latency mode) and the throughput path (cells tiled through shared
+// memory, several points per thread).
 //
 // Precision semantics follow src_cxx/field/field_cpu.cpp: SINGLE = float terms and sums; MIXED = float pair
-// terms from offsets to the chunk's double origin, double accumulation (the throughput path adds runs of
-// kRun float terms, then the run into a double); DOUBLE throughout.
+// terms from offsets to the chunk's double origin, double accumulation (runs of kRun float terms, then the run
+// into a double); DOUBLE throughout.
+//
+// What a pair costs in the hot loops (throughput path, per 32 pairs of a warp): SINGLE 3 FADD + FMUL + 2 FFMA
+// for r^2, one MUFU.RSQ and one FFMA -- the minimum -- plus one shared load per P points. The per-pair tests of
+// earlier versions are gone: singular cells (a point within 1e-10 bohr of a cell centre) are found after a
+// quarter of a chunk from its partial (QuarterInfo::bound), and MIXED's near cells per warp from a sphere
+// around the quarter's cells (QuarterInfo::box).
+//
+// DOUBLE: 1/r from the double-precision MUFU seed (rsqrt.approx.f64, ~2^-22) and one third-order correction,
+// with e = 1 - d2 y0^2: 1/r = y0 (1 + e/2 + 3e^2/8) + O(e^3 y0), full double precision in 12 FP64 operations
+// per pair and no float/double conversions (which share the FP64 pipe on this GPU).
 //
 // MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8, and errors that average out over points: a VMC
 // energy adds 10^6 values). Systematic float errors removed: (1) MUFU.RSQ (rsqrt.approx) has a relative
 // error up to ~2^-22.9 that is not zero on average: one Newton step, q/r = q y0 + (q y0 e)/2 with
 // e = 1 - d2 y0^2 (mixed_term). The correction q y0 e is ~1 ulp of the term, so it is summed in its own
-// float (corr) over the chunk: added to the run of terms, most of it was rounded away and the MUFU bias
+// float (corr) over the quarter: added to the run of terms, most of it was rounded away and the MUFU bias
 // stayed (-6.7e-9 hartree per point on the water dimer, test MixedErrorsAverageOutOnWaterDimer).
 // (2) Offsets of the point and of the cells from the chunk origin are hi + lo float pairs with hi on a
 // 2^-16 bohr grid (field_mixed_cells, shared with the CPU): hi - hi is exact, so neither is rounded the
-// same way for many points (a plain float difference snaps the cell to the grid of ulp(|point offset|):
-// +2.2e-9 hartree per point on the water dimer). (3) Float charges are error-diffused within a chunk.
-// (4) Cells within kNearRadius2 of the point are summed in double (chunk_near_mixed): a near term can be
-// most of the sum.
-// No floating-point atomics: the only atomic is the integer "blocks done" counter of the latency path.
+// same way for many points. (3) Float charges are error-diffused within a chunk. (4) Cells within
+// sqrt(kNearRadius2) of the point are summed in double (chunk_near_mixed): a near term can be most of the sum.
+// No floating-point atomics anywhere.
 #include <cub/block/block_reduce.cuh>
 
 #include "field_gpu.cuh"
@@ -27,10 +36,10 @@ namespace qmmm::cuda::field {
 namespace {
 
 constexpr int kRun = 8;
-// The throughput path splits each chunk into kSub ranges summed by different threads.
-constexpr int kSub = 4;
-constexpr int kSubCells = kChunk / kSub;
 constexpr double kEps2 = kSingularRadius2;
+// A warp takes MIXED's careful loop when one of its points is this close to a quarter's sphere: the near
+// radius plus room for the float rounding of the test itself.
+constexpr float kNearTest = 0.5f + 1e-3f;
 
 template <int PREC>
 struct Traits;
@@ -39,18 +48,21 @@ struct Traits<QMMM_PRECISION_SINGLE> {
     using Cell = float4;
     using F = float;
     using Acc = float;
+    static constexpr int kMinBlocks = 8;  // 128-thread blocks: <= 64 registers, 50 % occupancy
 };
 template <>
 struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
+    static constexpr int kMinBlocks = 4;  // <= 128 registers: P = 4 points of 6 words without spills
 };
 template <>
 struct Traits<QMMM_PRECISION_DOUBLE> {
     using Cell = Cell64;
     using F = double;
     using Acc = double;
+    static constexpr int kMinBlocks = 6;
 };
 
 // MUFU.RSQ alone: the non-ftz form adds a denormal fix-up to every pair. Flushed d2 are < kEps2 anyway.
@@ -59,6 +71,13 @@ __device__ __forceinline__ float rs(float x) {
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 }
+// The double-precision seed (MUFU.RSQ64H on the high word): ~22 bits, no conversion.
+__device__ __forceinline__ double rs_seed(double x) {
+    double r;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+    return r;
+}
+// 1/sqrt(x) to full double precision (the careful paths).
 __device__ __forceinline__ double rs(double x) { return rsqrt(x); }
 
 // The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], the low parts of
@@ -100,12 +119,19 @@ __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
 }
 
 // MIXED pair term: y0 = MUFU 1/sqrt(d2), e = 1 - d2 y0^2; q / r = q y0 (1 + e/2): q y0 goes into the run,
-// q y0 e into corr (the caller adds corr / 2 once per chunk).
+// q y0 e into corr (the caller adds corr / 2 once per quarter).
 __device__ __forceinline__ void mixed_term(float q, float d2, float &run, float &corr) {
     const float y0 = rs(d2);
     const float e = fmaf(-(d2 * y0), y0, 1.0f);
     run = fmaf(q, y0, run);
     corr = fmaf(q * y0, e, corr);
+}
+
+// DOUBLE pair term (see the top of the file).
+__device__ __forceinline__ double double_term(double q, double d2) {
+    const double y0 = rs_seed(d2);
+    const double e = fma(-d2, y0 * y0, 1.0);
+    return q * y0 * fma(e, fma(e, 0.375, 0.5), 1.0);
 }
 
 // MIXED: the term of a cell near the point, in double (singular rule as the CPU double path).
@@ -123,26 +149,25 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
     else if (d2 <= 3.0e38f) mixed_term(cell.h.w, d2, run, corr);
 }
 
-// ---------------------------------------------------------------- latency path
+// ---------------------------------------------------------------- latency paths
+// The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
+// consecutive cells: every load is coalesced, seed Eq. 8), written to mapped host memory, then seq[ch].
 template <int PREC>
-__global__ void __launch_bounds__(kLatencyThreads)
-    latency_kernel(DeviceCells c, LatencyPoints pts, double *part, unsigned *counter, double *out,
-                   unsigned *flag, unsigned seq) {
+__device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, const double *xyz, int n,
+                                              HostPartials out, unsigned seq,
+                                              typename cub::BlockReduce<typename Traits<PREC>::Acc,
+                                                                        kLatencyThreads>::TempStorage &tmp) {
     using T = Traits<PREC>;
     using F = typename T::F;
     using Acc = typename T::Acc;
     using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
-    __shared__ typename Reduce::TempStorage tmp;
-    __shared__ bool last;
-    const int64_t ch = blockIdx.x, nc = gridDim.x;
     const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
     const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
-    for (int p = 0; p < pts.n; ++p) {
+    for (int p = 0; p < n; ++p) {
         F q[kPointWords<PREC>];
-        local_point<PREC>(c, ch, &pts.xyz[3 * p], q);
+        local_point<PREC>(c, ch, &xyz[3 * p], q);
         Acc a = 0;
         float corr = 0;  // MIXED
-        // Consecutive threads on consecutive cells: every load is coalesced (seed Eq. 8).
 #pragma unroll
         for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
             const auto cell = cells[j];
@@ -150,7 +175,7 @@ __global__ void __launch_bounds__(kLatencyThreads)
             if constexpr (PREC == QMMM_PRECISION_MIXED) {
                 double near = 0;
                 float t = 0;
-                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &pts.xyz[3 * p], c.self, t, corr, near);
+                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &xyz[3 * p], c.self, t, corr, near);
                 a += static_cast<double>(t) + near;
             } else {
                 const F inv = d2 < eps2 ? self : rs(d2);
@@ -159,118 +184,129 @@ __global__ void __launch_bounds__(kLatencyThreads)
         }
         if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
         const Acc b = Reduce(tmp).Sum(a);
-        if (threadIdx.x == 0) part[p * nc + ch] = static_cast<double>(b);
-        __syncthreads();
-    }
-    // The last block to finish adds the chunk partials in a fixed order (no second launch).
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(counter, 1u) == static_cast<unsigned>(nc - 1);
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int p = 0; p < pts.n; ++p) {
-        Acc a = 0;
-        for (int64_t i = threadIdx.x; i < nc; i += kLatencyThreads) a += static_cast<Acc>(__ldcg(&part[p * nc + i]));
-        const Acc s = Reduce(tmp).Sum(a);
-        if (threadIdx.x == 0) out[p] = static_cast<double>(s);
-        __syncthreads();
+        if (threadIdx.x == 0) out.part[ch * kLatencyMaxPoints + p] = static_cast<double>(b);
+        __syncthreads();  // tmp is reused
     }
     if (threadIdx.x == 0) {
-        *counter = 0;
-        // Results first, then the flag the host polls (both may be mapped host memory).
-        __threadfence_system();
-        *reinterpret_cast<volatile unsigned *>(flag) = seq;
-    }
-}
-
-// ---------------------------------------------------------------- throughput path
-// Chunk partials of P points from the tile in shared memory. The singular-cell test is taken out of the
-// inner loop: each point keeps a guard, and a point whose guard says it came within the singular radius
-// of a cell (or, in DOUBLE, left the range of the float seed) gets its partial recomputed by chunk_exact.
-template <int PREC, int P>
-__device__ __forceinline__ void chunk_fast(const typename Traits<PREC>::Cell *s, const typename Traits<PREC>::F (*q)[kPointWords<PREC>],
-                                           typename Traits<PREC>::Acc *part, bool *suspect) {
-    using F = typename Traits<PREC>::F;
-    using Acc = typename Traits<PREC>::Acc;
-    if constexpr (PREC == QMMM_PRECISION_DOUBLE) {
-        // 1/r from a float seed y0 = rsqrtf(d2) (rel. error ~1e-7) and one third-order correction:
-        // with e = 1 - d2 y0^2, 1/r = y0 (1 + e/2 + 3e^2/8) + O(e^3 y0): full double precision in
-        // 12 FP64 operations per pair (CUDA's rsqrt(double) costs more); the guards use the FP32 pipe.
-        float ymin[P], ymax[P];
-#pragma unroll
-        for (int k = 0; k < P; ++k) part[k] = 0, ymin[k] = 1e30f, ymax[k] = 0.0f;
-#pragma unroll 2
-        for (int j = 0; j < kSubCells; j += kRun) {
-            double run[P];
-#pragma unroll
-            for (int k = 0; k < P; ++k) run[k] = 0;
-#pragma unroll
-            for (int r = 0; r < kRun; ++r) {
-                const auto cell = s[j + r];
-#pragma unroll
-                for (int k = 0; k < P; ++k) {
-                    const double dx = q[k][0] - cell.x, dy = q[k][1] - cell.y, dz = q[k][2] - cell.z;
-                    const double d2 = dx * dx + dy * dy + dz * dz;
-                    const float yf = rs(static_cast<float>(d2));
-                    ymin[k] = fminf(ymin[k], yf), ymax[k] = fmaxf(ymax[k], yf);
-                    const double y0 = yf;
-                    const double e = fma(-d2, y0 * y0, 1.0);
-                    run[k] = fma(cell.w * y0, fma(e, fma(e, 0.375, 0.5), 1.0), run[k]);
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < P; ++k) part[k] += run[k];
-        }
-        // y0 >= 5e9: d2 may be < 1e-20 (singular); y0 < 1e-18: d2 > 1e36 (seed out of float range).
-#pragma unroll
-        for (int k = 0; k < P; ++k) suspect[k] = ymax[k] >= 5e9f || ymin[k] < 1e-18f;
-    } else {
-        F dmin[P], corr[P];
-#pragma unroll
-        for (int k = 0; k < P; ++k) part[k] = 0, dmin[k] = static_cast<F>(1e30), corr[k] = 0;
-#pragma unroll 2
-        for (int j = 0; j < kSubCells; j += kRun) {
-            F run[P];
-#pragma unroll
-            for (int k = 0; k < P; ++k) run[k] = 0;
-#pragma unroll
-            for (int r = 0; r < kRun; ++r) {
-                const auto cell = s[j + r];
-#pragma unroll
-                for (int k = 0; k < P; ++k) {
-                    const F d2 = dist2<PREC>(q[k], cell);
-                    dmin[k] = fminf(dmin[k], d2);
-                    if constexpr (PREC == QMMM_PRECISION_MIXED) mixed_term(cell.h.w, d2, run[k], corr[k]);
-                    else run[k] += cell.w * rs(d2);
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
-        }
-        // MIXED: a point near a cell, or a NaN partial (a d2 beyond float range), takes chunk_near_mixed.
-#pragma unroll
-        for (int k = 0; k < P; ++k) {
-            if constexpr (PREC == QMMM_PRECISION_MIXED) {
-                part[k] += 0.5 * static_cast<double>(corr[k]);
-                suspect[k] = dmin[k] < kNearRadius2 || isnan(part[k]);
-            }
-            else suspect[k] = dmin[k] < static_cast<F>(kEps2);
-        }
+        __threadfence_system();  // the partials reach the host before the sequence number
+        *reinterpret_cast<volatile unsigned *>(&out.seq[ch]) = seq;
     }
 }
 
 template <int PREC>
-__device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Traits<PREC>::Cell *s,
-                                                                const PointWords<PREC> pw,
-                                                                typename Traits<PREC>::F self) {
+__global__ void __launch_bounds__(kLatencyThreads) latency_kernel(DeviceCells c, LatencyPoints pts, HostPartials out,
+                                                                  unsigned seq) {
+    __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
+    chunk_to_host<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, seq, tmp);
+}
+
+__device__ __forceinline__ unsigned load_acquire_sys(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Low-latency mode: each block waits for the host's next request in the mailbox (thread 0 polls mapped host
+// memory), computes its chunks and writes them like latency_kernel. No launch per call; the block holds its
+// SM share (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without a request.
+template <int PREC>
+__global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells c, const Mailbox *mb,
+                                                                     HostPartials out, unsigned last,
+                                                                     unsigned long long idle_ns) {
+    __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
+    __shared__ double xyz[3 * kLatencyMaxPoints];
+    __shared__ int n_sh, stop_sh;
+    __shared__ unsigned seq_sh;
+    unsigned long long since = global_ns();
+    for (;;) {
+        if (threadIdx.x == 0) {
+            int stop = 0;
+            unsigned s = last;
+            for (;;) {
+                s = load_acquire_sys(&mb->seq);
+                if (s != last) break;
+                if (*reinterpret_cast<const volatile unsigned *>(&mb->quit) || global_ns() - since > idle_ns) {
+                    stop = 1;
+                    break;
+                }
+            }
+            if (!stop) {
+                const int n = *reinterpret_cast<const volatile int *>(&mb->n);
+                n_sh = n;
+                for (int i = 0; i < 3 * n; ++i) xyz[i] = reinterpret_cast<const volatile double *>(mb->xyz)[i];
+                seq_sh = s;
+            }
+            stop_sh = stop;
+        }
+        __syncthreads();
+        if (stop_sh) return;
+        const unsigned s = seq_sh;
+        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_to_host<PREC>(c, ch, xyz, n_sh, out, s, tmp);
+        last = s;
+        since = global_ns();
+        __syncthreads();  // xyz, n_sh and seq_sh are rewritten by the next request
+    }
+}
+
+// ---------------------------------------------------------------- throughput path
+// One quarter's partials of P points from the tile in shared memory, no per-pair test. With TRACK (MIXED's
+// careful loop) the smallest d2 per point is kept as well; the partials are the same bits either way.
+template <int PREC, int P, bool TRACK>
+__device__ __forceinline__ void quarter_sum(const typename Traits<PREC>::Cell *s,
+                                            const typename Traits<PREC>::F (*q)[kPointWords<PREC>],
+                                            typename Traits<PREC>::Acc *part, float *dmin) {
+    using F = typename Traits<PREC>::F;
+    using Acc = typename Traits<PREC>::Acc;
+    float corr[P];  // MIXED
+#pragma unroll
+    for (int k = 0; k < P; ++k) part[k] = 0, corr[k] = 0, dmin[k] = 3.0e38f;
+#pragma unroll 2
+    for (int j = 0; j < kQuarter; j += kRun) {
+        F run[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) run[k] = 0;
+#pragma unroll
+        for (int r = 0; r < kRun; ++r) {
+            const auto cell = s[j + r];
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                const F d2 = dist2<PREC>(q[k], cell);
+                if constexpr (PREC == QMMM_PRECISION_MIXED) {
+                    if constexpr (TRACK) dmin[k] = fminf(dmin[k], d2);
+                    mixed_term(cell.h.w, d2, run[k], corr[k]);
+                } else if constexpr (PREC == QMMM_PRECISION_DOUBLE) {
+                    run[k] += double_term(cell.w, d2);
+                } else {
+                    run[k] = fmaf(cell.w, rs(d2), run[k]);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
+    }
+    if constexpr (PREC == QMMM_PRECISION_MIXED) {
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] += 0.5 * static_cast<double>(corr[k]);
+    }
+}
+
+// A quarter's partial again with the singular rule on every pair (SINGLE, DOUBLE; full-precision 1/r in DOUBLE).
+template <int PREC>
+__device__ __noinline__ typename Traits<PREC>::Acc quarter_exact(const typename Traits<PREC>::Cell *s,
+                                                                  const PointWords<PREC> pw,
+                                                                  typename Traits<PREC>::F self) {
     const auto *q = pw.v;
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
     const F eps2 = static_cast<F>(kEps2);
     Acc part = 0;
-    for (int j = 0; j < kSubCells; j += kRun) {
+    for (int j = 0; j < kQuarter; j += kRun) {
         F run = 0;
         for (int r = 0; r < kRun; ++r) {
             const auto cell = s[j + r];
@@ -283,15 +319,15 @@ __device__ __noinline__ typename Traits<PREC>::Acc chunk_exact(const typename Tr
 }
 
 // MIXED: a quarter's partial again, with the cells near the point in double (g: the quarter in cells64;
-// p: the point, absolute). Same runs as chunk_fast; near terms go into their own double sum.
-__device__ __noinline__ double chunk_near_mixed(const MixedCell *s, const PointWords<QMMM_PRECISION_MIXED> pw,
-                                                const Cell64 *g, const double px, const double py, const double pz,
-                                                double self) {
+// p: the point, absolute). Same runs as quarter_sum; near terms go into their own double sum.
+__device__ __noinline__ double quarter_near_mixed(const MixedCell *s, const PointWords<QMMM_PRECISION_MIXED> pw,
+                                                  const Cell64 *g, const double px, const double py, const double pz,
+                                                  double self) {
     const float *q = pw.v;
     const double p[3] = {px, py, pz};
     double part = 0, near = 0;
     float corr = 0;
-    for (int j = 0; j < kSubCells; j += kRun) {
+    for (int j = 0; j < kQuarter; j += kRun) {
         float run = 0;
         for (int r = 0; r < kRun; ++r)
             mixed_careful(s[j + r], dist2<QMMM_PRECISION_MIXED>(q, s[j + r]), g + j + r, p, self, run, corr, near);
@@ -300,18 +336,20 @@ __device__ __noinline__ double chunk_near_mixed(const MixedCell *s, const PointW
     return (part + 0.5 * static_cast<double>(corr)) + near;
 }
 
-// Block (x, y) = kSub groups of G threads; group g sums cells [g * kSubCells, (g + 1) * kSubCells) of every
-// chunk of segment y for the block's G * P points (thread lane l has points l, l + G, ...). A point's
-// chunk partial is ((s0 + s1) + s2) + s3 over the groups: the same for every G and P, and four times the
-// parallelism of one thread per point and chunk (small batches still fill the GPU).
+// Block (x, y) = kSub groups of G threads; group g sums quarter g of every chunk of segment y for the block's
+// G * P points (thread lane l has points l, l + G, ...). A point's chunk partial is ((s0 + s1) + s2) + s3 over
+// the groups: the same for every G and P, and four times the parallelism of one thread per point and chunk
+// (small batches still fill the GPU). G is a multiple of 32, so a warp lies in one group and every branch on
+// the quarter is uniform in it.
 template <int PREC, int P, int G>
-__global__ void __launch_bounds__(kSub * G)
+__global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kSub * G))
     tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
                 double *__restrict__ part) {
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
     using Cell = typename Traits<PREC>::Cell;
     constexpr int T = kSub * G;
+    static_assert(G % 32 == 0, "a warp must lie in one group");
     __shared__ Cell tile[kChunk];
     __shared__ Acc red[kSub - 1][G * P];
     const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
@@ -328,7 +366,7 @@ __global__ void __launch_bounds__(kSub * G)
     const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
     const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
     const F self = static_cast<F>(c.self);
-    const Cell *mine = tile + sub * kSubCells;
+    const Cell *mine = tile + sub * kQuarter;
     for (int64_t ch = ch0; ch < ch1; ++ch) {
         __syncthreads();  // the previous chunk's tile and red are no longer read
         const Cell *src = static_cast<const Cell *>(c.cells) + ch * kChunk;
@@ -337,9 +375,36 @@ __global__ void __launch_bounds__(kSub * G)
         F q[P][kPointWords<PREC>];
 #pragma unroll
         for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pt[k], q[k]);
+        const QuarterInfo info = c.quarters[ch * kSub + sub];
         Acc partial[P];
+        float dmin[P];
         bool suspect[P];
-        chunk_fast<PREC, P>(mine, q, partial, suspect);
+        if constexpr (PREC == QMMM_PRECISION_MIXED) {
+            // A warp with a point near the quarter's sphere keeps the smallest d2 of each point: those with a
+            // cell inside the near radius have the quarter summed again with the near cells in double.
+            bool near = false;
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                const float dx = (q[k][0] + q[k][3]) - info.box.x, dy = (q[k][1] + q[k][4]) - info.box.y,
+                            dz = (q[k][2] + q[k][5]) - info.box.z;
+                near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
+            }
+            if (__any_sync(0xffffffffu, near)) quarter_sum<PREC, P, true>(mine, q, partial, dmin);
+            else quarter_sum<PREC, P, false>(mine, q, partial, dmin);
+#pragma unroll
+            for (int k = 0; k < P; ++k) suspect[k] = dmin[k] < kNearRadius2 || isnan(partial[k]);
+        } else {
+            // bound 0: charges of both signs in the quarter, where a large term could be cancelled -- every
+            // point takes the careful sum.
+            if (info.bound > 0.0f) {
+                quarter_sum<PREC, P, false>(mine, q, partial, dmin);
+#pragma unroll
+                for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<Acc>(info.bound));
+            } else {
+#pragma unroll
+                for (int k = 0; k < P; ++k) suspect[k] = true;
+            }
+        }
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             if (suspect[k]) {
@@ -347,10 +412,10 @@ __global__ void __launch_bounds__(kSub * G)
 #pragma unroll
                 for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
                 if constexpr (PREC == QMMM_PRECISION_MIXED)
-                    partial[k] = chunk_near_mixed(mine, pw, c.cells64 + ch * kChunk + sub * kSubCells, pt[k][0], pt[k][1],
-                                                  pt[k][2], c.self);
+                    partial[k] = quarter_near_mixed(mine, pw, c.cells64 + ch * kChunk + sub * kQuarter, pt[k][0],
+                                                    pt[k][1], pt[k][2], c.self);
                 else
-                    partial[k] = chunk_exact<PREC>(mine, pw, self);
+                    partial[k] = quarter_exact<PREC>(mine, pw, self);
             }
             if (sub > 0) red[sub - 1][lane + k * G] = partial[k];
         }
@@ -372,30 +437,53 @@ __global__ void __launch_bounds__(kSub * G)
     }
 }
 
-// u[i] = segment partials of point i added in segment order, minus the nuclear term (double, nuclei in
-// order, as add_nuclear_term on the host).
+// Lane sum in a fixed order: the butterfly gives every lane the same bits (addition commutes).
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
+// term (double, lanes over nuclei), each summed lanes-then-butterfly in a fixed order. A point within the
+// singular radius of a nucleus gets NaN (the API reports it with the nucleus).
 template <int PREC>
-__global__ void segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n,
-                                   const double *__restrict__ xyz, const Cell64 *__restrict__ nuc, int64_t n_nuc,
-                                   double *__restrict__ out) {
+__global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n,
+                                                         const double *__restrict__ xyz,
+                                                         const Cell64 *__restrict__ nuc, int64_t n_nuc,
+                                                         double *__restrict__ out) {
     using Acc = typename Traits<PREC>::Acc;
-    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    const int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (i >= n) return;  // i is the same for the whole warp
     Acc s = 0;
-    for (int g = 0; g < n_segments; ++g) s += static_cast<Acc>(part[g * n + i]);
+    for (int g = lane; g < n_segments; g += 32) s += static_cast<Acc>(part[static_cast<int64_t>(g) * n + i]);
+    s = warp_sum(s);
     const double px = xyz[3 * i], py = xyz[3 * i + 1], pz = xyz[3 * i + 2];
     double v = 0;
-    for (int64_t b = 0; b < n_nuc; ++b) {
+    bool on = false;
+    for (int64_t b = lane; b < n_nuc; b += 32) {
         const double dx = px - nuc[b].x, dy = py - nuc[b].y, dz = pz - nuc[b].z;
-        v += nuc[b].w / sqrt(dx * dx + dy * dy + dz * dz);
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        on |= d2 < kEps2;
+        v += nuc[b].w / sqrt(d2);
     }
-    out[i] = static_cast<double>(s) - v;
+    v = warp_sum(v);
+    on = __any_sync(0xffffffffu, on);
+    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : static_cast<double>(s) - v;
 }
 
 template <int PREC>
-cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, double *part, unsigned *counter, double *out,
-                    unsigned *flag, unsigned seq, cudaStream_t s) {
-    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, part, counter, out, flag, seq);
+cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, HostPartials out, unsigned seq, cudaStream_t s) {
+    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, out, seq);
+    return cudaGetLastError();
+}
+
+template <int PREC>
+cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks, unsigned first_seq,
+                       unsigned long long idle_ns, cudaStream_t s) {
+    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, out, first_seq, idle_ns);
     return cudaGetLastError();
 }
 
@@ -411,28 +499,41 @@ void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
                        double *out, int config, cudaStream_t s) {
-    if (config == 0) config = n >= 4096 ? 4064 : n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
+    if (config == 0) {
+        if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 2048 ? 8032 : n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
+        else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;
+    }
     switch (config) {
         case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, s); break;
         case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, s); break;
-        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, s); break;
         case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, s); break;
+        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, s); break;
         case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, s); break;
+        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s); break;
         default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s); break;
     }
-    segment_sum_kernel<PREC><<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(part, nseg, n, xyz,
-        static_cast<const Cell64 *>(c.nuclei), c.n_nuclei, out);
+    segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
+        part, nseg, n, xyz, static_cast<const Cell64 *>(c.nuclei), c.n_nuclei, out);
     return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, double *partials,
-                           unsigned *counter, double *out, unsigned *flag, unsigned seq, cudaStream_t s) {
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, HostPartials out,
+                           unsigned seq, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, partials, counter, out, flag, seq, s);
-        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, partials, counter, out, flag, seq, s);
-        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, partials, counter, out, flag, seq, s);
+        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, out, seq, s);
+        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, out, seq, s);
+        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, out, seq, s);
+    }
+}
+
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks,
+                              unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
+    switch (precision) {
+        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, out, blocks, first_seq, idle_ns, s);
+        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, out, blocks, first_seq, idle_ns, s);
+        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, out, blocks, first_seq, idle_ns, s);
     }
 }
 

@@ -17,6 +17,7 @@ struct qmmm_field_s {
     bool pending = false;
     int64_t pending_n = 0;
     double *pending_u = nullptr;
+    std::vector<double> pending_xyz;  // the points of the pending evaluation, for its error messages
 };
 
 namespace {
@@ -65,42 +66,32 @@ bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
     return dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2;
 }
 
-void check_points(const qmmm_field_s *f, int64_t n, const double *xyz, const double *u) {
+void check_points(int64_t n, const double *xyz, const double *u) {
     if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
     if (n == 0) return;
     if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
     if (!u) throw Error(QMMM_ERR_NULL_ARG, strfmt("u is NULL with n_points = %lld", static_cast<long long>(n)));
     check_array("xyz", xyz, n, 3);
-    const auto &d = f->nuclei;
-    // First offending point, found in parallel without early exit (vectorisable) when the batch is large:
-    // on the GPU path this check would otherwise cost as much as the field itself.
-    int64_t first = n;
-#pragma omp parallel for reduction(min : first) schedule(static) if (n * d.n_nuclei > 65536)
-    for (int64_t p = 0; p < n; ++p) {
-        bool on = false;
-        for (int64_t b = 0; b < d.n_nuclei; ++b) on |= on_nucleus(d, xyz + 3 * p, b);
-        if (on && p < first) first = p;
-    }
-    if (first == n) return;
-    for (int64_t b = 0; b < d.n_nuclei; ++b)
-        if (on_nucleus(d, xyz + 3 * first, b))
-            throw Error(QMMM_ERR_SINGULAR,
-                        strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of nucleus %lld: a point charge "
-                               "has no finite potential there",
-                               static_cast<long long>(first), xyz[3 * first], xyz[3 * first + 1], xyz[3 * first + 2],
-                               static_cast<long long>(b)));
 }
 
-// A non-finite value can only come from a point on a cell centre with cell_volume unknown.
-void check_values(int64_t n, const double *xyz, const double *u) {
-    for (int64_t p = 0; p < n; ++p)
-        if (!std::isfinite(u[p]))
-            throw Error(QMMM_ERR_SINGULAR,
-                        strfmt("point %lld%s lies within 1e-10 bohr of a density cell centre and "
-                               "qmmm_options.cell_volume is 0 (unknown); set it to use the uniform-cube self-potential",
-                               static_cast<long long>(p),
-                               xyz ? strfmt(" (%.17g, %.17g, %.17g)", xyz[3 * p], xyz[3 * p + 1], xyz[3 * p + 2]).c_str()
-                                   : ""));
+// The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
+// anyway, so the check costs nothing there) and for a point on a cell centre when cell_volume is unknown; this
+// says which, for the first such point.
+void check_values(const qmmm::FieldData &d, int64_t n, const double *xyz, const double *u) {
+    for (int64_t p = 0; p < n; ++p) {
+        if (std::isfinite(u[p])) continue;
+        const double *x = xyz + 3 * p;
+        for (int64_t b = 0; b < d.n_nuclei; ++b)
+            if (on_nucleus(d, x, b))
+                throw Error(QMMM_ERR_SINGULAR,
+                            strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of nucleus %lld: a point "
+                                   "charge has no finite potential there",
+                                   static_cast<long long>(p), x[0], x[1], x[2], static_cast<long long>(b)));
+        throw Error(QMMM_ERR_SINGULAR,
+                    strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of a density cell centre and "
+                           "qmmm_options.cell_volume is 0 (unknown); set it to use the uniform-cube self-potential",
+                           static_cast<long long>(p), x[0], x[1], x[2]));
+    }
 }
 
 }  // namespace
@@ -168,10 +159,10 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
     return qmmm::api_guard("qmmm_field_eval", [&]() -> int {
         qmmm_field_s *h = live(f);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
-        check_points(h, n_points, xyz, u);
+        check_points(n_points, xyz, u);
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval(n_points, xyz, u)) return s;
-        check_values(n_points, xyz, u);
+        check_values(h->nuclei, n_points, xyz, u);
         return QMMM_SUCCESS;
     });
 }
@@ -180,10 +171,11 @@ QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double 
     return qmmm::api_guard("qmmm_field_eval_async", [&]() -> int {
         qmmm_field_s *h = live(f);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
-        check_points(h, n_points, xyz, u);
+        check_points(n_points, xyz, u);
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
         h->pending = true, h->pending_n = n_points, h->pending_u = u;
+        h->pending_xyz.assign(xyz, xyz + 3 * n_points);
         return QMMM_SUCCESS;
     });
 }
@@ -194,7 +186,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
         if (int s = h->impl->wait()) return s;
-        check_values(h->pending_n, nullptr, h->pending_u);
+        check_values(h->nuclei, h->pending_n, h->pending_xyz.data(), h->pending_u);
         return QMMM_SUCCESS;
     });
 }

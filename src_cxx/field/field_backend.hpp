@@ -25,7 +25,8 @@ struct FieldData {
 class FieldBackend {
 public:
     virtual ~FieldBackend() = default;
-    // u[i] = U_ES(point i); points are finite and not on a nucleus (checked by the caller).
+    // u[i] = U_ES(point i); points are finite (checked by the caller). A point on a nucleus, or on a cell centre
+    // with cell_volume unknown, gets a non-finite value, which the caller reports.
     virtual int eval(int64_t n, const double *xyz, double *u) = 0;
     // Default: synchronous work, nothing pending.
     virtual int eval_async(int64_t n, const double *xyz, double *u) { return eval(n, xyz, u); }
@@ -35,7 +36,8 @@ public:
     virtual int device() const { return -1; }
 };
 
-// sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends.
+// sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the
+// singular radius of a nucleus gets NaN (the API turns it into QMMM_ERR_SINGULAR naming the nucleus).
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u);
 
 // MIXED precision's cell layout, one for the CPU and the CUDA backend (the same float data, so the same

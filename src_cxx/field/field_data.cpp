@@ -3,6 +3,7 @@
 // offsets and error-diffused charges).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "field_backend.hpp"
@@ -12,12 +13,15 @@ namespace qmmm {
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u) {
     for (int64_t p = 0; p < n; ++p) {
         double s = 0.0;
+        bool on = false;
         for (int64_t b = 0; b < d.n_nuclei; ++b) {
             const double dx = xyz[3 * p] - d.nuc_xyz[3 * b], dy = xyz[3 * p + 1] - d.nuc_xyz[3 * b + 1],
                          dz = xyz[3 * p + 2] - d.nuc_xyz[3 * b + 2];
-            s += d.nuc_z[b] / std::sqrt(dx * dx + dy * dy + dz * dz);
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            on |= d2 < kSingularRadius2;
+            s += d.nuc_z[b] / std::sqrt(d2);
         }
-        u[p] -= s;
+        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : u[p] - s;  // the API reports the nucleus
     }
 }
 

@@ -1,0 +1,195 @@
+// test_field_gpu_modes.cpp -- the CUDA field's low-latency mode (persistent kernel), many handles on one GPU
+// at once, and the cases the hot loops leave to their careful paths (mixed-sign charges, points within or just
+// outside the singular radius of a cell, nuclei on the latency and asynchronous paths). References: the
+// long-double sum of field_reference.hpp and the ordinary latency path (the same bits).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "field_reference.hpp"
+#include "gpu_test.hpp"
+#include "qmmm_accel.h"
+
+using qmmm_test::System;
+
+namespace {
+
+const int kPrecisions[3] = {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE};
+
+// Normwise bounds as claimed in the README (SINGLE ~1e-6, MIXED 1e-8, DOUBLE ~1e-15 with room).
+double bound(int prec) { return prec == QMMM_PRECISION_DOUBLE ? 1e-13 : prec == QMMM_PRECISION_MIXED ? 1e-8 : 1e-6; }
+
+struct Field {
+    qmmm_field f = nullptr;
+    Field(const System &s, int precision, int flags = 0, double cell_volume = 0) {
+        qmmm_options o;
+        qmmm_options_default(&o);
+        o.backend = QMMM_BACKEND_CUDA, o.precision = precision, o.flags = flags, o.cell_volume = cell_volume;
+        EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(),
+                                    s.nuc_xyz.data(), s.nuc_z.data(), &o),
+                  QMMM_SUCCESS)
+            << qmmm_error_message();
+    }
+    ~Field() {
+        if (f) qmmm_field_destroy(f);
+    }
+    std::vector<double> eval(const std::vector<double> &pts) const {
+        std::vector<double> u(pts.size() / 3, NAN);
+        EXPECT_EQ(qmmm_field_eval(f, static_cast<int64_t>(u.size()), pts.data(), u.data()), QMMM_SUCCESS)
+            << qmmm_error_message();
+        return u;
+    }
+};
+
+bool same_bits(const std::vector<double> &a, const std::vector<double> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+double worst(const System &s, const std::vector<double> &pts, const std::vector<double> &u, double dv = 0) {
+    double e = 0;
+    for (size_t p = 0; p < u.size(); ++p) {
+        double scale = 0;
+        const double ref = qmmm_test::reference_u(s, &pts[3 * p], dv, &scale);
+        e = std::max(e, std::fabs(u[p] - ref) / scale);
+    }
+    return e;
+}
+
+TEST(FieldCudaModes, LowLatencyGivesTheLatencyPathsBits) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const System s = qmmm_test::random_system(268782, 20, 41);
+    const auto pts = qmmm_test::random_points(64, 42);
+    for (int prec : kPrecisions) {
+        Field plain(s, prec), fast(s, prec, QMMM_FLAG_LOW_LATENCY);
+        for (int n : {1, 3, 8}) {
+            for (int rep = 0; rep < 3; ++rep) {
+                std::vector<double> sub(pts.begin() + 3 * rep * n, pts.begin() + 3 * (rep + 1) * n);
+                const auto a = plain.eval(sub), b = fast.eval(sub);
+                EXPECT_TRUE(same_bits(a, b)) << "precision " << prec << ", n " << n;
+                EXPECT_LT(worst(s, sub, b), bound(prec)) << "precision " << prec << ", n " << n;
+            }
+        }
+        // Larger calls on the same handle take the throughput path beside the persistent kernel.
+        std::vector<double> many(pts.begin(), pts.begin() + 3 * 40);
+        EXPECT_LT(worst(s, many, fast.eval(many)), bound(prec)) << "precision " << prec;
+        // After a pause the kernel has ended (idle timeout) and the next call starts a new one.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::vector<double> one(pts.begin(), pts.begin() + 3);
+        EXPECT_TRUE(same_bits(plain.eval(one), fast.eval(one))) << "after a pause, precision " << prec;
+    }
+}
+
+TEST(FieldCudaModes, LowLatencyEndsWithTheHandleAndWhenCallsStop) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const System s = qmmm_test::random_system(50000, 3, 43);
+    const auto pts = qmmm_test::random_points(2, 44);
+    // Destroyed right after a call: destroy ends the kernel (a hang here would be the failure).
+    for (int rep = 0; rep < 5; ++rep) {
+        Field f(s, QMMM_PRECISION_SINGLE, QMMM_FLAG_LOW_LATENCY);
+        f.eval(pts);
+    }
+    // A thread calls, then stops without destroying; the kernel ends on its own; destroy from another thread.
+    auto *f = new Field(s, QMMM_PRECISION_MIXED, QMMM_FLAG_LOW_LATENCY);
+    std::vector<double> first;
+    std::thread caller([&] { first = f->eval(pts); });
+    caller.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(same_bits(first, f->eval(pts)));
+    const auto t0 = std::chrono::steady_clock::now();
+    delete f;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
+TEST(FieldCudaModes, SixteenHandlesOnSixteenThreads) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const System s = qmmm_test::random_system(100003, 7, 45);
+    const auto pts = qmmm_test::random_points(1024, 46);
+    const int kThreads = 16;
+    std::vector<std::unique_ptr<Field>> fields;
+    std::vector<std::vector<double>> serial(kThreads), batch(kThreads), ones(kThreads);
+    for (int h = 0; h < kThreads; ++h) {
+        fields.push_back(std::make_unique<Field>(s, kPrecisions[h % 3], h % 4 == 3 ? QMMM_FLAG_LOW_LATENCY : 0));
+        serial[h] = fields[h]->eval(pts);
+    }
+    std::vector<std::thread> threads;
+    for (int h = 0; h < kThreads; ++h)
+        threads.emplace_back([&, h] {
+            for (int rep = 0; rep < 8; ++rep) {
+                batch[h] = fields[h]->eval(pts);
+                ones[h] = fields[h]->eval({pts[0], pts[1], pts[2]});
+            }
+        });
+    for (auto &t : threads) t.join();
+    for (int h = 0; h < kThreads; ++h) {
+        EXPECT_TRUE(same_bits(serial[h], batch[h])) << "handle " << h;
+        EXPECT_LT(worst(s, pts, batch[h]), bound(kPrecisions[h % 3])) << "handle " << h;
+        EXPECT_LT(worst(s, {pts[0], pts[1], pts[2]}, ones[h]), bound(kPrecisions[h % 3])) << "handle " << h;
+    }
+}
+
+TEST(FieldCudaModes, ChargesOfBothSigns) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    System s = qmmm_test::random_system(30011, 4, 47);
+    for (size_t m = 0; m < s.cell_q.size(); m += 7) s.cell_q[m] = -3 * s.cell_q[m];  // point charges of an MM region
+    const auto pts = qmmm_test::random_points(2000, 48);
+    for (int prec : kPrecisions) {
+        Field f(s, prec);
+        EXPECT_LT(worst(s, pts, f.eval(pts)), bound(prec)) << "precision " << prec;
+        std::vector<double> few(pts.begin(), pts.begin() + 15);
+        EXPECT_LT(worst(s, few, f.eval(few)), bound(prec)) << "precision " << prec;
+    }
+}
+
+TEST(FieldCudaModes, PointsAtAndNearTheSingularRadiusOfACell) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const double dv = 0.008;
+    const System s = qmmm_test::random_system(20000, 2, 49);
+    auto pts = qmmm_test::random_points(300, 50);
+    // On a cell, 3e-11 bohr from one (inside the singular radius), and 5e-10 / 1e-6 bohr from one (outside:
+    // ordinary, very large terms).
+    const double offsets[4] = {0, 3e-11, 5e-10, 1e-6};
+    for (int i = 0; i < 4; ++i) {
+        const int64_t m = 1000 * (i + 1) + 17;
+        for (int k = 0; k < 3; ++k) pts[3 * (10 * i + 5) + k] = s.cell_xyz[3 * m + k] + (k == 0 ? offsets[i] : 0.0);
+    }
+    for (int prec : {QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {  // SINGLE cannot place a point 1e-10 away
+        Field f(s, prec, 0, dv);
+        EXPECT_LT(worst(s, pts, f.eval(pts), dv), bound(prec)) << "precision " << prec;
+        for (int i = 0; i < 4; ++i) {
+            std::vector<double> one(pts.begin() + 3 * (10 * i + 5), pts.begin() + 3 * (10 * i + 6));
+            EXPECT_LT(worst(s, one, f.eval(one), dv), bound(prec)) << "precision " << prec << ", offset " << offsets[i];
+        }
+    }
+    Field f(s, QMMM_PRECISION_SINGLE, 0, dv);  // SINGLE: exactly on a cell (the float coordinates coincide)
+    std::vector<double> on(pts.begin() + 3 * 5, pts.begin() + 3 * 6), batch(pts.begin(), pts.begin() + 3 * 12);
+    EXPECT_LT(worst(s, on, f.eval(on), dv), bound(QMMM_PRECISION_SINGLE));
+    EXPECT_LT(worst(s, batch, f.eval(batch), dv), bound(QMMM_PRECISION_SINGLE));
+}
+
+TEST(FieldCudaModes, PointOnANucleusOnEveryPath) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const System s = qmmm_test::random_system(5000, 6, 51);
+    auto pts = qmmm_test::random_points(100, 52);
+    std::copy_n(&s.nuc_xyz[3 * 4], 3, &pts[3 * 2]);
+    pts[3 * 2] += 4e-11;  // inside the singular radius
+    for (int flags : {0, static_cast<int>(QMMM_FLAG_LOW_LATENCY)}) {
+        Field f(s, QMMM_PRECISION_SINGLE, flags);
+        for (int64_t n : {3, 100}) {
+            std::vector<double> u(n);
+            EXPECT_EQ(qmmm_field_eval(f.f, n, pts.data(), u.data()), QMMM_ERR_SINGULAR) << "n " << n;
+            EXPECT_NE(std::strstr(qmmm_error_message(), "point 2 "), nullptr) << qmmm_error_message();
+            EXPECT_NE(std::strstr(qmmm_error_message(), "nucleus 4"), nullptr) << qmmm_error_message();
+            std::vector<double> copy(pts.begin(), pts.begin() + 3 * n);
+            ASSERT_EQ(qmmm_field_eval_async(f.f, n, copy.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+            std::fill(copy.begin(), copy.end(), 0.0);  // the message must not depend on the caller's array now
+            EXPECT_EQ(qmmm_field_wait(f.f), QMMM_ERR_SINGULAR) << "n " << n;
+            EXPECT_NE(std::strstr(qmmm_error_message(), "nucleus 4"), nullptr) << qmmm_error_message();
+        }
+    }
+}
+
+}  // namespace
