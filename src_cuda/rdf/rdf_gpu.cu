@@ -370,17 +370,30 @@ void brute_row_starts(const rdf::Frame &f, std::vector<int64_t> &rows) {
         }                                                                                                         \
     } while (0)
 
-struct RdfDev {
-    int device = 0;
-    cudaStream_t stream[2] = {nullptr, nullptr};
-    int n_sm = 1;
+// One frame's data on the device. Two of them: a frame is copied into one (on the copy stream) while the
+// kernels of the previous frame read the other, so copies and counting overlap.
+struct FrameBuf {
     Atom *a1 = nullptr, *a2 = nullptr;
     int32_t *cell1 = nullptr, *start = nullptr;
     int64_t *rows = nullptr;
     float *thr = nullptr;
     uint16_t *tab = nullptr;
+    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_thr = 0, cap_tab = 0;
+    cudaEvent_t done[2] = {nullptr, nullptr};  // the kernels of the frame it holds, on stream 0 and 1
+    bool used = false;
+};
+
+struct RdfDev {
+    int device = 0;
+    cudaStream_t stream[2] = {nullptr, nullptr};
+    cudaStream_t copy = nullptr;     // uploads
+    cudaEvent_t copied = nullptr;    // the last upload's end (the kernel streams wait for it)
+    int n_sm = 1;
+    FrameBuf buf[2];
+    int cur = 0;                     // the buffer of the last uploaded frame
+    std::vector<int32_t> stencil;    // what c_stencil holds
     unsigned long long *hist = nullptr, *counter = nullptr;
-    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_hist = 0, cap_thr = 0, cap_tab = 0;
+    size_t cap_hist = 0;
     std::vector<int64_t> host_rows;
     std::vector<unsigned long long> host_hist;
 };
@@ -404,15 +417,25 @@ RdfDev *rdf_dev_open(int device) {
     d->device = device;
     check(cudaDeviceGetAttribute(&d->n_sm, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     for (auto &s : d->stream) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamCreateWithFlags(&d->copy, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreateWithFlags(&d->copied, cudaEventDisableTiming), "cudaEventCreate");
+    for (auto &b : d->buf)
+        for (auto &e : b.done) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     check(cudaMalloc(&d->counter, 2 * sizeof(unsigned long long)), "cudaMalloc (counters)");
     return d.release();
 }
 
 void rdf_dev_close(RdfDev *d) noexcept {
     if (!d) return;
-    cudaFree(d->a1), cudaFree(d->a2), cudaFree(d->cell1), cudaFree(d->start), cudaFree(d->rows);
-    cudaFree(d->thr), cudaFree(d->tab);
+    for (auto &b : d->buf) {
+        cudaFree(b.a1), cudaFree(b.a2), cudaFree(b.cell1), cudaFree(b.start), cudaFree(b.rows);
+        cudaFree(b.thr), cudaFree(b.tab);
+        for (auto e : b.done)
+            if (e) cudaEventDestroy(e);
+    }
     cudaFree(d->hist), cudaFree(d->counter);
+    if (d->copied) cudaEventDestroy(d->copied);
+    if (d->copy) cudaStreamDestroy(d->copy);
     for (auto s : d->stream)
         if (s) cudaStreamDestroy(s);
     delete d;
@@ -420,38 +443,54 @@ void rdf_dev_close(RdfDev *d) noexcept {
 
 void rdf_dev_wait(RdfDev *d, int slot) { check(cudaStreamSynchronize(d->stream[slot & 1]), "RDF kernel"); }
 
+// Copies the frame into the other buffer on the copy stream: it waits (on the device) only for the kernels of
+// the frame that buffer held before, not for the ones now running. The copies are from pageable memory, so
+// each returns once its data is staged: the host may change the frame after this returns. The kernel streams
+// wait for the copies (event). c_stencil is shared: a different stencil waits for all queued kernels first.
 void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
-    rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
-    cudaStream_t st = d->stream[0];
+    FrameBuf &prev = d->buf[d->cur];
+    if (prev.used)  // the previous frame's kernels so far (launches after this upload belong to the new frame)
+        for (int k = 0; k < 2; ++k) check(cudaEventRecord(prev.done[k], d->stream[k]), "cudaEventRecord");
+    d->cur ^= 1;
+    FrameBuf &b = d->buf[d->cur];
+    cudaStream_t st = d->copy;
+    if (b.used)
+        for (int k = 0; k < 2; ++k) check(cudaStreamWaitEvent(st, b.done[k], 0), "cudaStreamWaitEvent");
     const size_t n1 = f.a1.size(), n2 = f.a2.size();
-    ensure(d->a1, d->cap_a1, n1, "cudaMalloc (sel1)");
-    check(cudaMemcpyAsync(d->a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
+    ensure(b.a1, b.cap_a1, n1, "cudaMalloc (sel1)");
+    check(cudaMemcpyAsync(b.a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
     if (!f.identical) {
-        ensure(d->a2, d->cap_a2, n2, "cudaMalloc (sel2)");
-        check(cudaMemcpyAsync(d->a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+        ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
+        check(cudaMemcpyAsync(b.a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
     }
     if (f.method == QMMM_RDF_METHOD_CELLS) {
         if (f.stencil.size() > size_t(kMaxStencil)) throw Error(QMMM_ERR_INTERNAL, "cell stencil too large");
-        ensure(d->cell1, d->cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
-        ensure(d->start, d->cap_start, f.start.size(), "cudaMalloc (cell starts)");
-        check(cudaMemcpyAsync(d->cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, st), "copy cells");
-        check(cudaMemcpyAsync(d->start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, st),
+        ensure(b.cell1, b.cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
+        ensure(b.start, b.cap_start, f.start.size(), "cudaMalloc (cell starts)");
+        check(cudaMemcpyAsync(b.cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, st), "copy cells");
+        check(cudaMemcpyAsync(b.start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, st),
               "copy cell starts");
-        check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice, st),
-              "copy stencil");
+        if (f.stencil != d->stencil) {  // kernels of earlier frames may still read c_stencil
+            rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
+            check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice, st),
+                  "copy stencil");
+            d->stencil = f.stencil;
+        }
     } else if (f.identical) {
         brute_row_starts(f, d->host_rows);
-        ensure(d->rows, d->cap_rows, d->host_rows.size(), "cudaMalloc (rows)");
-        check(cudaMemcpyAsync(d->rows, d->host_rows.data(), d->host_rows.size() * 8, cudaMemcpyHostToDevice, st),
+        ensure(b.rows, b.cap_rows, d->host_rows.size(), "cudaMalloc (rows)");
+        check(cudaMemcpyAsync(b.rows, d->host_rows.data(), d->host_rows.size() * 8, cudaMemcpyHostToDevice, st),
               "copy rows");
     }
     if (f.tab_ok && f.table.size() <= size_t(kTableMax)) {
-        ensure(d->thr, d->cap_thr, f.thr.size(), "cudaMalloc (bin thresholds)");
-        ensure(d->tab, d->cap_tab, f.table.size(), "cudaMalloc (bin table)");
-        check(cudaMemcpyAsync(d->thr, f.thr.data(), f.thr.size() * 4, cudaMemcpyHostToDevice, st), "copy thresholds");
-        check(cudaMemcpyAsync(d->tab, f.table.data(), f.table.size() * 2, cudaMemcpyHostToDevice, st), "copy table");
+        ensure(b.thr, b.cap_thr, f.thr.size(), "cudaMalloc (bin thresholds)");
+        ensure(b.tab, b.cap_tab, f.table.size(), "cudaMalloc (bin table)");
+        check(cudaMemcpyAsync(b.thr, f.thr.data(), f.thr.size() * 4, cudaMemcpyHostToDevice, st), "copy thresholds");
+        check(cudaMemcpyAsync(b.tab, f.table.data(), f.table.size() * 2, cudaMemcpyHostToDevice, st), "copy table");
     }
-    rdf_dev_wait(d, 0);  // the host buffers may change after this returns; the other stream sees the data
+    check(cudaEventRecord(d->copied, st), "cudaEventRecord");
+    for (auto k : d->stream) check(cudaStreamWaitEvent(k, d->copied, 0), "cudaStreamWaitEvent");
+    b.used = true;
 }
 
 void rdf_dev_zero(RdfDev *d, int32_t n_bins) {
@@ -465,7 +504,8 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
                     int slot) {
     if (k1 <= k0) return;
     const bool tri = f.g.triclinic != 0, id = f.identical, excl = f.exclusions;
-    const Atom *s = id ? d->a1 : d->a2;
+    const FrameBuf &fb = d->buf[d->cur];
+    const Atom *s = id ? fb.a1 : fb.a2;
     const int64_t n1 = static_cast<int64_t>(f.a1.size());
     const int64_t n2 = id ? n1 : static_cast<int64_t>(f.a2.size());
     // Shared memory: [brute-force tile] histogram copies [thresholds, table]; the table mode when it fits.
@@ -476,7 +516,7 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
     const size_t room = size_t(kHistBytes) - (table ? tables : 0);
     const int copies = static_cast<int>(std::clamp<size_t>(room / (4 * size_t(nb)), 1, 8));
     const size_t hist_bytes = size_t(copies) * nb * 4 + (table ? tables : 0);  // + the tables behind the copies
-    TableArgs ta{d->thr, d->tab, static_cast<int>(f.thr.size()), static_cast<int>(f.table.size()), f.tab_shift,
+    TableArgs ta{fb.thr, fb.tab, static_cast<int>(f.thr.size()), static_cast<int>(f.table.size()), f.tab_shift,
                  f.tab_base};
     if (kernel == QMMM_RDF_KERNEL_SEED) {  // one constant-memory tile at a time: stream 0 only
         if (tri) throw Error(QMMM_ERR_UNSUPPORTED, "the seed kernel handles orthorhombic boxes only");
@@ -509,13 +549,13 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
         // An item adds at most 512 x 2048 = 2^20 pairs to a counter: flush before 4095 items.
         const int flush_every = 4095;
         const dim3 grid(static_cast<unsigned>(blocks));
-        RDF_DISPATCH(brute_items, grid, sm, st, f.g, d->a1, n1, s, n2, d->rows, brute_rows(f), per_row, k0, k1, run,
+        RDF_DISPATCH(brute_items, grid, sm, st, f.g, fb.a1, n1, s, n2, fb.rows, brute_rows(f), per_row, k0, k1, run,
                      b0, nb, copies, flush_every, ta, ctr, d->hist);
         check(cudaGetLastError(), "brute-force kernel launch");
     } else {
         const int n_st = static_cast<int>(f.stencil.size() / 3);
         const dim3 grid(static_cast<unsigned>(k1 - k0));
-        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, d->a1, d->cell1, n1, k0, s, d->start, n_st, f.nc[0],
+        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, fb.a1, fb.cell1, n1, k0, s, fb.start, n_st, f.nc[0],
                      f.nc[1], f.nc[2], b0, nb, copies, ta, d->hist);
         check(cudaGetLastError(), "cell-list kernel launch");
     }

@@ -66,7 +66,9 @@ void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
 class RdfDevice {
 public:
     virtual ~RdfDevice() = default;
-    // Uploads the frame's atoms (waits for the device's queued work first: the buffers are reused).
+    // Uploads the frame's atoms into the other of two device buffers on a copy stream, so the copy overlaps the
+    // counting of the previous frame (it waits for the frame before that); later launches count this frame.
+    // Returns when the host may change f.
     virtual void upload(const Frame &f) = 0;
     virtual void zero(int32_t n_bins) = 0;  // zeroes the device histogram
     // Queues items [k0, k1) x bins [b0, b0 + nb) on stream `slot` (0 or 1) and returns; the two streams let a

@@ -175,7 +175,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                         }
                         prep_s[w] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                         if (!zeroed) dev->zero(f.g.n_bins), zeroed = true;
-                        dev->upload(f);  // waits for the previous frame's kernels
+                        dev->upload(f);  // overlaps the previous frame's kernels (two device buffers)
                         launch_frame(dev, f, kernel);
                         launched = true;
                         pairs[w] += f.pairs_visited;
