@@ -2,8 +2,9 @@
 ! Usage: qmmm_vmc input.nml [result.json]    (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
 ! The steps: input (vmc_input), orbitals (vmc_molden), trial function (vmc_wavefunction), field (vmc_field),
 ! walkers (vmc_walkers), equilibration and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum),
-! output (vmc_report). MPI (vmc_par): walkers in contiguous shares per rank; results do not depend on
-! the rank count. Rank 0 prints and writes the JSON; an error on any rank stops the whole job.
+! output (vmc_report). MPI (vmc_par): walkers in contiguous shares per rank; within a rank on OpenMP
+! threads; results do not depend on the rank or thread count (on the CPU field: bitwise). Rank 0 prints
+! and writes the JSON; an error on any rank stops the whole job.
 program qmmm_vmc
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
@@ -20,20 +21,19 @@ program qmmm_vmc
   type(input_t) :: inp
   type(basis_t) :: bs
   type(wf_t) :: wf
-  type(wf_ws_t) :: ws
+  type(wf_ws_t), allocatable :: ws(:)   ! one wavefunction workspace per thread
   type(env_field_t) :: fld
   type(walkers_t) :: wk
   type(sampler_t) :: smp
   type(accum_t) :: acc
   type(run_info_t) :: info
-  integer :: ib, w0, nw, local_rank, local_size
+  integer :: ib, w0, nw, local_rank, local_size, nt, t
   integer(int64) :: t_start, t_setup
   real(real64), allocatable :: pos_all(:)
 
   call par_init()
   call read_inputs(inp, bs)
   call wf_setup(wf, bs, inp%jastrow, inp%b_ee, inp%b_en, inp%cusp_correction, inp%cusp_rc_z, inp%cusp_rc_max)
-  call wf_workspace(wf, ws)
   info%nw_total = inp%n_walkers; info%ne = wf%ne; info%na = wf%na; info%nb = wf%nb; info%nbf = bs%nbf
   ! Every rank reads the same input, so every rank finds this alike: one message, clean stop.
   if (inp%n_walkers < par_size) call par_stop_all(trim(inp%path) // ': key ''n_walkers'' = ' // itoa(inp%n_walkers) &
@@ -41,14 +41,20 @@ program qmmm_vmc
   call par_share(inp%n_walkers, par_rank, w0, nw)
   t_start = clock_ticks()
   call par_node_rank(local_rank, local_size)
-  call field_setup(fld, inp, bs, local_rank, local_size)
+  nt = threads_start(inp%n_threads, local_size)
+  allocate(ws(0:nt - 1))
+  do t = 0, nt - 1
+    call wf_workspace(wf, ws(t))
+  end do
+  call field_setup(fld, inp, bs, local_rank, local_size, nt)
   call walkers_setup(wk, wf, w0, nw, inp%seed, inp%first_walker)
   call walkers_start(wk, wf, ws)
-  allocate(info%rank_lines(par_size), info%rank_info(4, par_size), info%rank_times(4, par_size))
+  allocate(info%rank_lines(par_size), info%rank_info(5, par_size), info%rank_times(4, par_size))
   call par_gather_text('  rank ' // itoa(par_rank) // ' host ' // trim(par_host()) // ' (local rank ' // &
        itoa(local_rank) // ' of ' // itoa(local_size) // ')  backend ' // trim(fld%backend) // '  device ' // &
-       itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1), info%rank_lines)
-  call par_gather_int([fld%device, local_rank, w0, nw], info%rank_info)
+       itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1) // '  threads ' // itoa(nt), &
+       info%rank_lines)
+  call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
   if (par_root) call report_header(inp, fld, info)
 
   t_setup = clock_ticks() - t_start   ! reading cubes, building the field, first walkers
@@ -59,7 +65,7 @@ program qmmm_vmc
     call par_rebalance(inp%n_walkers, real(nw, real64) * inp%n_equil / max(clock_seconds(smp%ticks_wf), 1e-9_real64), &
          wk%pos, w0, nw)
     call walkers_setup(wk, wf, w0, nw, inp%seed, inp%first_walker)
-    call par_gather_int([fld%device, local_rank, w0, nw], info%rank_info)
+    call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
     if (par_root) write(output_unit, '(a,*(1x,i0))') '  walkers per rank after balancing (equilibration speed):', &
          info%rank_info(4, :)
   end if

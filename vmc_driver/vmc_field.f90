@@ -40,11 +40,14 @@ contains
   ! Reads the cubes into one environment, builds the field for the input's backend and precision (the
   ! GPU of this rank: node-local rank mod the node's GPUs unless 'devices' or QMMM_DEVICE say otherwise),
   ! and evaluates the nuclear constant. Without cubes the field stays inactive (all terms zero).
-  subroutine field_setup(fld, inp, bs, local_rank, local_size)
+  ! n_threads: the process's threads; the CPU field uses them all, as its calls come between the
+  ! sampler's parallel loops (never inside one), so walkers and field never compete for the cores.
+  subroutine field_setup(fld, inp, bs, local_rank, local_size, n_threads)
     type(env_field_t), intent(inout) :: fld
     type(input_t), intent(in) :: inp
     type(basis_t), intent(in) :: bs
     integer, intent(inout) :: local_rank, local_size
+    integer, intent(in) :: n_threads
     type(qmmm_env) :: env
     type(qmmm_options) :: opt
     real(real64) :: cell_volume, unuc(bs%natom)
@@ -70,7 +73,7 @@ contains
          inp%backend == 'cpu')
     opt%precision = merge(QMMM_PRECISION_SINGLE, merge(QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE, &
          inp%precision == 'mixed'), inp%precision == 'single')
-    opt%n_threads = inp%n_threads
+    opt%n_threads = n_threads
     if (device >= 0) opt%device = device
     st = qmmm_field_create_from_env(fld%f, env, opt)
     call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // '''')
@@ -85,7 +88,7 @@ contains
         type(qmmm_options) :: o_dbl
         type(qmmm_field) :: f_dbl
         o_dbl%backend = QMMM_BACKEND_CPU
-        o_dbl%n_threads = inp%n_threads
+        o_dbl%n_threads = n_threads
         st = qmmm_field_create_from_env(f_dbl, env, o_dbl)
         call check(st, 'double-precision field for the QM nuclei')
         st = qmmm_field_eval(f_dbl, bs%xyz, unuc)

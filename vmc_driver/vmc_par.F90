@@ -1,4 +1,4 @@
-! vmc_par.F90 -- the driver's only contact with MPI. Built with -DQMMM_VMC_MPI (MPICH found) it spreads
+! vmc_par.F90 -- the driver's only contact with MPI (and OpenMP's thread count and numbers). Built with -DQMMM_VMC_MPI (MPICH found) it spreads
 ! walkers over MPI ranks; without it every routine is the one-rank case, so the driver builds and runs
 ! without MPI and both builds give bitwise identical results for one rank.
 !
@@ -15,7 +15,7 @@ module vmc_par
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
        par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi, &
-       par_rebalance
+       par_rebalance, thread_id, threads_start
 
   integer, public, protected :: par_rank = 0, par_size = 1
   integer, allocatable :: share_n(:)   ! walkers per rank after par_rebalance (unallocated: even shares)
@@ -29,9 +29,40 @@ module vmc_par
 
 contains
 
+  ! OpenMP thread number inside a parallel region (0 without OpenMP).
+  integer function thread_id() result(t)
+    !$ use omp_lib, only: omp_get_thread_num
+    t = 0
+    !$ t = omp_get_thread_num()
+  end function
+
+  ! The threads of this process: n if n > 0; else OMP_NUM_THREADS when set; else the node's cores shared
+  ! out among the ranks on the node (local_size), so that ranks x threads fill the node without
+  ! oversubscribing it. Sets OpenMP's default accordingly and returns the count (1 without OpenMP).
+  integer function threads_start(n, local_size) result(nt)
+    !$ use omp_lib, only: omp_get_max_threads, omp_get_num_procs, omp_set_num_threads
+    integer, intent(in) :: n, local_size
+    integer :: st
+    nt = 1
+    !$ if (n > 0) then
+    !$   nt = n
+    !$ else
+    !$   call get_environment_variable('OMP_NUM_THREADS', status=st)
+    !$   if (st == 0) then
+    !$     nt = omp_get_max_threads()
+    !$   else
+    !$     nt = max(1, omp_get_num_procs() / max(1, local_size))
+    !$   end if
+    !$ end if
+    !$ call omp_set_num_threads(nt)
+    st = 0
+  end function
+
   subroutine par_init()
 #ifdef QMMM_VMC_MPI
-    call MPI_Init()
+    integer :: provided
+    ! Threads never call MPI (only the main thread, between parallel loops): FUNNELED is enough.
+    call MPI_Init_thread(MPI_THREAD_FUNNELED, provided)
     call MPI_Comm_rank(MPI_COMM_WORLD, par_rank)
     call MPI_Comm_size(MPI_COMM_WORLD, par_size)
     par_root = par_rank == 0

@@ -17,7 +17,7 @@ module vmc_report
   type run_info_t
     integer :: nw_total = 0, ne = 0, na = 0, nb = 0, nbf = 0
     character(len=160), allocatable :: rank_lines(:)   ! one line per rank: host, device, walkers
-    integer, allocatable :: rank_info(:, :)            ! (4, ranks): device, local rank, first walker, walkers
+    integer, allocatable :: rank_info(:, :)            ! (5, ranks): device, local rank, first walker, walkers, threads
     real(real64), allocatable :: rank_times(:, :)      ! (4, ranks): total, field, wavefunction, setup (s)
     real(real64) :: checksum = 0                       ! sum of all final electron coordinates
   end type
@@ -134,6 +134,7 @@ contains
     ! rank 0's times include waiting for the others; every rank's own follow under "ranks"
     call put_times(t, .true.)
     call js%put('n_ranks', par_size)
+    call js%put('n_threads', info%rank_info(5, 1))   ! rank 0's (every rank's are under "ranks")
     call js%begin_array('ranks')
     do r = 1, par_size
       call js%begin_object()
@@ -142,6 +143,7 @@ contains
       call js%put('device', info%rank_info(1, r))
       call js%put('first_walker', info%rank_info(3, r))
       call js%put('walkers', info%rank_info(4, r))
+      call js%put('threads', info%rank_info(5, r))
       call put_times(info%rank_times(:, r), .false.)
       call js%end()
     end do

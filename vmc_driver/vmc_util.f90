@@ -25,6 +25,7 @@ contains
 
   subroutine die(msg)
     character(len=*), intent(in) :: msg
+    !$omp critical (vmc_die)
     if (len_trim(die_prefix) > 0) then
       write(error_unit, '(a)') 'qmmm_vmc: error: ' // trim(die_prefix) // ': ' // trim(msg)
     else
@@ -33,6 +34,7 @@ contains
     flush(error_unit)
     if (associated(die_hook)) call die_hook()
     call exit(2)   ! GNU extension: a plain exit status, no "ERROR STOP" backtrace noise
+    !$omp end critical (vmc_die)
   end subroutine
 
   pure function lower(s) result(t)

@@ -7,6 +7,7 @@ module vmc_walkers
   use vmc_util
   use vmc_rng
   use vmc_wavefunction
+  use vmc_par, only: thread_id
   implicit none
   private
   public :: walkers_t, walkers_setup, walkers_start, walkers_recompute
@@ -54,7 +55,7 @@ contains
   subroutine walkers_start(wk, wf, ws)
     type(walkers_t), intent(inout) :: wk
     type(wf_t), intent(in) :: wf
-    type(wf_ws_t), intent(inout) :: ws
+    type(wf_ws_t), intent(inout) :: ws(0:)
     integer :: w, e, k, a, try, slot, ne, na, nsa, nsb
     integer :: sites_a(wf%ne + 1), sites_b(wf%ne + 1)
     logical :: ok
@@ -75,6 +76,7 @@ contains
     if (nsb == 0) then
       nsb = nsa; sites_b = sites_a
     end if
+    !$omp parallel do schedule(static) private(try, e, a, slot, ok)
     walkers: do w = 1, wk%nw
       do try = 1, 100
         do e = 1, ne
@@ -88,25 +90,28 @@ contains
                  (rng_uniform(wk%key(w), -int(try * (ne + 1) + e, int64), slot) - 0.5_real64)
           end do
         end do
-        call wf_invert(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ok)
+        call wf_invert(wf, ws(thread_id()), wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ok)
         if (ok) cycle walkers
       end do
       call die('cannot find a starting configuration with non-singular Slater matrices (walker ' // &
            itoa(wk%first + w - 1) // ')')
     end do walkers
+    !$omp end parallel do
   end subroutine
 
   ! Inverse Slater matrices of every walker from its positions (rounding of the updates does not pile up).
   subroutine walkers_recompute(wk, wf, ws)
     type(walkers_t), intent(inout) :: wk
     type(wf_t), intent(in) :: wf
-    type(wf_ws_t), intent(inout) :: ws
+    type(wf_ws_t), intent(inout) :: ws(0:)
     integer :: w
     logical :: ok
+    !$omp parallel do schedule(static) private(ok)
     do w = 1, wk%nw
-      call wf_invert(wf, ws, wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ok)
+      call wf_invert(wf, ws(thread_id()), wk%pos(:, :, w), wk%ainva(:, :, w), wk%ainvb(:, :, w), ok)
       if (.not. ok) call die('singular Slater matrix at a periodic recomputation (walker ' // itoa(wk%first + w - 1) // ')')
     end do
+    !$omp end parallel do
   end subroutine
 
 end module vmc_walkers

@@ -103,10 +103,23 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 # the same values summed in the same order, so on the CPU field bitwise the same results.
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
-vmc_case(vmc_gpu_double IN1 gpu_cpu_double.nml IN2 gpu_cuda_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
-vmc_case(vmc_gpu_single IN1 gpu_cpu_double.nml IN2 gpu_cuda_single.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
-vmc_case(vmc_gpu_mixed IN1 gpu_cpu_double.nml IN2 gpu_cuda_mixed.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
-vmc_case(vmc_gpu_measured IN1 gpu_cpu_double.nml IN2 gpu_cuda_measured.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
+# Walkers on threads: 1, 2, 3 threads (OMP_NUM_THREADS, and the key n_threads = 3 overriding it), per-step
+# field calls on 2 threads, and (with MPI) 2 ranks x 2 threads: all bitwise the same.
+set(thr_runs "1:${VMC_T}/inputs/threads_env.nml:0|2:${VMC_T}/inputs/threads_env.nml:0|3:${VMC_T}/inputs/threads_env.nml:0|1:${VMC_T}/inputs/threads_key.nml:0|2:${VMC_T}/inputs/threads_batched.nml:0")
+set(thr_nompi $<TARGET_FILE:qmmm_vmc>)
+if(QMMM_HAVE_MPI)
+  set(thr_runs "${thr_runs}|2:${VMC_T}/inputs/threads_env.nml:2")
+  set(thr_nompi $<TARGET_FILE:qmmm_vmc_nompi>)
+endif()
+add_test(NAME vmc_threads COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DNOMPI=${thr_nompi}
+  -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DCHECK=$<TARGET_FILE:vmc_check> -DOUT=${VMC_OUT}/vmc_threads "-DRUNS=${thr_runs}"
+  -P ${VMC_T}/threads_check.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(vmc_threads PROPERTIES LABELS "vmc" PROCESSORS 2 TIMEOUT 300)
+# CUDA first: without a GPU the test is skipped before the CPU reference runs.
+vmc_case(vmc_gpu_double IN1 gpu_cuda_double.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
+vmc_case(vmc_gpu_single IN1 gpu_cuda_single.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
+vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
+vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
 
 # bad inputs: exit status, a message naming the key or file:line, no result file
 function(vmc_bad name input regex)
