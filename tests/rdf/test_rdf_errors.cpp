@@ -105,4 +105,31 @@ TEST(RdfErrors, Handles) {
     EXPECT_EQ(qmmm_rdf_release(), QMMM_SUCCESS);
 }
 
+TEST(RdfErrors, Cut) {
+    qmmm_rdf h = make();  // r_max 5
+    EXPECT_EQ(qmmm_rdf_set_cut(nullptr, 1.0), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_rdf_set_cut(h, std::nan("")), QMMM_ERR_NONFINITE);
+    EXPECT_EQ(qmmm_rdf_set_cut(h, -0.5), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(qmmm_rdf_set_cut(h, 5.0), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("r_cut"), std::string::npos) << qmmm_error_message();
+    EXPECT_EQ(qmmm_rdf_set_cut(h, 1.5), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_set_selection_self(h, 2, nullptr), QMMM_SUCCESS);
+    const double box[9] = {12, 0, 0, 0, 12, 0, 0, 0, 12}, xyz[6] = {1, 1, 1, 2, 1, 1};
+    ASSERT_EQ(qmmm_rdf_add_frame(h, xyz, nullptr, box), QMMM_SUCCESS);
+    int64_t hist[50];
+    ASSERT_EQ(qmmm_rdf_results(h, nullptr, nullptr, nullptr, hist, nullptr, nullptr), QMMM_SUCCESS);
+    int64_t total = 0;
+    for (auto v : hist) total += v;
+    EXPECT_EQ(total, 0);  // the one pair (r = 1) is closer than the cut
+    EXPECT_EQ(qmmm_rdf_set_cut(h, 0.5), QMMM_ERR_INVALID_ARG);  // frames counted with the other cut
+    EXPECT_EQ(qmmm_rdf_reset(h), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_rdf_set_cut(h, 0.5), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_add_frame(h, xyz, nullptr, box), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_results(h, nullptr, nullptr, nullptr, hist, nullptr, nullptr), QMMM_SUCCESS);
+    total = 0;
+    for (auto v : hist) total += v;
+    EXPECT_EQ(total, 1);
+    EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_SUCCESS);
+}
+
 }  // namespace
