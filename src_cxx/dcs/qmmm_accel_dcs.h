@@ -8,14 +8,19 @@
  * (1 hartree/e = 27.211386 V). The qmmm-dcs tool reads Angstrom files and converts.
  * Layout: x fastest (Fortran real(8) :: map(nx, ny, nz) passes as is).
  *
- * Precision (qmmm_dcs_options.precision):
- *   DOUBLE  double pair terms and sums (reference; relative error ~1e-15).
- *   SINGLE  float pair terms (coordinates relative to the lattice origin), float sum over all atoms per
- *           point. Pair terms carry ~6e-8 * |coordinate| / r relative error (float positions), so atoms
- *           close to a point dominate: measured max |error| / sum|q|/r = 4.4e-6 (1500 atoms, GPU),
- *           below 2e-5 in the tests; the sum adds error growing with the atom count.
- *   MIXED   float pair terms, float partial sums over fixed blocks of 256 atoms added in double: the
- *           same pair-term error as SINGLE, without the growth of the summation error with n_atoms.
+ * Precision (qmmm_dcs_options.precision), as error / sum_a |q_a|/r_a at each point; u is the pair terms' unit
+ * roundoff (2^-53 DOUBLE, 2^-24 = 6e-8 SINGLE and MIXED); the rounding errors of a sum of n terms add like a
+ * random walk, ~u sqrt(n) of the sum of |terms|:
+ *   DOUBLE  double pair terms, one double sum over all atoms per point: 2 u sqrt(n_atoms) from the sum
+ *           (~1e-15 for a few thousand atoms; 8e-14 measured with 10^6 same-sign charges).
+ *   SINGLE  float pair terms (coordinates relative to the lattice origin), one float sum over all atoms per
+ *           point: 2 u sqrt(n_atoms) from the sum (1.0e-5 measured with 10^5 same-sign charges).
+ *   MIXED   float pair terms, float partial sums over fixed blocks of 256 atoms added in double: 2 u sqrt(256)
+ *           = 1.9e-6 from the sum whatever n_atoms (2.6e-8 measured with 10^5 same-sign charges).
+ *   All:    plus the pair terms' rounding, u (8 + (2 |p - origin|_1 + |r_a - origin|_1) / r_a) relative per term,
+ *           which matters within a fraction of a bohr of an atom (1500 random atoms around a 131x19x9
+ *           lattice: SINGLE and MIXED 5.7e-6 on the CPU, 4.4e-6 on the GPU). The tests check this bound at
+ *           every point (tests/dcs/dcs_claims.hpp).
  * A point's value is bitwise reproducible for the same input, precision, backend and device kind,
  * whatever the thread count, device list or piece size.
  *

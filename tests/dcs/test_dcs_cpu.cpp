@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "dcs_claims.hpp"
 #include "test_dcs_reference.hpp"
 
 using namespace dcsref;
@@ -21,11 +22,13 @@ std::vector<double> run_map(const Atoms &a, const qmmm_dcs_lattice &l, const qmm
 
 }  // namespace
 
+// One charge: the map is q/r to the claim (dcs_claims.hpp; normwise = relative here).
 TEST(DcsCpu, SingleChargeIsQOverR) {
     const auto l = lattice(-2.0, -1.5, -1.0, 0.37, 11, 9, 7);
     Atoms a{{0.123, 0.217, 0.051}, {-1.7}};
     for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
         const auto m = run_map(a, l, options(QMMM_BACKEND_CPU, prec));
+        const auto bound = claimed_bound(a, l, prec);
         double worst = 0;
         for (int64_t k = 0; k < l.count[2]; ++k)
             for (int64_t j = 0; j < l.count[1]; ++j)
@@ -34,9 +37,10 @@ TEST(DcsCpu, SingleChargeIsQOverR) {
                                  dy = l.origin[1] + j * l.spacing[1] - a.xyz[1],
                                  dz = l.origin[2] + k * l.spacing[2] - a.xyz[2];
                     const double exact = a.q[0] / std::sqrt(dx * dx + dy * dy + dz * dz);
-                    worst = std::fmax(worst, std::fabs(m[i + 11 * (j + 9 * k)] - exact) / std::fabs(exact));
+                    const int64_t p = i + 11 * (j + 9 * k);
+                    worst = std::fmax(worst, std::fabs(m[p] - exact) / std::fabs(exact) / bound[p]);
                 }
-        EXPECT_LT(worst, prec == QMMM_PRECISION_DOUBLE ? 1e-15 : 1e-6) << "precision " << prec;
+        EXPECT_LT(worst, 1.0) << "precision " << prec << ": max error / claim";
     }
 }
 
@@ -69,13 +73,35 @@ TEST(DcsCpu, RandomChargesOddLatticeAllPrecisions) {
     const auto a = random_atoms(l, 700, 7);
     std::vector<long double> phi, scale;
     reference(a, l, phi, scale);
-    const double tol[3] = {1e-14, 2e-5, 1e-6};  // DOUBLE, SINGLE, MIXED relative to sum |q|/r
     for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
         const auto m = run_map(a, l, options(QMMM_BACKEND_CPU, prec));
         const double e = max_rel_error(m, phi, scale);
-        EXPECT_LT(e, tol[prec]) << "precision " << prec;
+        const double ratio = max_claim_ratio(m, phi, scale, claimed_bound(a, l, prec));
+        EXPECT_LT(ratio, 1.0) << "precision " << prec << ": max |err| / sum|q|/r = " << e;
         RecordProperty("max_rel_error_precision_" + std::to_string(prec), std::to_string(e));
+        std::printf("CPU precision %d: max |err| / sum|q|/r = %.3g (%.2f of the claim)\n", prec, e, ratio);
     }
+}
+
+// MIXED's claim: float partial sums over blocks of 256 atoms added in double, so its summation error does not
+// grow with the atom count, where SINGLE's float sum does (~u sqrt(n)). 50,000 same-sign charges around a
+// small lattice (no cancellation, no atom near a point): measured SINGLE 8.4e-6, MIXED 3.8e-8, DOUBLE 1.7e-14.
+TEST(DcsCpu, MixedSumErrorDoesNotGrowWithAtomCount) {
+    const auto l = lattice(-1.0, -1.0, -1.0, 0.5, 5, 4, 4);
+    const auto a = same_sign_cloud(50000, 3);
+    std::vector<long double> phi, scale;
+    reference(a, l, phi, scale);
+    const auto factor = pair_term_factor(a, l);
+    double e[3] = {};
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+        const auto m = run_map(a, l, options(QMMM_BACKEND_CPU, prec));
+        e[prec] = max_rel_error(m, phi, scale);
+        const auto bound = claimed_bound(a.n(), factor, prec);
+        EXPECT_LT(max_claim_ratio(m, phi, scale, bound), 1.0) << "precision " << prec << ": " << e[prec];
+    }
+    std::printf("50,000 same-sign atoms, max |err| / sum|q|/r: double %.3g, single %.3g, mixed %.3g\n", e[0], e[1], e[2]);
+    // The case must show SINGLE's summation error (its claim grows with n), or it would not test MIXED's.
+    EXPECT_LT(e[QMMM_PRECISION_MIXED], e[QMMM_PRECISION_SINGLE] / 10);
 }
 
 TEST(DcsCpu, BitwiseSameForAnyThreadCount) {
