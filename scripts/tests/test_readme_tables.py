@@ -1,0 +1,168 @@
+"""Tests of bench/run_bench.sh and scripts/readme_tables.py on a throw-away repository: a run recorded by the
+wrapper renders into a README table with its device, date and commit, and every way the README, the result,
+its run record or the manifest can disagree makes the check fail."""
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import readme_tables  # noqa: E402
+
+RESULT = {"rows": [{"impl": "fast", "points": 1, "us": 12.345}, {"impl": "slow", "points": 1, "us": 99.0},
+                   {"impl": "fast", "points": 8, "us": 20.0}]}
+
+
+def git(cwd, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+class ReadmeTables(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="readme_tables_")
+        self.addCleanup(shutil.rmtree, self.root)
+        git(self.root, "init", "-q")
+        with open(os.path.join(self.root, "README.md"), "w") as f:
+            f.write("# demo\n\ntext\n\n<!-- BEGIN generated: speed -->\n<!-- END generated -->\n\nmore text\n")
+        git(self.root, "add", "README.md")
+        git(self.root, "commit", "-q", "-m", "start")
+        self.commit = git(self.root, "rev-parse", "HEAD").strip()
+        # A run through the wrapper: it writes bench/results/demo/run.meta.json beside the result.
+        out = os.path.join(self.root, "bench/results/demo")
+        code = f"import json; json.dump({RESULT!r}, open('{out}/result.json', 'w'))"
+        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/run", "--",
+                            sys.executable, "-c", code], cwd=self.root, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.manifest = {
+            "sources": {"demo": {"file": "bench/results/demo/result.json", "meta": "bench/results/demo/run.meta.json"}},
+            "tables": [{"name": "speed", "columns": [{"header": "impl", "value": "{label}"},
+                                                     {"header": "us", "value": "{us:.1f}", "align": "right"}],
+                        "rows": [{"source": "demo", "list": "rows", "where": {"impl": "fast", "points": 1},
+                                  "label": "fast one"}]}]}
+        self.write_manifest()
+
+    def write_manifest(self):
+        with open(os.path.join(self.root, "manifest.json"), "w") as f:
+            json.dump(self.manifest, f)
+
+    def run_tool(self, command):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return readme_tables.main([command, "--root", self.root, "--manifest", "manifest.json"])
+
+    def readme(self):
+        with open(os.path.join(self.root, "README.md")) as f:
+            return f.read()
+
+    def edit(self, path, old, new):
+        full = os.path.join(self.root, path)
+        with open(full) as f:
+            text = f.read()
+        self.assertIn(old, text)
+        with open(full, "w") as f:
+            f.write(text.replace(old, new))
+
+    def meta(self):
+        with open(os.path.join(self.root, "bench/results/demo/run.meta.json")) as f:
+            return json.load(f)
+
+    def set_meta(self, **fields):
+        m = self.meta()
+        m.update(fields)
+        with open(os.path.join(self.root, "bench/results/demo/run.meta.json"), "w") as f:
+            json.dump(m, f)
+
+    def test_run_record(self):
+        m = self.meta()
+        self.assertEqual(m["commit"], self.commit)
+        self.assertEqual(m["exit_status"], 0)
+        self.assertEqual(m["uncommitted_changes"], [])
+        self.assertEqual([o["path"] for o in m["outputs"]], ["bench/results/demo/result.json"])
+        self.assertTrue(m["device"])
+        self.assertEqual(m["command"][0], sys.executable)
+
+    def test_wrapper_keeps_exit_status(self):
+        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/bad", "--",
+                            "sh", "-c", "exit 7"], cwd=self.root, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 7)
+        with open(os.path.join(self.root, "bench/results/demo/bad.meta.json")) as f:
+            self.assertEqual(json.load(f)["exit_status"], 7)
+
+    def test_render_then_check(self):
+        self.assertEqual(self.run_tool("check"), 1)  # empty block: differs
+        self.assertEqual(self.run_tool("render"), 0)
+        text = self.readme()
+        self.assertIn(f"| fast one | 12.3 | {self.meta()['device']} | {self.meta()['finished_utc'][:10]} | "
+                      f"{self.commit[:7]} |", text)
+        self.assertTrue(text.startswith("# demo\n\ntext\n\n") and text.endswith("\n\nmore text\n"))
+        self.assertEqual(self.run_tool("check"), 0)
+        self.assertEqual(self.run_tool("render"), 0)
+        self.assertEqual(self.readme(), text)  # idempotent
+
+    def test_hand_edited_number_fails(self):
+        self.run_tool("render")
+        self.edit("README.md", "| 12.3 |", "| 11.0 |")
+        self.assertEqual(self.run_tool("check"), 1)
+
+    def test_result_changed_after_its_run_fails(self):
+        self.run_tool("render")
+        self.edit("bench/results/demo/result.json", "12.345", "12.346")
+        self.assertEqual(self.run_tool("check"), 1)
+
+    def test_missing_result_or_record_fails(self):
+        self.run_tool("render")
+        os.remove(os.path.join(self.root, "bench/results/demo/run.meta.json"))
+        self.assertEqual(self.run_tool("check"), 1)
+        self.setUp()
+        self.run_tool("render")
+        os.remove(os.path.join(self.root, "bench/results/demo/result.json"))
+        self.assertEqual(self.run_tool("check"), 1)
+
+    def test_failed_or_uncommitted_run_fails(self):
+        self.run_tool("render")
+        self.set_meta(exit_status=1)
+        self.assertEqual(self.run_tool("check"), 1)
+        self.set_meta(exit_status=0, uncommitted_changes=["src/kernel.cu"])
+        self.assertEqual(self.run_tool("check"), 1)
+        self.manifest["sources"]["demo"]["allow_uncommitted"] = "only the README changed"
+        self.write_manifest()
+        self.assertEqual(self.run_tool("check"), 0)
+
+    def test_record_not_found_once_fails(self):
+        self.run_tool("render")
+        for where in ({"impl": "fast"}, {"impl": "none"}):
+            self.manifest["tables"][0]["rows"][0]["where"] = where
+            self.write_manifest()
+            with self.assertRaises(readme_tables.SourceError):
+                readme_tables.render_readme(self.root, "manifest.json", "README.md")
+
+    def test_missing_field_fails(self):
+        self.manifest["tables"][0]["columns"][1]["value"] = "{gflops:.1f}"
+        self.write_manifest()
+        self.assertEqual(self.run_tool("render"), 1)
+
+    def test_markers_must_match_tables(self):
+        self.edit("README.md", "<!-- BEGIN generated: speed -->", "<!-- BEGIN generated: other -->")
+        self.assertEqual(self.run_tool("check"), 1)  # a block without a table, a table without a block
+        self.edit("README.md", "<!-- BEGIN generated: other -->", "<!-- BEGIN generated: speed -->")
+        self.edit("README.md", "<!-- END generated -->", "")
+        self.assertEqual(self.run_tool("check"), 1)  # unbalanced
+
+
+class RepositoryReadme(unittest.TestCase):
+    def test_every_source_has_a_matching_run_record(self):
+        manifest = readme_tables.load_json(REPO, readme_tables.MANIFEST, "manifest")
+        for name, src in manifest["sources"].items():
+            readme_tables.load_source(REPO, name, src)
+
+
+if __name__ == "__main__":
+    unittest.main()
