@@ -168,7 +168,7 @@ def render_readme(root, manifest_path, readme_path):
 
 
 def stale(root, manifest_path):
-    """Sources whose code paths changed after the commit they ran on (needs the git history)."""
+    """Sources whose code paths changed in commits after the one they ran on (needs the git history)."""
     manifest = load_json(root, manifest_path, "manifest")
     for name, src in manifest.get("sources", {}).items():
         meta = load_json(root, src["meta"], f"source {name}: run record")
@@ -176,7 +176,7 @@ def stale(root, manifest_path):
         if not paths:
             print(f"{name}: no code paths in the manifest")
             continue
-        r = subprocess.run(["git", "-C", root, "diff", "--name-only", meta["commit"], "--", *paths],
+        r = subprocess.run(["git", "-C", root, "diff", "--name-only", meta["commit"], "HEAD", "--", *paths],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{name}: cannot compare with {meta['commit'][:7]}: {r.stderr.strip()}")

@@ -1,25 +1,45 @@
 #!/usr/bin/env bash
-# Builds qmmm-accel and runs every test (ctest). Fresh Debian 12, as root: installs what is missing first.
+# Builds qmmm-accel and runs every test (ctest), then the checks outside ctest: README.md's measured tables
+# against the committed results (scripts/readme_tables.py) and the tests of the scripts themselves
+# (scripts/tests/). Fresh Debian 12, as root: installs what is missing first.
 #   bash scripts/run_tests.sh            # build dir: ./build-tests (QMMM_BUILD_DIR overrides)
+#   QMMM_CTEST_ARGS="-R Dcs" bash scripts/run_tests.sh     # extra ctest arguments (a subset, say)
 # CUDA is built when nvcc is found (QMMM_CUDA=AUTO); tests labelled `gpu` run where a GPU is present and are
-# reported as skipped, with the reason, where there is none. Exit status: non-zero when any test fails.
+# reported as skipped, with the reason, where there is none. The last lines are an honest summary
+# (scripts/test_summary.py): N passed, N skipped with each distinct reason once, N failed with their names.
+# Exit status: non-zero when any test or check fails (or no test ran).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${QMMM_BUILD_DIR:-$root/build-tests}
 jobs=$(nproc)
 
 bash "$root/scripts/install_deps.sh"
+if ! command -v python3 > /dev/null; then
+  echo "run_tests: python3 is needed (README tables check, test summary); install it (scripts/install_deps.sh)" >&2
+  exit 1
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${QMMM_CMAKE_ARGS:-}
 cmake --build "$build" -j "$jobs"
 
-status=0
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 || status=$?
+# The JUnit file keeps each test's status and output (the skip reason is in it). Output size: enough for the
+# reason line of any skipped test, kept from both ends.
+junit="$build/Testing/junit.xml"
+rm -f "$junit"
+ctest_status=0
+ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 --output-junit "$junit" \
+  --test-output-size-passed 16384 --test-output-truncation middle ${QMMM_CTEST_ARGS:-} || ctest_status=$?
 
-# Say why tests were skipped (no GPU, no CUDA build), so a skip is never silent.
-log="$build/Testing/Temporary/LastTest.log"
-if [[ -f $log ]] && grep -qE '\[  SKIPPED \]|SKIPPED:' "$log"; then
-  echo "---- skip reasons ----"
-  grep -hE 'SKIPPED: |no CUDA device|no usable GPU' "$log" | grep -vE '^\[  SKIPPED \]|Skip regular expression' |
-    sed 's/^ *//' | sort | uniq -c | sort -rn | head -10
+readme_status=0
+python3 "$root/scripts/readme_tables.py" check || readme_status=$?
+scripts_status=0
+python3 -m unittest discover -s "$root/scripts/tests" -p 'test_*.py' || scripts_status=$?
+
+status=0
+python3 "$root/scripts/test_summary.py" "$junit" --check "readme_tables check=$readme_status" \
+  --check "scripts/tests=$scripts_status" || status=$?
+# ctest failing without a failed test in the file (it could not start, say) is a failure too.
+if ((ctest_status != 0 && status == 0)); then
+  echo "run_tests: ctest exited with status $ctest_status"
+  status=$ctest_status
 fi
 exit $status
