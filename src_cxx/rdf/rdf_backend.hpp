@@ -29,7 +29,7 @@ struct Frame {
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
     // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table; r_min = 0 and no cut):
-    // thr[k] = edge_k^2 (float; thr[n_bins] = r_max^2, thr[n_bins + 1] = +inf); table[c] = the bin of the lowest
+    // thr[k] = edge_k^2 (float; thr[n_bins] = thr[n_bins + 1] = r_max^2); table[c] = the bin of the lowest
     // r^2 whose float bits >> tab_shift equal tab_base + c, built so that no cell holds more than one threshold:
     // candidate bin = table[c] + (r^2 >= thr[table[c] + 1]), then checked against its two edges (rdf_shared.hpp,
     // certain). tab_ok = false when the bins are too many or too fine for that (the GPU then takes the root).

@@ -103,7 +103,7 @@ void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t
 }
 
 // The bin lookup table for the GPU (see Frame::thr in rdf_backend.hpp): thr[k] = edge_k^2 (float, nearest),
-// thr[n_bins] = r_max^2, thr[n_bins + 1] = inf. The kernels check every candidate against the two edges around
+// thr[n_bins] = thr[n_bins + 1] = r_max^2. The kernels check every candidate against the two edges around
 // it (rdf_shared.hpp, certain), so the thresholds need only be monotone and within Geom::guard of the edges.
 void make_bin_table(Frame &f) {
     const Geom &g = f.g;
@@ -120,6 +120,7 @@ void make_bin_table(Frame &f) {
         f.thr[k] = static_cast<float>(e * e);
     }
     f.thr[g.n_bins] = g.rmax2;
+    f.thr[g.n_bins + 1] = g.rmax2;  // a candidate at or beyond r_max (bin n_bins) is never certain
     for (int32_t k = 1; k <= g.n_bins; ++k)
         if (!(f.thr[k] > f.thr[k - 1])) return;  // bins too fine for float r^2
     const uint32_t top = bits(g.rmax2) - 1;  // the largest r^2 below r_max^2; larger ones take the last cell
