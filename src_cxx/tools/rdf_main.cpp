@@ -212,12 +212,13 @@ int run(int argc, char **argv) {
     }();
     const bool bar = !no_progress && isatty(2);
     // Frames go to the library in batches: several GPUs then count whole frames in parallel and the preparation of
-    // a frame overlaps the counting of the previous one (qmmm_rdf_add_frames). A batch holds at most ~256 MB.
+    // a frame overlaps the counting of the previous one (qmmm_rdf_add_frames); a call drains the GPU at its end,
+    // so a batch is 8 frames per GPU where they fit in ~512 MB (3 batches circulate through the reader thread).
     size_t per_frame = 0;
     for (const auto &s : sel_atoms) per_frame += 3 * s.size();
     const bool batch_gpu = opt.backend != QMMM_BACKEND_CPU;
-    const size_t batch = batch_gpu ? std::max<size_t>(1, std::min<size_t>(4 * std::max<size_t>(1, devices.size()),
-                                                                          (size_t(32) << 20) / per_frame))
+    const size_t batch = batch_gpu ? std::max<size_t>(1, std::min<size_t>(8 * std::max<size_t>(1, devices.size()),
+                                                                          (size_t(64) << 20) / per_frame))
                                    : 1;
     cli::check_fits_memory(3.0 * double(batch) * double(per_frame), 8.0, "the frame buffers");
 

@@ -177,6 +177,24 @@ TEST(RdfTool, SeveralPairsInOnePass) {
     }
 }
 
+// The default backend (the GPU where there is one, batches of frames through the reader thread) and frame
+// selection (--first/--stride) give the CPU's counts for the frames they take.
+TEST(RdfTool, BackendsBatchesAndStridesAgree) {
+    const std::string a = work + "rdf_auto.json", b = work + "rdf_stride.json";
+    const std::string pairs = " --pairs 'name OW:name OW' 'name OW:name HW1 HW2' --rmax 6 --bins 60 -q --no-progress";
+    auto r = tool("'" + dir + "water.gro'" + pairs + " --json '" + a + "'");
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = tool("'" + dir + "water.gro'" + pairs + " --backend cpu --first 1 --stride 2 --json '" + b + "'");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto fs = frames_of("water.gro");
+    const auto o = pick("water.gro", "name OW"), h = pick("water.gro", "name HW1 HW2");
+    const json ja = load(a), jb = load(b);
+    EXPECT_EQ(ja["pairs"][0]["hist"].get<std::vector<int64_t>>(), library(fs, o, o, 6, 60));
+    EXPECT_EQ(ja["pairs"][1]["hist"].get<std::vector<int64_t>>(), library(fs, o, h, 6, 60));
+    EXPECT_EQ(jb["frames"], 1);  // frames 1 (first) and 3 (none: the file has 3)
+    EXPECT_EQ(jb["pairs"][1]["hist"].get<std::vector<int64_t>>(), library({fs[1]}, o, h, 6, 60));
+}
+
 // --cut: pairs closer than the cut are left out (gmx rdf -cut); the O-H bonds (about 1 A) vanish. The bin the
 // cut is inside holds the pairs from the cut to its upper edge, as a double-precision count finds them.
 TEST(RdfTool, CutLeavesOutCloserPairs) {
