@@ -194,15 +194,27 @@ void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, do
     constexpr double k32 = 1.0 / 4294967296.0;
     g.dhxx = la * k32, g.dhyx = bx * k32, g.dhyy = by * k32, g.dhzx = cx * k32, g.dhzy = cy * k32, g.dhzz = cz * k32;
     g.drmin = r_min, g.drlow = low, g.drmax = r_max, g.dinv_dr = n_bins / (r_max - r_min);
-    // Bounds, in the length unit. R = |row sums of |cell||: |H s| <= R max|s_i| for the lower-triangular H.
+    // Bounds, in the length unit, row by row of the lower-triangular cell (x: la bx cx; y: by cy; z: cz):
+    // rs = row sums of |cell| (|(H s)_i| <= rs_i max|s_j|), he = row sums of the 22-bit entries' rounding errors.
     const auto sq = [](double x) { return x * x; };
-    const double R = std::sqrt(sq(std::fabs(la) + std::fabs(bx) + std::fabs(cx)) + sq(std::fabs(by) + std::fabs(cy)) + sq(cz));
+    const double rs[3] = {std::fabs(la) + std::fabs(bx) + std::fabs(cx), std::fabs(by) + std::fabs(cy), std::fabs(cz)};
+    const double k23 = 0x1p23;
+    const double he[3] = {std::fabs(g.hxx * k23 - la) + std::fabs(g.hyx * k23 - bx) + std::fabs(g.hzx * k23 - cx),
+                          std::fabs(g.hyy * k23 - by) + std::fabs(g.hzy * k23 - cy), std::fabs(g.hzz * k23 - cz)};
+    // Float roundings in a row of the float path (dist2): products and sums, each at most 2^-24 of terms up to
+    // rs / 2 (triclinic x: 3 products + 2 sums, counted as 5; y: 3; z and orthorhombic rows: 1).
+    const double m[3] = {g.triclinic ? 5.0 : 1.0, g.triclinic ? 3.0 : 1.0, 1.0};
+    // delta: the float path's difference vector against exact_bin's, per row: 23-bit values (2^-24 per atom and
+    // axis: 2^-23 rs), the 22-bit cell entries (|s| <= 1/2: he / 2), the roundings (m 2^-25 rs).
+    double R2 = 0, d2 = 0;
+    for (int i = 0; i < 3; ++i) {
+        R2 += sq(rs[i]);
+        d2 += sq(0x1p-23 * rs[i] + 0.5 * he[i] + m[i] * 0x1p-25 * rs[i]);
+    }
+    const double R = std::sqrt(R2);
     // tol: twice what the 32-bit fractions' rounding (2^-33 of the cell per atom and axis) can move a distance.
     g.tol = 2.0 * R * 0x1p-32 + 1e-13 * r_max;
-    // delta: the float path's difference vector against exact_bin's: 23-bit values (2^-24 per atom and axis:
-    // 2^-23 R), 22-bit cell entries (2^-22 relative, |s| <= 1/2: 2^-23 R), five float roundings of terms up to
-    // R / 2 (1.25 2^-23 R).
-    const double delta = 3.25 * 0x1p-23 * R, e = delta + g.tol, rm = r_max + e;
+    const double delta = std::sqrt(d2), e = delta + g.tol, rm = r_max + e;
     // guard, in r^2: the vector error and the tie tolerance at r <= rm, plus 16 float roundings of numbers up to
     // rm^2 (r^2's own three, the float edges' nine, the difference r^2 - edge^2), and a quarter for safety.
     g.guard = static_cast<float>(1.25 * (2.0 * rm * e + e * e + 16.0 * 0x1p-24 * rm * rm));
