@@ -6,14 +6,23 @@
 // a point's value is the chunk partials added in chunk order. Threads only decide who computes which
 // (point, chunk) pair, so the value is bitwise the same for any thread count or batch.
 //
+// Two sets of chunk kernels, chosen when the field is made (cpu_isa_choose: the widest set the CPU runs, or
+// QMMM_CPU_ISA=avx512|avx2|generic):
+// - the hand-vectorised kernels (field_cpu_simd.cpp; AVX-512 or AVX2): 1/r from the hardware reciprocal
+//   square root and a Newton polynomial, several points per cell load, near or singular cells found by the
+//   chunk's bounding box and a careful pass. Same lanes and sums as below; not correctly rounded, and
+//   therefore not bitwise equal to the generic kernels (nor AVX2 to AVX-512): a point's value depends on the
+//   instruction set as well. Points or cells beyond kSimdRange (1e17 bohr) take the generic kernels.
+// - the generic kernels below, plain C++ the compiler vectorises (target_clones): 1/sqrt correctly rounded.
+//
 // MIXED (max |u - u_double| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= 1e-8, measured ~5e-9, and
 // errors that average out over many points): the same scheme and the same float data as the CUDA backend
 // (MixedCells, field_data.cpp: Morton order, chunk origin = centre of the chunk's bounding box, cell
 // offsets and error-diffused charges in float), so both give the same answer to that bound. The point's
 // offset from the origin is carried as a float pair hi + lo (a single float would shift the point by up
 // to 2^-24 |r - origin| for the whole chunk: a systematic error of ~3e-8 that does not average out); 1/r
-// correctly rounded in float (1/sqrtf; the GPU refines its approximate rsqrt with a Newton step to the
-// same unbiased level); runs of kRun float terms per lane added into doubles.
+// correctly rounded in float (generic) or refined from the hardware seed with its correction summed apart
+// (SIMD, as the GPU does); runs of kRun float terms per lane added into doubles.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,6 +33,7 @@
 #include "cpu_simd.hpp"
 #include "error.hpp"
 #include "field_backend.hpp"
+#include "field_cpu_simd.hpp"
 
 namespace qmmm {
 
@@ -32,9 +42,10 @@ namespace {
 constexpr int kLanes = 16;
 constexpr int64_t kChunk = kFieldChunk;
 constexpr double kEps2 = kSingularRadius2;
-// Padding cells sit here with zero charge; 1/r underflows to 0 there for any sensible point.
-constexpr double kFarD = 1e300;
-constexpr float kFarF = 1e30f;
+// Padding cells sit here with zero charge, as in MIXED: far from any sensible point, and d2 stays finite in
+// float (the SIMD kernels' Newton step would turn an infinite d2 into inf * 0).
+constexpr double kFarD = kMixedFar;
+constexpr float kFarF = kMixedFar;
 // MIXED: float terms per lane summed in float before they go into the lane's double.
 constexpr int kRun = 8;
 // Cache blocking of eval (many points): points per tile, chunks per block (8 x 1024 cells: 256 KB in
@@ -156,12 +167,17 @@ double chunk_mixed_near(const float *x, const float *y, const float *z, const fl
 }
 
 
+template <class T>
+using AlignedVec = std::vector<T, AlignedAllocator<T>>;
+
 class FieldCpu final : public FieldBackend {
 public:
     FieldCpu(const FieldData &d, const qmmm_options &opt)
-        : data_(d), precision_(opt.precision), threads_(opt.n_threads) {
+        : data_(d), precision_(opt.precision), threads_(opt.n_threads), simd_(field_simd_kernels(cpu_isa_choose())) {
         n_chunks_ = (d.n_cells + kChunk - 1) / kChunk;
         const size_t padded = static_cast<size_t>(n_chunks_ * kChunk);
+        for (double v : d.cell_xyz) extent_ = std::max(extent_, std::fabs(v));
+        in_range_ = extent_ <= kSimdRange;
         if (precision_ == QMMM_PRECISION_DOUBLE) {
             xd_.assign(padded, kFarD), yd_.assign(padded, kFarD), zd_.assign(padded, kFarD);
             qd_.assign(padded, 0.0);
@@ -172,9 +188,10 @@ public:
         } else if (precision_ == QMMM_PRECISION_MIXED) {
             MixedCells c = field_mixed_cells(d, kChunk, kMixedFar);
             origin_ = std::move(c.origin);
-            xf_ = std::move(c.x), yf_ = std::move(c.y), zf_ = std::move(c.z), qf_ = std::move(c.q);
-            xl_ = std::move(c.xl), yl_ = std::move(c.yl), zl_ = std::move(c.zl);
-            xd_ = std::move(c.xd), yd_ = std::move(c.yd), zd_ = std::move(c.zd), qd_ = std::move(c.qd);
+            auto take = [](auto &to, auto &from) { to.assign(from.begin(), from.end()), from = {}; };
+            take(xf_, c.x), take(yf_, c.y), take(zf_, c.z), take(qf_, c.q);
+            take(xl_, c.xl), take(yl_, c.yl), take(zl_, c.zl);
+            take(xd_, c.xd), take(yd_, c.yd), take(zd_, c.zd), take(qd_, c.qd);
         } else {  // SINGLE: absolute float coordinates in the caller's order
             xf_.assign(padded, kFarF), yf_.assign(padded, kFarF), zf_.assign(padded, kFarF);
             qf_.assign(padded, 0.0f);
@@ -183,9 +200,27 @@ public:
                 zf_[m] = static_cast<float>(d.cell_xyz[3 * m + 2]), qf_[m] = static_cast<float>(d.cell_q[m]);
             }
         }
+        // Each chunk's bounding box, from the cells in the layout's order (MIXED: Morton order), padding
+        // included (a point on a padding cell must take the careful pass too, as the reference kernels do).
+        box_.resize(6 * static_cast<size_t>(n_chunks_));
+        const double far = precision_ == QMMM_PRECISION_SINGLE ? static_cast<double>(kFarF) : kFarD;
+        for (int64_t c = 0; c < n_chunks_; ++c) {
+            double *b = &box_[6 * c];
+            for (int k = 0; k < 3; ++k) b[k] = HUGE_VAL, b[k + 3] = -HUGE_VAL;
+            for (int64_t m = c * kChunk; m < (c + 1) * kChunk; ++m) {
+                double x[3] = {far, far, far};
+                if (precision_ == QMMM_PRECISION_MIXED) x[0] = xd_[m], x[1] = yd_[m], x[2] = zd_[m];
+                else if (m < d.n_cells) std::copy(&d.cell_xyz[3 * m], &d.cell_xyz[3 * m + 3], x);
+                for (int k = 0; k < 3; ++k) b[k] = std::min(b[k], x[k]), b[k + 3] = std::max(b[k + 3], x[k]);
+            }
+        }
         // The cells now live in the layouts above.
         data_.cell_xyz.clear(), data_.cell_xyz.shrink_to_fit();
         data_.cell_q.clear(), data_.cell_q.shrink_to_fit();
+        if (simd_)
+            group_ = precision_ == QMMM_PRECISION_SINGLE  ? simd_->points_single
+                     : precision_ == QMMM_PRECISION_MIXED ? simd_->points_mixed
+                                                          : simd_->points_double;
     }
 
     int backend() const override { return QMMM_BACKEND_CPU; }
@@ -202,30 +237,26 @@ public:
                 // partials in chunk order, so the value does not change by a bit.
                 const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / nt));
                 const int64_t tiles = (n + tile - 1) / tile;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-                for (int64_t t = 0; t < tiles; ++t) {
-                    const int64_t p0 = t * tile, np = std::min(n, p0 + tile) - p0;
-                    double s[kTile] = {};
-                    float sf[kTile] = {};
-                    for (int64_t c0 = 0; c0 < n_chunks_; c0 += kBlockChunks) {
-                        const int64_t c1 = std::min(n_chunks_, c0 + kBlockChunks);
-                        for (int64_t k = 0; k < np; ++k) {
-                            const double *p = xyz + 3 * (p0 + k);
-                            if (precision_ == QMMM_PRECISION_SINGLE)
-                                for (int64_t c = c0; c < c1; ++c) sf[k] += static_cast<float>(chunk(c, p));
-                            else
-                                for (int64_t c = c0; c < c1; ++c) s[k] += chunk(c, p);
-                        }
-                    }
-                    for (int64_t k = 0; k < np; ++k)
-                        u[p0 + k] = precision_ == QMMM_PRECISION_SINGLE ? static_cast<double>(sf[k]) : s[k];
+#pragma omp parallel num_threads(nt)
+                {
+#pragma omp for schedule(dynamic, 1)
+                    for (int64_t t = 0; t < tiles; ++t) eval_tile(xyz, t * tile, std::min(n, (t + 1) * tile), u);
+                    simd_clear_upper();
                 }
             } else {
                 // Few points: spread the chunks over threads, then add partials in chunk order.
                 std::vector<double> part(static_cast<size_t>(n_chunks_));
                 for (int64_t p = 0; p < n; ++p) {
-#pragma omp parallel for schedule(static) num_threads(nt)
-                    for (int64_t c = 0; c < n_chunks_; ++c) part[c] = chunk(c, xyz + 3 * p);
+                    const double *pt = xyz + 3 * p;
+                    const bool fast = simd_point(pt);
+#pragma omp parallel num_threads(nt)
+                    {
+#pragma omp for schedule(static)
+                        for (int64_t c = 0; c < n_chunks_; ++c)
+                            if (fast) partials(c, &pt, 1, &part[c]);
+                            else part[c] = chunk(c, pt);
+                        simd_clear_upper();
+                    }
                     u[p] = sum_partials(part.data());
                 }
             }
@@ -238,7 +269,88 @@ public:
     }
 
 private:
-    // Partial of chunk c; in SINGLE the float value is carried in a double exactly.
+    // Points [p0, p1) (at most kTile): the SIMD points in groups of group_ (the cell loads are shared), the
+    // others alone through the reference kernels. A point's partials are the same in any group.
+    void eval_tile(const double *xyz, int64_t p0, int64_t p1, double *u) const {
+        double s[kTile] = {};
+        float sf[kTile] = {};
+        int64_t fast[kTile], slow[kTile];
+        int nf = 0, ns = 0;
+        for (int64_t i = p0; i < p1; ++i) (simd_point(xyz + 3 * i) ? fast[nf++] : slow[ns++]) = i;
+        auto add = [&](int64_t i, double part) {
+            if (precision_ == QMMM_PRECISION_SINGLE) sf[i - p0] += static_cast<float>(part);
+            else s[i - p0] += part;
+        };
+        for (int64_t c0 = 0; c0 < n_chunks_; c0 += kBlockChunks) {
+            const int64_t c1 = std::min(n_chunks_, c0 + kBlockChunks);
+            for (int g = 0; g < nf; g += group_) {
+                const int np = std::min(group_, nf - g);
+                const double *pts[kSimdMaxPoints];
+                for (int k = 0; k < np; ++k) pts[k] = xyz + 3 * fast[g + k];
+                for (int64_t c = c0; c < c1; ++c) {
+                    double part[kSimdMaxPoints];
+                    partials(c, pts, np, part);
+                    for (int k = 0; k < np; ++k) add(fast[g + k], part[k]);
+                }
+            }
+            for (int k = 0; k < ns; ++k)
+                for (int64_t c = c0; c < c1; ++c) add(slow[k], chunk(c, xyz + 3 * slow[k]));
+        }
+        for (int64_t i = p0; i < p1; ++i)
+            u[i] = precision_ == QMMM_PRECISION_SINGLE ? static_cast<double>(sf[i - p0]) : s[i - p0];
+    }
+
+    // The SIMD kernels' preconditions (field_cpu_simd.hpp): every d2 stays in the float range.
+    bool simd_point(const double *p) const {
+        return simd_ && in_range_ && std::fabs(p[0]) <= kSimdRange && std::fabs(p[1]) <= kSimdRange &&
+               std::fabs(p[2]) <= kSimdRange;
+    }
+
+    // Whether point p may come within the kernels' guard radius (the singular radius; in MIXED the near
+    // radius) of a cell of chunk c: its distance to the chunk's box, with a margin for the float rounding of
+    // coordinates (SINGLE: 2^-24 |x| per coordinate) and of d2 (MIXED).
+    bool near_box(int64_t c, const double *p) const {
+        const double *b = &box_[6 * static_cast<size_t>(c)];
+        const double r = (precision_ == QMMM_PRECISION_MIXED ? 0.5 : kSingularRadius) +
+                         1e-6 * (1 + extent_ + std::max({std::fabs(p[0]), std::fabs(p[1]), std::fabs(p[2])}));
+        double d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            const double out = std::max({b[k] - p[k], 0.0, p[k] - b[k + 3]});
+            d2 += out * out;
+        }
+        return d2 < r * r;
+    }
+
+    // Partials of chunk c for np <= kSimdMaxPoints points, SIMD kernels; in SINGLE float values carried in
+    // doubles exactly. The kernels check for near cells only where the chunk's box says one may be.
+    void partials(int64_t c, const double *const *pts, int np, double *part) const {
+        const size_t b = static_cast<size_t>(c * kChunk);
+        const double self = data_.cell_self_inv_r;
+        bool guard = false;
+        for (int k = 0; k < np; ++k) guard = guard || near_box(c, pts[k]);
+        if (precision_ == QMMM_PRECISION_DOUBLE) {
+            double p[kSimdMaxPoints][3];
+            for (int k = 0; k < np; ++k) std::copy(pts[k], pts[k] + 3, p[k]);
+            simd_->dbl({&xd_[b], &yd_[b], &zd_[b], &qd_[b]}, p, np, self, guard, part);
+        } else if (precision_ == QMMM_PRECISION_SINGLE) {
+            float p[kSimdMaxPoints][3], out[kSimdMaxPoints];
+            for (int k = 0; k < np; ++k)
+                for (int j = 0; j < 3; ++j) p[k][j] = static_cast<float>(pts[k][j]);
+            simd_->single({&xf_[b], &yf_[b], &zf_[b], &qf_[b]}, p, np, static_cast<float>(self), guard, out);
+            for (int k = 0; k < np; ++k) part[k] = out[k];
+        } else {
+            const double *o = &origin_[3 * static_cast<size_t>(c)];
+            float h[kSimdMaxPoints][3], l[kSimdMaxPoints][3];
+            double p[kSimdMaxPoints][3];
+            for (int k = 0; k < np; ++k)
+                for (int j = 0; j < 3; ++j) p[k][j] = pts[k][j], field_mixed_split(pts[k][j] - o[j], h[k][j], l[k][j]);
+            simd_->mixed({&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b],
+                          &qd_[b]},
+                         h, l, p, np, self, guard, part);
+        }
+    }
+
+    // Partial of chunk c, reference kernels; in SINGLE the float value is carried in a double exactly.
     double chunk(int64_t c, const double *p) const {
         const size_t b = static_cast<size_t>(c * kChunk);
         const double self = data_.cell_self_inv_r;
@@ -276,9 +388,14 @@ private:
 
     FieldData data_;
     int precision_, threads_;
+    const FieldSimdKernels *simd_;  // nullptr: the reference kernels only (QMMM_CPU_ISA=generic, or no AVX2)
+    int group_ = 1;                 // points per SIMD call
+    bool in_range_ = true;          // every cell within kSimdRange of the origin
+    double extent_ = 0;             // largest |coordinate| of a cell (bohr)
+    std::vector<double> box_;       // per chunk: lowest x y z, highest x y z of its cells
     int64_t n_chunks_ = 0;
-    std::vector<double> xd_, yd_, zd_, qd_;
-    std::vector<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
+    AlignedVec<double> xd_, yd_, zd_, qd_;
+    AlignedVec<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
     std::vector<double> origin_;
 };
 

@@ -1,0 +1,248 @@
+// field_cpu_simd_kernels.hpp -- the CPU field's chunk kernels, written once over 16-lane vector types.
+// field_cpu_simd.cpp includes this file once per instruction set, inside that set's namespace and target
+// region (QMMM_TARGET_BEGIN; so there is deliberately no include guard, and no #include here). The
+// enclosing namespace provides:
+//   F16, D16       16 float / 16 double lanes (lane l = cell l of each block of 16; the reference kernels'
+//                  kLanes), with ::set(v) and ::load(ptr), and add sub mul min vfma(a,b,c) = a*b + c,
+//                  vfnma(a,b,c) = c - a*b, rsqrt (the hardware seed), hsum (the lanes added pairwise in the
+//                  reference order), hmin, select_lt(d, t, a, b) = d < t ? a : b per lane, lt_bits(d, t)
+//                  (bit l: lane l has d < t), widen (F16 -> D16);
+//   kSeedError     the seed's documented bound on |rsqrt(x) sqrt(x) - 1|;
+//   kPointsSingle, kPointsMixed, kPointsDouble: points per call that suit its registers.
+//
+// 1/r from the seed y0: with e = 1 - d2 y0^2 (|e| <= 2 kSeedError + kSeedError^2),
+//     1/r = y0 (1 - e)^(-1/2) = y0 (1 + e (c1 + c2 e + c3 e^2 + ...)),   c_k = binom(2k, k) / 4^k,
+// a Newton step and the higher corrections in one polynomial, cut where the first omitted term, which does
+// not average out (it has one sign), is below: SINGLE half a float ulp of the term; MIXED 1e-12 relative
+// (its mean error over a VMC run's points must stay far below 1e-9 hartree); DOUBLE half a double ulp.
+// With rsqrt14 (AVX-512, 2^-14) that is 1, 2 and 4 terms; with rsqrtps (AVX2, 1.5 2^-12) 2, 3 and 4.
+// MIXED keeps y0's terms and the correction apart, as the GPU does: run += q y0 (float runs of kRun
+// vectors into a double accumulator), corr += q y0 e p(e) (float, one per lane over the chunk, added at the
+// end). Folded into one float term, q y0 (1 + e p(e)), the rounding of 1 + e p(e) to float leaves a bias
+// (measured over 6.7e7 random terms with rsqrt14: -1.5e-10 relative, against -8e-12 apart; without the e^2
+// term -7.5e-10): too much for the mean error a VMC energy sees. The correction's own rounding is random.
+
+constexpr double kSeries[8] = {1.0, 0.5, 0.375, 0.3125, 0.2734375, 0.24609375, 0.2255859375, 0.20947265625};
+
+// Smallest number of series terms whose first omitted term is below `target` (relative).
+constexpr int series_order(double seed_error, double target) {
+    const double e = seed_error * (2 + seed_error);
+    int k = 1;
+    double pw = e * e;  // e^(k+1)
+    while (k < 6 && kSeries[k + 1] * pw >= target) ++k, pw *= e;
+    return k;
+}
+constexpr int kOrderSingle = series_order(kSeedError, 0x1p-24);
+constexpr int kOrderMixed = series_order(kSeedError, 1e-12);
+constexpr int kOrderDouble = series_order(kSeedError, 0x1p-54);
+
+constexpr int kL = 16;   // lanes
+constexpr int kRun = 8;  // MIXED: vectors per float run, as the reference kernel
+static_assert(kFieldChunk % (kL * kRun) == 0, "a chunk is a whole number of runs");
+
+// A pass over one chunk: kFast assumes no cell within the guard radius (the caller checked the chunk's box);
+// kGuarded also keeps each lane's smallest d2, and a point that came within the radius is done again with
+// kCareful. The three compute the same value for every lane outside the radius.
+enum Mode { kFast, kGuarded, kCareful };
+
+// p(e) = c1 + c2 e + ... + cK e^(K-1)
+template <class V, int K>
+inline V series(V e) {
+    V s = V::set(kSeries[K]);
+    for (int k = K - 1; k >= 1; --k) s = vfma(s, e, V::set(kSeries[k]));
+    return s;
+}
+
+// MIXED's correction over c1 = 1/2 (added as corr / 2 at the end): e p(e) / c1 = e + (c2/c1) e^2 + ...,
+// written as e + e (t e) so that no constant is overwritten (no register copies in the loop).
+template <class V, int K>
+inline V correction(V e) {
+    if constexpr (K == 1) {
+        return e;
+    } else {
+        V t = V::set(kSeries[K] / kSeries[1]);
+        for (int k = K - 1; k >= 2; --k) t = vfma(t, e, V::set(kSeries[k] / kSeries[1]));
+        return vfma(mul(t, e), e, e);
+    }
+}
+
+// ---- SINGLE: float terms, float lanes.
+// Careful: the pass for a point that came within the singular radius of a cell: those lanes take q * self;
+// every other lane computes exactly what the fast pass computes.
+template <int P, Mode M>
+inline void single_pass(const SimdCellsF &c, const float (*p)[3], float self, float *part, float *dmin) {
+    const F16 one = F16::set(1.0), eps = F16::set(static_cast<float>(kSingularRadius2)), vself = F16::set(self);
+    F16 px[P], py[P], pz[P], acc[P], dm[P];
+    for (int k = 0; k < P; ++k) {
+        px[k] = F16::set(p[k][0]), py[k] = F16::set(p[k][1]), pz[k] = F16::set(p[k][2]);
+        acc[k] = F16::set(0.0), dm[k] = F16::set(3.0e38);
+    }
+    for (int i = 0; i < kFieldChunk; i += kL) {
+        const F16 x = F16::load(c.x + i), y = F16::load(c.y + i), z = F16::load(c.z + i), q = F16::load(c.q + i);
+#pragma GCC unroll 4
+        for (int k = 0; k < P; ++k) {
+            const F16 dx = sub(x, px[k]), dy = sub(y, py[k]), dz = sub(z, pz[k]);
+            const F16 d2 = vfma(dz, dz, vfma(dy, dy, mul(dx, dx)));
+            F16 y0 = rsqrt(d2);
+            const F16 e = vfnma(mul(d2, y0), y0, one);
+            F16 f = vfma(e, series<F16, kOrderSingle>(e), one);
+            if constexpr (M == kCareful) {
+                y0 = select_lt(d2, eps, vself, y0), f = select_lt(d2, eps, one, f);
+            } else if constexpr (M == kGuarded) {
+                dm[k] = min(dm[k], d2);
+            }
+            acc[k] = vfma(mul(q, y0), f, acc[k]);
+        }
+    }
+    for (int k = 0; k < P; ++k) {
+        part[k] = hsum(acc[k]);
+        if constexpr (M == kGuarded) dmin[k] = hmin(dm[k]);
+    }
+}
+
+template <int P>
+inline void single_points(const SimdCellsF &c, const float (*p)[3], float self, bool guard, float *part) {
+    if (!guard) return single_pass<P, kFast>(c, p, self, part, nullptr);
+    float dmin[P];
+    single_pass<P, kGuarded>(c, p, self, part, dmin);
+    for (int k = 0; k < P; ++k)
+        if (!(dmin[k] >= static_cast<float>(kSingularRadius2))) single_pass<1, kCareful>(c, p + k, self, part + k, nullptr);
+}
+
+void single(const SimdCellsF &c, const float (*p)[3], int np, float self, bool guard, float *part) {
+    switch (np) {
+        case 1: single_points<1>(c, p, self, guard, part); break;
+        case 2: single_points<2>(c, p, self, guard, part); break;
+        case 3: single_points<3>(c, p, self, guard, part); break;
+        default: single_points<4>(c, p, self, guard, part); break;
+    }
+}
+
+// ---- MIXED: float pair terms from hi + lo offsets to the chunk origin, double accumulation.
+// Careful: the pass for a point within kNearRadius2 of a cell: those lanes add nothing to the float sums
+// (y0 = 0) and their terms are added in double from the absolute copy, in cell order, with the singular rule.
+inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *p, double self, double &near) {
+    for (; bits; bits &= bits - 1) {
+        const int m = b + __builtin_ctz(bits);
+        const double ex = p[0] - c.xd[m], ey = p[1] - c.yd[m], ez = p[2] - c.zd[m];
+        const double e2 = ex * ex + ey * ey + ez * ez;
+        near += c.qd[m] * (e2 < kSingularRadius2 ? self : 1.0 / __builtin_sqrt(e2));
+    }
+}
+
+template <int P, Mode M>
+inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3],
+                       double self, double *part, float *dmin) {
+    const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2);
+    F16 hx[P], hy[P], hz[P], lx[P], ly[P], lz[P], corr[P], dm[P];
+    D16 acc[P];
+    double near[P];
+    for (int k = 0; k < P; ++k) {
+        hx[k] = F16::set(h[k][0]), hy[k] = F16::set(h[k][1]), hz[k] = F16::set(h[k][2]);
+        lx[k] = F16::set(l[k][0]), ly[k] = F16::set(l[k][1]), lz[k] = F16::set(l[k][2]);
+        corr[k] = zero, dm[k] = F16::set(3.0e38), acc[k] = D16::set(0.0), near[k] = 0.0;
+    }
+    for (int i = 0; i < kFieldChunk; i += kL * kRun) {
+        F16 run[P];
+        for (int k = 0; k < P; ++k) run[k] = zero;
+        for (int r = 0; r < kRun; ++r) {
+            const int b = i + r * kL;
+            const F16 x = F16::load(c.x + b), y = F16::load(c.y + b), z = F16::load(c.z + b), q = F16::load(c.q + b);
+            const F16 xl = F16::load(c.xl + b), yl = F16::load(c.yl + b), zl = F16::load(c.zl + b);
+#pragma GCC unroll 4
+            for (int k = 0; k < P; ++k) {
+                // hi - hi exact (both on the 2^-16 bohr grid), then the low parts
+                const F16 dx = add(sub(x, hx[k]), sub(xl, lx[k])), dy = add(sub(y, hy[k]), sub(yl, ly[k])),
+                          dz = add(sub(z, hz[k]), sub(zl, lz[k]));
+                const F16 d2 = vfma(dz, dz, vfma(dy, dy, mul(dx, dx)));
+                F16 y0 = rsqrt(d2);
+                if constexpr (M == kCareful) {
+                    if (const unsigned bits = lt_bits(d2, near2)) {
+                        y0 = select_lt(d2, near2, zero, y0);
+                        near_terms(c, b, bits, p[k], self, near[k]);
+                    }
+                } else if constexpr (M == kGuarded) {
+                    dm[k] = min(dm[k], d2);
+                }
+                const F16 e = vfnma(mul(d2, y0), y0, one);
+                const F16 qy = mul(q, y0);
+                run[k] = add(run[k], qy);
+                corr[k] = vfma(qy, correction<F16, kOrderMixed>(e), corr[k]);
+            }
+        }
+        for (int k = 0; k < P; ++k) acc[k] = add(acc[k], widen(run[k]));
+    }
+    for (int k = 0; k < P; ++k) {
+        part[k] = hsum(add(acc[k], mul(widen(corr[k]), D16::set(0.5)))) + near[k];
+        if constexpr (M == kGuarded) dmin[k] = hmin(dm[k]);
+    }
+}
+
+template <int P>
+inline void mixed_points(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3],
+                         double self, bool guard, double *part) {
+    if (!guard) return mixed_pass<P, kFast>(c, h, l, p, self, part, nullptr);
+    float dmin[P];
+    mixed_pass<P, kGuarded>(c, h, l, p, self, part, dmin);
+    for (int k = 0; k < P; ++k)
+        if (!(dmin[k] >= kNearRadius2)) mixed_pass<1, kCareful>(c, h + k, l + k, p + k, self, part + k, nullptr);
+}
+
+void mixed(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3], int np,
+           double self, bool guard, double *part) {
+    switch (np) {
+        case 1: mixed_points<1>(c, h, l, p, self, guard, part); break;
+        case 2: mixed_points<2>(c, h, l, p, self, guard, part); break;
+        case 3: mixed_points<3>(c, h, l, p, self, guard, part); break;
+        default: mixed_points<4>(c, h, l, p, self, guard, part); break;
+    }
+}
+
+// ---- DOUBLE: the same from the seed, the polynomial carried far enough for double.
+template <int P, Mode M>
+inline void double_pass(const SimdCellsD &c, const double (*p)[3], double self, double *part, double *dmin) {
+    const D16 one = D16::set(1.0), eps = D16::set(kSingularRadius2), vself = D16::set(self);
+    D16 px[P], py[P], pz[P], acc[P], dm[P];
+    for (int k = 0; k < P; ++k) {
+        px[k] = D16::set(p[k][0]), py[k] = D16::set(p[k][1]), pz[k] = D16::set(p[k][2]);
+        acc[k] = D16::set(0.0), dm[k] = D16::set(3.0e38);
+    }
+    for (int i = 0; i < kFieldChunk; i += kL) {
+        const D16 x = D16::load(c.x + i), y = D16::load(c.y + i), z = D16::load(c.z + i), q = D16::load(c.q + i);
+#pragma GCC unroll 4
+        for (int k = 0; k < P; ++k) {
+            const D16 dx = sub(x, px[k]), dy = sub(y, py[k]), dz = sub(z, pz[k]);
+            const D16 d2 = vfma(dz, dz, vfma(dy, dy, mul(dx, dx)));
+            const D16 y0 = rsqrt(d2);
+            const D16 e = vfnma(mul(d2, y0), y0, one);
+            D16 y = vfma(mul(y0, e), series<D16, kOrderDouble>(e), y0);
+            if constexpr (M == kCareful) y = select_lt(d2, eps, vself, y);
+            if constexpr (M == kGuarded) dm[k] = min(dm[k], d2);
+            acc[k] = vfma(q, y, acc[k]);
+        }
+    }
+    for (int k = 0; k < P; ++k) {
+        part[k] = hsum(acc[k]);
+        if constexpr (M == kGuarded) dmin[k] = hmin(dm[k]);
+    }
+}
+
+template <int P>
+inline void double_points(const SimdCellsD &c, const double (*p)[3], double self, bool guard, double *part) {
+    if (!guard) return double_pass<P, kFast>(c, p, self, part, nullptr);
+    double dmin[P];
+    double_pass<P, kGuarded>(c, p, self, part, dmin);
+    for (int k = 0; k < P; ++k)
+        if (!(dmin[k] >= kSingularRadius2)) double_pass<1, kCareful>(c, p + k, self, part + k, nullptr);
+}
+
+void dbl(const SimdCellsD &c, const double (*p)[3], int np, double self, bool guard, double *part) {
+    switch (np) {
+        case 1: double_points<1>(c, p, self, guard, part); break;
+        case 2: double_points<2>(c, p, self, guard, part); break;
+        case 3: double_points<3>(c, p, self, guard, part); break;
+        default: double_points<4>(c, p, self, guard, part); break;
+    }
+}
+
+const FieldSimdKernels kKernels = {kIsa, kPointsSingle, kPointsMixed, kPointsDouble, &single, &mixed, &dbl};
