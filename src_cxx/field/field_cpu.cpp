@@ -199,6 +199,10 @@ public:
                 xf_[m] = static_cast<float>(d.cell_xyz[3 * m]), yf_[m] = static_cast<float>(d.cell_xyz[3 * m + 1]);
                 zf_[m] = static_cast<float>(d.cell_xyz[3 * m + 2]), qf_[m] = static_cast<float>(d.cell_q[m]);
             }
+            if (simd_) {  // the SIMD kernels take q/2 (field_cpu_simd.hpp)
+                qh_.resize(padded);
+                for (size_t m = 0; m < padded; ++m) qh_[m] = 0.5f * qf_[m];
+            }
         }
         // Each chunk's bounding box, from the cells in the layout's order (MIXED: Morton order), padding
         // included (a point on a padding cell must take the careful pass too, as the reference kernels do).
@@ -336,7 +340,7 @@ private:
             float p[kSimdMaxPoints][3], out[kSimdMaxPoints];
             for (int k = 0; k < np; ++k)
                 for (int j = 0; j < 3; ++j) p[k][j] = static_cast<float>(pts[k][j]);
-            simd_->single({&xf_[b], &yf_[b], &zf_[b], &qf_[b]}, p, np, static_cast<float>(self), guard, out);
+            simd_->single({&xf_[b], &yf_[b], &zf_[b], &qh_[b]}, p, np, static_cast<float>(self), guard, out);
             for (int k = 0; k < np; ++k) part[k] = out[k];
         } else {
             const double *o = &origin_[3 * static_cast<size_t>(c)];
@@ -396,6 +400,7 @@ private:
     int64_t n_chunks_ = 0;
     AlignedVec<double> xd_, yd_, zd_, qd_;
     AlignedVec<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
+    AlignedVec<float> qh_;                                 // SINGLE, SIMD kernels: q / 2
     std::vector<double> origin_;
 };
 

@@ -42,7 +42,7 @@ namespace avx512 {
 constexpr CpuIsa kIsa = CpuIsa::Avx512;
 constexpr double kSeedError = 0x1p-14;  // vrsqrt14ps/pd: relative error < 2^-14
 // Four points per cell load: the loads and loop overhead amortised, 32 registers still hold the accumulators
-// (llvm-mca, Ice Lake server: 2.27 / 1.43 / 0.88 pairs per cycle for SINGLE / MIXED / DOUBLE, any of 2..4).
+// (llvm-mca, Ice Lake server: 2.45 / 1.43 / 0.88 pairs per cycle for SINGLE / MIXED / DOUBLE, any of 2..4).
 constexpr int kPointsSingle = 4, kPointsMixed = 4, kPointsDouble = 4;
 
 struct F16 {

@@ -24,8 +24,9 @@ namespace qmmm {
 constexpr int kSimdMaxPoints = 4;
 constexpr double kSimdRange = 1e17;
 
-// One chunk's cells. SINGLE: absolute float coordinates; DOUBLE: absolute doubles; MIXED: float offsets
-// (hi x y z, charge, lo xl yl zl) from the chunk origin, and the absolute double copy for near cells.
+// One chunk's cells. SINGLE: absolute float coordinates and HALF the float charges (q/2, exact: the kernel's
+// Newton step takes its factor 1/2 from them); DOUBLE: absolute doubles; MIXED: float offsets (hi x y z,
+// charge, lo xl yl zl) from the chunk origin, and the absolute double copy for near cells.
 struct SimdCellsF {
     const float *x, *y, *z, *q;
 };

@@ -45,11 +45,11 @@ static_assert(kFieldChunk % (kL * kRun) == 0, "a chunk is a whole number of runs
 // kCareful. The three compute the same value for every lane outside the radius.
 enum Mode { kFast, kGuarded, kCareful };
 
-// p(e) = c1 + c2 e + ... + cK e^(K-1)
+// scale p(e), p(e) = c1 + c2 e + ... + cK e^(K-1) (scale a power of two: exact constants)
 template <class V, int K>
-inline V series(V e) {
-    V s = V::set(kSeries[K]);
-    for (int k = K - 1; k >= 1; --k) s = vfma(s, e, V::set(kSeries[k]));
+inline V series(V e, double scale = 1.0) {
+    V s = V::set(scale * kSeries[K]);
+    for (int k = K - 1; k >= 1; --k) s = vfma(s, e, V::set(scale * kSeries[k]));
     return s;
 }
 
@@ -67,11 +67,14 @@ inline V correction(V e) {
 }
 
 // ---- SINGLE: float terms, float lanes.
+// The charges come halved (SimdCellsF), so that the term is (q/2) y0 u with u = 2 + 2 e p(e): with one series
+// term u = 3 - d2 y0^2, one fused multiply-add from d2 y0 (the Newton step's 1/2 costs nothing).
 // Careful: the pass for a point that came within the singular radius of a cell: those lanes take q * self;
 // every other lane computes exactly what the fast pass computes.
 template <int P, Mode M>
 inline void single_pass(const SimdCellsF &c, const float (*p)[3], float self, float *part, float *dmin) {
-    const F16 one = F16::set(1.0), eps = F16::set(static_cast<float>(kSingularRadius2)), vself = F16::set(self);
+    const F16 one = F16::set(1.0), two = F16::set(2.0), three = F16::set(3.0);
+    const F16 eps = F16::set(static_cast<float>(kSingularRadius2)), vself = F16::set(self);
     F16 px[P], py[P], pz[P], acc[P], dm[P];
     for (int k = 0; k < P; ++k) {
         px[k] = F16::set(p[k][0]), py[k] = F16::set(p[k][1]), pz[k] = F16::set(p[k][2]);
@@ -83,15 +86,19 @@ inline void single_pass(const SimdCellsF &c, const float (*p)[3], float self, fl
         for (int k = 0; k < P; ++k) {
             const F16 dx = sub(x, px[k]), dy = sub(y, py[k]), dz = sub(z, pz[k]);
             const F16 d2 = vfma(dz, dz, vfma(dy, dy, mul(dx, dx)));
-            F16 y0 = rsqrt(d2);
-            const F16 e = vfnma(mul(d2, y0), y0, one);
-            F16 f = vfma(e, series<F16, kOrderSingle>(e), one);
+            F16 y0 = rsqrt(d2), u;
+            if constexpr (kOrderSingle == 1) {
+                u = vfnma(mul(d2, y0), y0, three);
+            } else {
+                const F16 e = vfnma(mul(d2, y0), y0, one);
+                u = vfma(e, series<F16, kOrderSingle>(e, 2.0), two);
+            }
             if constexpr (M == kCareful) {
-                y0 = select_lt(d2, eps, vself, y0), f = select_lt(d2, eps, one, f);
+                y0 = select_lt(d2, eps, vself, y0), u = select_lt(d2, eps, two, u);
             } else if constexpr (M == kGuarded) {
                 dm[k] = min(dm[k], d2);
             }
-            acc[k] = vfma(mul(q, y0), f, acc[k]);
+            acc[k] = vfma(mul(q, y0), u, acc[k]);
         }
     }
     for (int k = 0; k < P; ++k) {
