@@ -17,7 +17,7 @@ module vmc_cusp
   use vmc_orbitals
   implicit none
   private
-  public :: cusp_t, cusp_build, cusp_find, cusp_delta, cusp_radial_test
+  public :: cusp_t, cusp_build, cusp_find, cusp_atom, cusp_delta, cusp_radial_test
 
   real(real64), parameter :: RC_Z = 0.5_real64     ! default r_c = RC_Z / Z (bohr) ...
   real(real64), parameter :: RC_MAX = 0.2_real64   ! ... but at most this
@@ -26,6 +26,7 @@ module vmc_cusp
   type cusp_t
     integer :: natom = 0, nmo = 0, maxs = 0
     real(real64), allocatable :: rcat(:)            ! (natom) sphere radius (0: no correction at this atom)
+    real(real64), allocatable :: rcat2(:)           ! (natom) its square (-1: no correction)
     real(real64), allocatable :: rc(:,:)            ! (nmo, natom) r_c of MO j at atom A (0: not corrected)
     real(real64), allocatable :: poly(:,:,:)        ! (0:4, nmo, natom) coefficients of p
     real(real64), allocatable :: shift(:,:), sgn(:,:)
@@ -44,6 +45,8 @@ contains
     real(real64) :: rca, dmin, chi(bs%nbf), f(size(c, 2)), fp(size(c, 2)), fpp(size(c, 2))
     real(real64) :: phi0(size(c, 2)), psi0, eta0, fg(0:NGRID), scale, cshift, sg
     real(real64) :: x1, x2, x3, frc, et
+    type(ao_t) :: ao
+    call ao_setup(ao, bs)
     cu%natom = bs%natom; cu%nmo = size(c, 2)
     allocate(cu%nss(bs%natom))
     cu%nss = 0
@@ -70,7 +73,7 @@ contains
       end do
       rca = min(RC_Z / bs%z(a), RC_MAX, 0.4_real64 * dmin)
       if (present(rcz_in) .and. present(rcmax_in)) rca = min(rcz_in / bs%z(a), rcmax_in, 0.4_real64 * dmin)
-      call ao_values(bs, bs%xyz(:, a), chi)
+      call ao_values(ao, bs, bs%xyz(:, a), chi)
       call cusp_radial(cu, bs, c, a, 0.0_real64, phi0, fp, fpp)
       scale = maxval(abs(phi0))
       do j = 1, cu%nmo
@@ -98,6 +101,7 @@ contains
       end do
       if (any(cu%rc(:, a) > 0)) cu%rcat(a) = rca
     end do
+    cu%rcat2 = merge(cu%rcat**2, -1.0_real64, cu%rcat > 0)
   end subroutine
 
   ! p for a given a0: a1 from the cusp condition, a2..a4 from value, slope, curvature at r_c.
@@ -203,6 +207,18 @@ contains
       end associate
     end do
   end subroutine
+
+  ! The atom whose correction sphere contains the point with squared distances r2(natom) to the atoms
+  ! (0: none; the spheres do not overlap). A quick test with distances already at hand.
+  pure integer function cusp_atom(cu, r2) result(a)
+    type(cusp_t), intent(in) :: cu
+    real(real64), intent(in) :: r2(:)
+    integer :: k
+    a = 0
+    do k = 1, cu%natom
+      if (r2(k) < cu%rcat2(k)) a = k
+    end do
+  end function
 
   ! The atom whose correction sphere contains x (0: none); d = x - R_A, r = |d|.
   integer function cusp_find(cu, bs, x, d, r) result(a)

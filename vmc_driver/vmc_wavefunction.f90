@@ -20,17 +20,23 @@ module vmc_wavefunction
   ! The trial function: read-only once set up, so one wf_t serves every thread.
   type wf_t
     type(basis_t) :: bs
+    type(ao_t) :: ao                 ! the basis flattened for evaluation (vmc_orbitals)
     integer :: na = 0, nb = 0, ne = 0, nbf = 0
     logical :: jastrow = .false., cusp = .false.
     type(cusp_t) :: cusp_a, cusp_b   ! cusp corrections of the alpha and beta MOs
     real(real64) :: b_ee = 1, b_en = 1
+    ! MO coefficients transposed, (n, nbf): phi(:) accumulates ct(:, k) chi(k) over the basis functions, a
+    ! loop that vectorises over the MOs while every phi(j) keeps the plain order of its sum
+    real(real64), allocatable :: cta(:,:), ctb(:,:)
+    real(real64), allocatable :: aee(:,:)   ! (ne, ne) e-e Jastrow coefficient: 1/4 same spin, 1/2 opposite, 0 diagonal
   end type
 
   ! Scratch of one thread: AO values and derivatives at a point, MO values, the Slater matrix being
-  ! inverted, cusp corrections at one point. wf_ratio leaves phi here for the following wf_accept.
+  ! inverted, cusp corrections at one point, C ainv for the local energy. wf_ratio leaves phi here for the
+  ! following wf_accept.
   type wf_ws_t
     real(real64), allocatable :: chi(:), dchi(:,:), lchi(:), phi(:), d(:,:), t(:)
-    real(real64), allocatable :: cv(:), cg(:,:), cl(:)
+    real(real64), allocatable :: cv(:), cg(:,:), cl(:), v(:,:), r2(:)
   end type
 
 contains
@@ -42,8 +48,18 @@ contains
     real(real64), intent(in) :: b_ee, b_en
     logical, intent(in), optional :: cusp   ! nuclear cusp correction of the MOs (default: on)
     real(real64), intent(in), optional :: rc_z, rc_max   ! its radius, min(rc_z / Z, rc_max) (vmc_cusp defaults)
+    integer :: j, k
     wf%bs = bs
+    call ao_setup(wf%ao, bs)
     wf%na = bs%nalpha; wf%nb = bs%nbeta; wf%ne = wf%na + wf%nb; wf%nbf = bs%nbf
+    wf%cta = transpose(bs%ca); wf%ctb = transpose(bs%cb)
+    allocate(wf%aee(wf%ne, wf%ne))
+    do k = 1, wf%ne
+      do j = 1, wf%ne
+        wf%aee(j, k) = merge(0.25_real64, 0.5_real64, (j <= wf%na) .eqv. (k <= wf%na))
+      end do
+      wf%aee(k, k) = 0
+    end do
     wf%jastrow = jastrow; wf%b_ee = b_ee; wf%b_en = b_en
     wf%cusp = .true.
     if (present(cusp)) wf%cusp = cusp
@@ -60,27 +76,52 @@ contains
     integer :: n
     n = max(wf%na, wf%nb, 1)
     allocate(ws%chi(wf%nbf), ws%dchi(3, wf%nbf), ws%lchi(wf%nbf), ws%phi(n), ws%d(n, n), ws%t(n), ws%cv(n), &
-         ws%cg(3, n), ws%cl(n))
+         ws%cg(3, n), ws%cl(n), ws%v(wf%nbf, n), ws%r2(wf%bs%natom))
   end subroutine
 
-  subroutine mo_values(wf, ws, c, cu, r, phi)
+  ! MOs of one spin at r: c(nbf, n) the coefficients, ct their transpose.
+  subroutine mo_values(wf, ws, c, ct, cu, r, phi)
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws
-    real(real64), intent(in) :: c(:,:), r(3)
+    real(real64), intent(in), contiguous :: c(:,:), ct(:,:)
+    real(real64), intent(in) :: r(3)
     type(cusp_t), intent(in) :: cu
-    real(real64), intent(out) :: phi(:)
-    integer :: j, a, n
+    real(real64), intent(out), contiguous :: phi(:)
+    integer :: a, n
     real(real64) :: d(3), rr
     n = size(c, 2)
-    call ao_values(wf%bs, r, ws%chi)
-    do j = 1, n
-      phi(j) = dot_product(c(:, j), ws%chi)
-    end do
+    call ao_values(wf%ao, wf%bs, r, ws%chi, ws%r2)
+    call ct_times_chi(ct, ws%chi, phi(1:n))
     if (.not. wf%cusp) return
+    if (cusp_atom(cu, ws%r2) == 0) return
     a = cusp_find(cu, wf%bs, r, d, rr)
     if (a == 0) return
     call cusp_delta(cu, wf%bs, c, a, d, rr, .false., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
     phi(1:n) = phi(1:n) + ws%cv(1:n)
+  end subroutine
+
+  ! phi(j) = sum_k ct(j, k) chi(k), in k order for every j (the loop over j vectorises).
+  ! Four basis functions per pass (phi loaded and stored once per four terms; Fortran adds left to right,
+  ! so each phi(j) is still ((phi + t1) + t2) + ...).
+  pure subroutine ct_times_chi(ct, chi, phi)
+    real(real64), intent(in), contiguous :: ct(:,:), chi(:)
+    real(real64), intent(out), contiguous :: phi(:)
+    integer :: j, k, nk
+    real(real64) :: x1, x2, x3, x4
+    phi = 0
+    nk = size(chi)
+    do k = 1, nk - 3, 4
+      x1 = chi(k); x2 = chi(k + 1); x3 = chi(k + 2); x4 = chi(k + 3)
+      do j = 1, size(phi)
+        phi(j) = phi(j) + ct(j, k) * x1 + ct(j, k + 1) * x2 + ct(j, k + 2) * x3 + ct(j, k + 3) * x4
+      end do
+    end do
+    do k = nk - mod(nk, 4) + 1, nk
+      x1 = chi(k)
+      do j = 1, size(phi)
+        phi(j) = phi(j) + ct(j, k) * x1
+      end do
+    end do
   end subroutine
 
   ! Rebuilds both inverse Slater matrices from the positions (Gauss-Jordan, partial pivoting).
@@ -94,13 +135,13 @@ contains
     integer :: k
     ok = .true.
     do k = 1, wf%na
-      call mo_values(wf, ws, wf%bs%ca, wf%cusp_a, pos(:, k), ws%phi)
+      call mo_values(wf, ws, wf%bs%ca, wf%cta, wf%cusp_a, pos(:, k), ws%phi)
       ws%d(k, 1:wf%na) = ws%phi(1:wf%na)
     end do
     if (wf%na > 0) call invert(ws%d(1:wf%na, 1:wf%na), ainva, ok)
     if (.not. ok) return
     do k = 1, wf%nb
-      call mo_values(wf, ws, wf%bs%cb, wf%cusp_b, pos(:, wf%na + k), ws%phi)
+      call mo_values(wf, ws, wf%bs%cb, wf%ctb, wf%cusp_b, pos(:, wf%na + k), ws%phi)
       ws%d(k, 1:wf%nb) = ws%phi(1:wf%nb)
     end do
     if (wf%nb > 0) call invert(ws%d(1:wf%nb, 1:wf%nb), ainvb, ok)
@@ -147,25 +188,44 @@ contains
     end subroutine
   end subroutine
 
-  ! Jastrow part that depends on electron e at x (the others at pos).
-  real(real64) function jastrow_one(wf, pos, e, x) result(j)
+  ! Change of the Jastrow exponent when electron e moves from pos(:, e) to x: the pair terms new minus old
+  ! element by element (a loop without branches, vectorised: aee(e, e) = 0 drops the electron itself),
+  ! then summed in order.
+  real(real64) function jastrow_diff(wf, pos, e, x) result(dj)
     type(wf_t), intent(in) :: wf
-    real(real64), intent(in) :: pos(:,:), x(3)
+    real(real64), intent(in), contiguous :: pos(:,:)
+    real(real64), intent(in) :: x(3)
     integer, intent(in) :: e
     integer :: k
-    real(real64) :: r, a, u, up, upp
-    j = 0
+    real(real64) :: rn, ro, b, xo(3), t(wf%ne), tn(wf%bs%natom)
+    xo = pos(:, e)
+    b = wf%b_ee
     do k = 1, wf%ne
-      if (k == e) cycle
-      r = norm2(x - pos(:, k))
-      a = 0.5_real64
-      if ((k <= wf%na) .eqv. (e <= wf%na)) a = 0.25_real64
-      j = j + a * r / (1 + wf%b_ee * r)
+      rn = sqrt((x(1) - pos(1, k))**2 + (x(2) - pos(2, k))**2 + (x(3) - pos(3, k))**2)
+      ro = sqrt((xo(1) - pos(1, k))**2 + (xo(2) - pos(2, k))**2 + (xo(3) - pos(3, k))**2)
+      t(k) = wf%aee(k, e) * (rn / (1 + b * rn) - ro / (1 + b * ro))
+    end do
+    if (wf%cusp) then
+      b = wf%b_en
+      do k = 1, wf%bs%natom
+        rn = (x(1) - wf%bs%xyz(1, k))**2 + (x(2) - wf%bs%xyz(2, k))**2 + (x(3) - wf%bs%xyz(3, k))**2
+        ro = (xo(1) - wf%bs%xyz(1, k))**2 + (xo(2) - wf%bs%xyz(2, k))**2 + (xo(3) - wf%bs%xyz(3, k))**2
+        tn(k) = b * (ro / (1 + b * b * ro) - rn / (1 + b * b * rn))   ! -b r^2/(1 + b^2 r^2), new - old
+      end do
+    else
+      do k = 1, wf%bs%natom
+        rn = sqrt((x(1) - wf%bs%xyz(1, k))**2 + (x(2) - wf%bs%xyz(2, k))**2 + (x(3) - wf%bs%xyz(3, k))**2)
+        ro = sqrt((xo(1) - wf%bs%xyz(1, k))**2 + (xo(2) - wf%bs%xyz(2, k))**2 + (xo(3) - wf%bs%xyz(3, k))**2)
+        b = wf%b_en * wf%bs%z(k)
+        tn(k) = wf%bs%z(k) * (ro / (1 + b * ro) - rn / (1 + b * rn))   ! -Z r/(1 + b Z r), new - old
+      end do
+    end if
+    dj = 0
+    do k = 1, wf%ne
+      dj = dj + t(k)
     end do
     do k = 1, wf%bs%natom
-      r = norm2(x - wf%bs%xyz(:, k))
-      call en_term(wf, wf%bs%z(k), r, u, up, upp)
-      j = j + u
+      dj = dj + tn(k)
     end do
   end function
 
@@ -178,15 +238,16 @@ contains
     real(real64) :: b, q
     if (wf%cusp) then   ! u = -(1/b) s^2 / (1 + s^2), s = b r: depth 1/b, range 1/b, curvature -2b at 0
       b = wf%b_en
-      q = 1 + b * b * r * r
-      u = -b * r * r / q
-      up = -2 * b * r / q**2
-      upp = -2 * b * (1 - 3 * b * b * r * r) / q**3
+      q = 1 / (1 + b * b * r * r)
+      u = -b * r * r * q
+      up = -2 * b * r * q * q
+      upp = -2 * b * (1 - 3 * b * b * r * r) * q * q * q
     else
       b = wf%b_en * z
-      u = -z * r / (1 + b * r)
-      up = -z / (1 + b * r)**2
-      upp = 2 * z * b / (1 + b * r)**3
+      q = 1 / (1 + b * r)
+      u = -z * r * q
+      up = -z * q * q
+      upp = 2 * z * b * q * q * q
     end if
   end subroutine
 
@@ -195,28 +256,29 @@ contains
   real(real64) function wf_ratio(wf, ws, pos, ainva, ainvb, e, x, ratio) result(p)
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws
-    real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:), x(3)
+    real(real64), intent(in), contiguous :: pos(:,:), ainva(:,:), ainvb(:,:)
+    real(real64), intent(in) :: x(3)
     integer, intent(in) :: e
     real(real64), intent(out) :: ratio
     integer :: k
     if (e <= wf%na) then
       k = e
-      call mo_values(wf, ws, wf%bs%ca, wf%cusp_a, x, ws%phi)
+      call mo_values(wf, ws, wf%bs%ca, wf%cta, wf%cusp_a, x, ws%phi)
       ratio = dot_product(ws%phi(1:wf%na), ainva(:, k))
     else
       k = e - wf%na
-      call mo_values(wf, ws, wf%bs%cb, wf%cusp_b, x, ws%phi)
+      call mo_values(wf, ws, wf%bs%cb, wf%ctb, wf%cusp_b, x, ws%phi)
       ratio = dot_product(ws%phi(1:wf%nb), ainvb(:, k))
     end if
     p = ratio * ratio
-    if (wf%jastrow .and. p > 0) p = p * exp(2 * (jastrow_one(wf, pos, e, x) - jastrow_one(wf, pos, e, pos(:, e))))
+    if (wf%jastrow .and. p > 0) p = p * exp(2 * jastrow_diff(wf, pos, e, x))
   end function
 
   ! Accepts the move last priced by wf_ratio (Sherman-Morrison on the spin's inverse).
   subroutine wf_accept(wf, ws, pos, ainva, ainvb, e, x, ratio)
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws
-    real(real64), intent(inout) :: pos(:,:), ainva(:,:), ainvb(:,:)
+    real(real64), intent(inout), contiguous :: pos(:,:), ainva(:,:), ainvb(:,:)
     integer, intent(in) :: e
     real(real64), intent(in) :: x(3), ratio
     if (e <= wf%na) then
@@ -227,88 +289,146 @@ contains
     pos(:, e) = x
   end subroutine
 
-  subroutine sm_update(ainv, k, v, ratio, t)
-    real(real64), intent(inout) :: ainv(:,:), t(:)
+  ! ainv <- inverse after row k of the Slater matrix became v: t = v^T ainv, column k scaled by 1/ratio,
+  ! the others less column k times t(m).
+  pure subroutine sm_update(ainv, k, v, ratio, t)
+    real(real64), intent(inout), contiguous :: ainv(:,:), t(:)
     integer, intent(in) :: k
-    real(real64), intent(in) :: v(:), ratio
-    integer :: n, m
-    real(real64) :: f
+    real(real64), intent(in), contiguous :: v(:)
+    real(real64), intent(in) :: ratio
+    integer :: n, m, j
+    real(real64) :: f, s
     n = size(v)
     do m = 1, n
-      t(m) = dot_product(v, ainv(:, m))
+      s = 0
+      do j = 1, n
+        s = s + v(j) * ainv(j, m)
+      end do
+      t(m) = s
     end do
     f = 1 / ratio
-    ainv(:, k) = ainv(:, k) * f
+    do j = 1, n
+      ainv(j, k) = ainv(j, k) * f
+    end do
     do m = 1, n
       if (m == k) cycle
-      ainv(:, m) = ainv(:, m) - ainv(:, k) * t(m)
+      f = t(m)
+      do j = 1, n
+        ainv(j, m) = ainv(j, m) - ainv(j, k) * f
+      end do
     end do
   end subroutine
 
   ! Kinetic energy, e-e and e-n potential energy of one configuration.
+  ! -1/2 lap(det)/det for electron e (alpha) is -1/2 sum_j lap phi_j(r_e) ainv(j, e) = -1/2 lap(chi) . v_e
+  ! with v_e = C ainv(:, e) in AO space: v for all electrons of a spin is one product C ainv, made first.
   subroutine wf_local_energy(wf, ws, pos, ainva, ainvb, ekin, vee, ven)
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws
-    real(real64), intent(in) :: pos(:,:), ainva(:,:), ainvb(:,:)
+    real(real64), intent(in), contiguous :: pos(:,:), ainva(:,:), ainvb(:,:)
     real(real64), intent(out) :: ekin, vee, ven
-    integer :: e, k, ac, n
-    real(real64) :: gd(3), ld, gj(3), lj, dv(3), r, a, b, u, up, upp, dc(3), rc
+    integer :: e, k, ac, n, ks
+    real(real64) :: gd(3), ld, gj(3, wf%ne), lj(wf%ne), dv(3), r, a, b, u, up, upp, dc(3), rc, f(3)
     ekin = 0; vee = 0; ven = 0
+    ! Jastrow gradient and Laplacian of every electron, and the potential energy, pair by pair (each e-e
+    ! distance once; u(r_ek) contributes +grad to e and -grad to k).
+    gj = 0; lj = 0
+    b = wf%b_ee
     do e = 1, wf%ne
-      call ao_derivs(wf%bs, pos(:, e), ws%chi, ws%dchi, ws%lchi)
-      gd = 0; ld = 0
-      if (e <= wf%na) then
-        ws%chi = matmul(wf%bs%ca, ainva(:, e))   ! sum_j C(:,j) ainv(j,e): one AO-space vector
-        gd = matmul(ws%dchi, ws%chi)
-        ld = dot_product(ws%lchi, ws%chi)
-        if (wf%cusp) then   ! corrected MOs: add sum_j ainv(j,e) (grad, lap)(phit_j - phi_j)
+      do k = e + 1, wf%ne
+        dv = pos(:, e) - pos(:, k)
+        r = sqrt(dv(1)**2 + dv(2)**2 + dv(3)**2)
+        vee = vee + 1 / r
+        if (.not. wf%jastrow) cycle
+        a = 0.5_real64
+        if ((k <= wf%na) .eqv. (e <= wf%na)) a = 0.25_real64
+        up = a / (1 + b * r)**2
+        upp = -2 * a * b / (1 + b * r)**3
+        f = up * dv / r
+        gj(:, e) = gj(:, e) + f
+        gj(:, k) = gj(:, k) - f
+        lj(e) = lj(e) + upp + 2 * up / r
+        lj(k) = lj(k) + upp + 2 * up / r
+      end do
+      do k = 1, wf%bs%natom
+        dv = pos(:, e) - wf%bs%xyz(:, k)
+        r = sqrt(dv(1)**2 + dv(2)**2 + dv(3)**2)
+        ven = ven - wf%bs%z(k) / r
+        if (.not. wf%jastrow) cycle
+        call en_term(wf, wf%bs%z(k), r, u, up, upp)
+        gj(:, e) = gj(:, e) + up * dv / r
+        lj(e) = lj(e) + upp + 2 * up / r
+      end do
+    end do
+    do e = 1, wf%ne
+      if (e == 1 .and. wf%na > 0) call c_times_ainv(wf%bs%ca, ainva, ws%v)
+      if (e == wf%na + 1) call c_times_ainv(wf%bs%cb, ainvb, ws%v)
+      ks = e
+      if (e > wf%na) ks = e - wf%na
+      call ao_derivs(wf%ao, wf%bs, pos(:, e), ws%dchi, ws%lchi, ws%r2)
+      call grad_lap(ws%dchi, ws%lchi, ws%v(:, ks), gd, ld)
+      ac = 0
+      if (wf%cusp) ac = cusp_atom(wf%cusp_a, ws%r2) + cusp_atom(wf%cusp_b, ws%r2)   ! inside a sphere?
+      if (ac > 0) then   ! corrected MOs: add sum_j ainv(j,e) (grad, lap)(phit_j - phi_j)
+        if (e <= wf%na) then
           ac = cusp_find(wf%cusp_a, wf%bs, pos(:, e), dc, rc)
           if (ac > 0) then
             n = wf%na
             call cusp_delta(wf%cusp_a, wf%bs, wf%bs%ca, ac, dc, rc, .true., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
-            gd = gd + matmul(ws%cg(:, 1:n), ainva(:, e))
-            ld = ld + dot_product(ws%cl(1:n), ainva(:, e))
+            gd = gd + matmul(ws%cg(:, 1:n), ainva(:, ks))
+            ld = ld + dot_product(ws%cl(1:n), ainva(:, ks))
           end if
-        end if
-      else
-        ws%chi = matmul(wf%bs%cb, ainvb(:, e - wf%na))
-        gd = matmul(ws%dchi, ws%chi)
-        ld = dot_product(ws%lchi, ws%chi)
-        if (wf%cusp) then
+        else
           ac = cusp_find(wf%cusp_b, wf%bs, pos(:, e), dc, rc)
           if (ac > 0) then
             n = wf%nb
             call cusp_delta(wf%cusp_b, wf%bs, wf%bs%cb, ac, dc, rc, .true., ws%cv(1:n), ws%cg(:, 1:n), ws%cl(1:n))
-            gd = gd + matmul(ws%cg(:, 1:n), ainvb(:, e - wf%na))
-            ld = ld + dot_product(ws%cl(1:n), ainvb(:, e - wf%na))
+            gd = gd + matmul(ws%cg(:, 1:n), ainvb(:, ks))
+            ld = ld + dot_product(ws%cl(1:n), ainvb(:, ks))
           end if
         end if
       end if
-      gj = 0; lj = 0
-      do k = 1, wf%ne
-        if (k == e) cycle
-        dv = pos(:, e) - pos(:, k)
-        r = norm2(dv)
-        if (k > e) vee = vee + 1 / r
-        if (.not. wf%jastrow) cycle
-        a = 0.5_real64
-        if ((k <= wf%na) .eqv. (e <= wf%na)) a = 0.25_real64
-        b = wf%b_ee
-        up = a / (1 + b * r)**2
-        upp = -2 * a * b / (1 + b * r)**3
-        gj = gj + up * dv / r
-        lj = lj + upp + 2 * up / r
+      ekin = ekin - 0.5_real64 * (ld + 2 * dot_product(gd, gj(:, e)) + lj(e) + dot_product(gj(:, e), gj(:, e)))
+    end do
+  end subroutine
+
+  ! gd = dchi . v, ld = lchi . v (AO gradients and Laplacians against one AO-space vector).
+  pure subroutine grad_lap(dchi, lchi, v, gd, ld)
+    real(real64), intent(in), contiguous :: dchi(:,:), lchi(:), v(:)
+    real(real64), intent(out) :: gd(3), ld
+    integer :: k
+    real(real64) :: g1, g2, g3
+    g1 = 0; g2 = 0; g3 = 0; ld = 0
+    do k = 1, size(v)
+      g1 = g1 + dchi(1, k) * v(k)
+      g2 = g2 + dchi(2, k) * v(k)
+      g3 = g3 + dchi(3, k) * v(k)
+      ld = ld + lchi(k) * v(k)
+    end do
+    gd = [g1, g2, g3]
+  end subroutine
+
+  ! v(:, k) = sum_j c(:, j) ainv(j, k): AO-space vectors of all electrons of one spin (vectorised over AOs).
+  pure subroutine c_times_ainv(c, ainv, v)
+    real(real64), intent(in), contiguous :: c(:,:), ainv(:,:)
+    real(real64), intent(inout), contiguous :: v(:,:)
+    integer :: i, j, k, n, nbf
+    real(real64) :: x1, x2, x3, x4
+    n = size(c, 2); nbf = size(c, 1)
+    do k = 1, n
+      v(:, k) = 0
+      do j = 1, n - 3, 4   ! four terms per pass, as in ct_times_chi
+        x1 = ainv(j, k); x2 = ainv(j + 1, k); x3 = ainv(j + 2, k); x4 = ainv(j + 3, k)
+        do i = 1, nbf
+          v(i, k) = v(i, k) + c(i, j) * x1 + c(i, j + 1) * x2 + c(i, j + 2) * x3 + c(i, j + 3) * x4
+        end do
       end do
-      do k = 1, wf%bs%natom
-        dv = pos(:, e) - wf%bs%xyz(:, k)
-        r = norm2(dv)
-        ven = ven - wf%bs%z(k) / r
-        if (.not. wf%jastrow) cycle
-        call en_term(wf, wf%bs%z(k), r, u, up, upp)
-        gj = gj + up * dv / r
-        lj = lj + upp + 2 * up / r
+      do j = n - mod(n, 4) + 1, n
+        x1 = ainv(j, k)
+        do i = 1, nbf
+          v(i, k) = v(i, k) + c(i, j) * x1
+        end do
       end do
-      ekin = ekin - 0.5_real64 * (ld + 2 * dot_product(gd, gj) + lj + dot_product(gj, gj))
     end do
   end subroutine
 
