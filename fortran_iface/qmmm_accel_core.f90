@@ -34,7 +34,8 @@ module qmmm_accel_core
     integer(c_int32_t) :: method = QMMM_METHOD_DIRECT
     integer(c_int32_t) :: flags = 0
     real(c_double) :: tolerance = 0.0_c_double
-    integer(c_int32_t) :: reserved(4) = 0
+    type(c_ptr) :: region = c_null_ptr   ! SPLIT: c_loc of real(c_double), target :: region(6) (lo xyz, hi xyz)
+    integer(c_int32_t) :: reserved(2) = 0
   end type qmmm_options
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
@@ -45,6 +46,7 @@ module qmmm_accel_core
   public :: qmmm_error_message, qmmm_status_string, qmmm_version, qmmm_cuda_device_count
   public :: qmmm_field_create, qmmm_field_eval, qmmm_field_eval_async, qmmm_field_wait
   public :: qmmm_field_backend, qmmm_field_sizes, qmmm_field_destroy
+  public :: qmmm_region_around, qmmm_field_split_params, qmmm_field_split_stats
   public :: c_to_fortran_string
 
   ! ---- raw C entry points (public for codes that want them as they are) ----
@@ -110,6 +112,28 @@ module qmmm_accel_core
       type(c_ptr), value :: f
       integer(c_int) :: s
     end function
+    function c_qmmm_region_around(n, xyz, margin, region) bind(c, name='qmmm_region_around') result(s)
+      import :: c_int, c_int64_t, c_double
+      integer(c_int64_t), value :: n
+      real(c_double), intent(in) :: xyz(*)
+      real(c_double), value :: margin
+      real(c_double), intent(out) :: region(6)
+      integer(c_int) :: s
+    end function
+    function c_qmmm_field_split_params(f, alpha, r_cut, spacing, error_estimate) &
+         bind(c, name='qmmm_field_split_params') result(s)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: f
+      real(c_double) :: alpha, r_cut, spacing, error_estimate
+      integer(c_int) :: s
+    end function
+    function c_qmmm_field_split_stats(f, grid_values, bytes, n_points, n_outside) &
+         bind(c, name='qmmm_field_split_stats') result(s)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: f
+      integer(c_int64_t) :: grid_values, bytes, n_points, n_outside
+      integer(c_int) :: s
+    end function
     function c_strlen(p) bind(c, name='strlen') result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: p
@@ -167,15 +191,18 @@ contains
 
   ! Builds the field from cells (centres cell_xyz(3,M) in bohr, electron populations cell_q(M)) and
   ! nuclei (nuc_xyz(3,K), charges nuc_z(K)). Either set may be empty (size 0). Options: pass opt, or
-  ! any of backend/precision/device/n_threads/cell_volume alone.
+  ! any of backend/precision/device/n_threads/cell_volume/method/tolerance/region alone (region(6): lo xyz,
+  ! hi xyz in bohr, the QM region of QMMM_METHOD_SPLIT; see qmmm_region_around).
   integer function qmmm_field_create(f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt, backend, precision, &
-       device, n_threads, cell_volume) result(s)
+       device, n_threads, cell_volume, method, tolerance, region) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads
-    real(c_double), intent(in), optional :: cell_volume
+    integer, intent(in), optional :: backend, precision, device, n_threads, method
+    real(c_double), intent(in), optional :: cell_volume, tolerance
+    real(c_double), intent(in), optional :: region(6)
     type(qmmm_options), target :: o
+    real(c_double), target :: reg(6)
     type(c_ptr) :: pcx, pcq, pnx, pnz
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
@@ -183,6 +210,12 @@ contains
     if (present(device)) o%device = device
     if (present(n_threads)) o%n_threads = n_threads
     if (present(cell_volume)) o%cell_volume = cell_volume
+    if (present(method)) o%method = method
+    if (present(tolerance)) o%tolerance = tolerance
+    if (present(region)) then
+      reg = region          ! a copy that lives until the C call returns
+      o%region = c_loc(reg)
+    end if
     if (size(cell_xyz, 1) /= 3 .or. size(cell_xyz, 2) /= size(cell_q) .or. &
          size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
       s = QMMM_ERR_INVALID_ARG   ! shapes disagree; C is not called, so say it through the status only
@@ -251,6 +284,42 @@ contains
     type(qmmm_field), intent(in) :: f
     integer(c_int64_t), intent(out) :: n_cells, n_nuclei
     s = c_qmmm_field_sizes(f%ptr, n_cells, n_nuclei)
+  end function
+
+  ! region = the bounding box of the points xyz(3,n) grown by margin (bohr): lo xyz, hi xyz.
+  integer function qmmm_region_around(xyz, margin, region) result(s)
+    real(c_double), intent(in), contiguous :: xyz(:,:)
+    real(c_double), intent(in) :: margin
+    real(c_double), intent(out) :: region(6)
+    if (size(xyz, 1) /= 3) then
+      s = QMMM_ERR_INVALID_ARG
+      return
+    end if
+    s = c_qmmm_region_around(int(size(xyz, 2), c_int64_t), xyz, margin, region)
+  end function
+
+  ! QMMM_METHOD_SPLIT: alpha (1/bohr), r_cut and spacing (bohr), error_estimate (normwise); see the C header.
+  integer function qmmm_field_split_params(f, alpha, r_cut, spacing, error_estimate) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(out), optional :: alpha, r_cut, spacing, error_estimate
+    real(c_double) :: a, r, h, e
+    s = c_qmmm_field_split_params(f%ptr, a, r, h, e)
+    if (present(alpha)) alpha = a
+    if (present(r_cut)) r_cut = r
+    if (present(spacing)) spacing = h
+    if (present(error_estimate)) error_estimate = e
+  end function
+
+  ! QMMM_METHOD_SPLIT: grid values, bytes of the method's tables, points evaluated, points outside the region.
+  integer function qmmm_field_split_stats(f, grid_values, bytes, n_points, n_outside) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer(c_int64_t), intent(out), optional :: grid_values, bytes, n_points, n_outside
+    integer(c_int64_t) :: g, b, n, o
+    s = c_qmmm_field_split_stats(f%ptr, g, b, n, o)
+    if (present(grid_values)) grid_values = g
+    if (present(bytes)) bytes = b
+    if (present(n_points)) n_points = n
+    if (present(n_outside)) n_outside = o
   end function
 
   integer function qmmm_field_destroy(f) result(s)

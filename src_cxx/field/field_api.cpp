@@ -9,6 +9,7 @@
 #include "core_backend.hpp"
 #include "error.hpp"
 #include "field_backend.hpp"
+#include "field_split.hpp"
 #include "handle_registry.hpp"
 
 struct qmmm_field_s {
@@ -57,9 +58,11 @@ void check_options(const qmmm_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->flags = %d has unknown bits (1 LOW_LATENCY)", o.flags));
     if (!std::isfinite(o.tolerance) || o.tolerance < 0)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->tolerance = %g must be finite and >= 0", o.tolerance));
+    qmmm::check_split_options(o);  // tolerance range and region (field_split.cpp)
 }
 // Fortran's type(qmmm_options) and older callers rely on this layout.
-static_assert(sizeof(qmmm_options) == 56 && offsetof(qmmm_options, tolerance) == 32, "qmmm_options ABI");
+static_assert(sizeof(qmmm_options) == 56 && offsetof(qmmm_options, tolerance) == 32 && offsetof(qmmm_options, region) == 40,
+              "qmmm_options ABI");
 
 bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
     const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
@@ -144,9 +147,10 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         if (o.backend == QMMM_BACKEND_CUDA) {
             const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
             qmmm::check_device(o.device, "opt->device");
-            h->impl = gpu.make(d, o);
+            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::GpuRegistry<qmmm::FieldSplitGpu>::get().make(d, o)
+                                                    : gpu.make(d, o);
         } else {
-            h->impl = qmmm::make_field_cpu(d, o);
+            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(d, o);
         }
         d.cell_xyz = {}, d.cell_q = {};
         h->nuclei = std::move(d);
@@ -206,6 +210,38 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
         const qmmm_field_s *h = live(f);
         if (n_cells) *n_cells = h->nuclei.n_cells;
         if (n_nuclei) *n_nuclei = h->nuclei.n_nuclei;
+        return QMMM_SUCCESS;
+    });
+}
+
+// The split's report (field_split.hpp); a DIRECT field has none.
+static const qmmm::SplitStats &split_of(const qmmm_field_s *h) {
+    const auto *s = dynamic_cast<const qmmm::SplitStats *>(h->impl.get());
+    if (!s) throw Error(QMMM_ERR_UNSUPPORTED, "f is a DIRECT field (created without opt->method = QMMM_METHOD_SPLIT)");
+    return *s;
+}
+
+QMMM_API int qmmm_field_split_params(qmmm_field f, double *alpha, double *r_cut, double *spacing, double *error_estimate) {
+    return qmmm::api_guard("qmmm_field_split_params", [&]() -> int {
+        const qmmm::SplitInfo &i = split_of(live(f)).split_info();
+        if (alpha) *alpha = i.alpha;
+        if (r_cut) *r_cut = i.r_cut;
+        if (spacing) *spacing = i.spacing;
+        if (error_estimate) *error_estimate = i.error_estimate;
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t *bytes, int64_t *n_points,
+                                    int64_t *n_outside) {
+    return qmmm::api_guard("qmmm_field_split_stats", [&]() -> int {
+        const qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        const qmmm::SplitStats &s = split_of(h);
+        if (grid_values) *grid_values = s.split_info().grid_values;
+        if (bytes) *bytes = s.bytes();
+        if (n_points) *n_points = s.points();
+        if (n_outside) *n_outside = s.points_outside();
         return QMMM_SUCCESS;
     });
 }

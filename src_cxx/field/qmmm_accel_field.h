@@ -31,9 +31,22 @@ typedef struct qmmm_options {
                            cell centre (see qmmm_field_eval); 0 = unknown (default) */
     int32_t method;     /* QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
     int32_t flags;      /* QMMM_FLAG_* bits; 0 = none (default) */
-    double tolerance;   /* SPLIT: requested max normwise error; 0 = the method's default */
-    int32_t reserved[4];/* zero; room for later options without breaking the ABI (sizeof = 56 bytes) */
+    double tolerance;   /* SPLIT: requested max normwise error, 1e-11 .. 1e-3; 0 = the method's default (1e-7) */
+    const double *region; /* SPLIT: the QM region where points are interpolated, 6 doubles lo_x lo_y lo_z hi_x hi_y
+                             hi_z (bohr; qmmm_region_around makes one), read by create only; required for SPLIT */
+    int32_t reserved[2];/* zero; room for later options without breaking the ABI (sizeof = 56 bytes) */
 } qmmm_options;
+
+/* SPLIT (issue 16), for an environment that stays fixed while many points are evaluated (a QMC run): each pair
+ * term is split, 1/d = erf(a d)/d + erfc(a d)/d. The smooth long-range part is computed once by the direct sum on
+ * a grid over opt.region and interpolated (order-8 Lagrange, refined in bricks where an error estimate asks for
+ * it); the short-range part is summed over the cells within R_c of the point (a cell list); nuclei stay direct.
+ * a, R_c and the grid spacing follow from opt.tolerance so that, in the region, max |u - u_direct| /
+ * (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= tolerance (tests/field/test_field_split*.cpp check it against
+ * the direct double sum). Points outside the region are summed directly (DIRECT's value, slower) and counted
+ * (qmmm_field_split_stats). Double precision only; CPU and CUDA; the singular-point rules of qmmm_field_eval
+ * hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats); then a point
+ * costs about as much as 10^3 direct pair terms, whatever n_cells is. */
 
 typedef struct qmmm_field_s *qmmm_field;
 
@@ -61,6 +74,20 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
  * At most one evaluation may be pending per handle (QMMM_ERR_BUSY otherwise). */
 QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u);
 QMMM_API int qmmm_field_wait(qmmm_field f);
+
+/* region[6] = the bounding box of n >= 1 points xyz[3n] (e.g. the QM nuclei) grown by margin >= 0 (bohr). */
+QMMM_API int qmmm_region_around(int64_t n, const double *xyz, double margin, double *region);
+
+/* SPLIT fields: what create chose -- alpha (1/bohr), r_cut (bohr), spacing (bohr, grid level 0; refined bricks use
+ * spacing / 2^level) -- and error_estimate (normwise: the truncation bound plus the larger of the interpolation
+ * estimate and the error measured at random points of the region). Outputs may be NULL. A DIRECT field is
+ * QMMM_ERR_UNSUPPORTED. */
+QMMM_API int qmmm_field_split_params(qmmm_field f, double *alpha, double *r_cut, double *spacing,
+                                     double *error_estimate);
+/* SPLIT fields: grid values (all levels), memory of the method's tables and direct fallback (host + device,
+ * bytes), points evaluated so far and how many of them lay outside the region (summed directly). */
+QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t *bytes, int64_t *n_points,
+                                    int64_t *n_outside);
 
 /* Backend (QMMM_BACKEND_CPU or _CUDA) and precision actually in use; device is -1 on the CPU. */
 QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int *device);

@@ -30,7 +30,8 @@ int qmmm_mirror_sizeof(const char *s, int64_t *size) {
 int qmmm_mirror_offsetof(const char *s, const char *f, int64_t *offset) {
     FIELD(qmmm_options, backend) FIELD(qmmm_options, precision) FIELD(qmmm_options, device)
     FIELD(qmmm_options, n_threads) FIELD(qmmm_options, cell_volume) FIELD(qmmm_options, method)
-    FIELD(qmmm_options, flags) FIELD(qmmm_options, tolerance) FIELD(qmmm_options, reserved)
+    FIELD(qmmm_options, flags) FIELD(qmmm_options, tolerance) FIELD(qmmm_options, region)
+    FIELD(qmmm_options, reserved)
     FIELD(qmmm_dcs_lattice, origin) FIELD(qmmm_dcs_lattice, spacing) FIELD(qmmm_dcs_lattice, count)
     FIELD(qmmm_dcs_options, backend) FIELD(qmmm_dcs_options, precision) FIELD(qmmm_dcs_options, n_threads)
     FIELD(qmmm_dcs_options, n_devices) FIELD(qmmm_dcs_options, devices) FIELD(qmmm_dcs_options, kernel)

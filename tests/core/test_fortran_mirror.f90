@@ -44,6 +44,7 @@ program test_fortran_mirror
   call at('qmmm_options', 'method', c_loc(fo), c_loc(fo%method))
   call at('qmmm_options', 'flags', c_loc(fo), c_loc(fo%flags))
   call at('qmmm_options', 'tolerance', c_loc(fo), c_loc(fo%tolerance))
+  call at('qmmm_options', 'region', c_loc(fo), c_loc(fo%region))
   call at('qmmm_options', 'reserved', c_loc(fo), c_loc(fo%reserved))
 
   call size_is('qmmm_dcs_lattice', c_sizeof(dl))
@@ -77,7 +78,8 @@ program test_fortran_mirror
   call expect(c_options_default(co) == QMMM_SUCCESS, 'qmmm_options_default')
   call expect(fo%backend == co%backend .and. fo%precision == co%precision .and. fo%device == co%device .and. &
        fo%n_threads == co%n_threads .and. fo%cell_volume == co%cell_volume .and. fo%method == co%method .and. &
-       fo%flags == co%flags .and. fo%tolerance == co%tolerance .and. all(fo%reserved == co%reserved), &
+       fo%flags == co%flags .and. fo%tolerance == co%tolerance .and. all(fo%reserved == co%reserved) .and. &
+       .not. c_associated(fo%region) .and. .not. c_associated(co%region), &
        'qmmm_options defaults')
   call expect(c_dcs_options_default(dco) == QMMM_SUCCESS, 'qmmm_dcs_options_default')
   call expect(dopt%backend == dco%backend .and. dopt%precision == dco%precision .and. &

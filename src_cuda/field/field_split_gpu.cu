@@ -1,0 +1,163 @@
+// field_split_gpu.cu -- the CUDA backend of the range-split field (field_split.hpp), host side: the tables built by
+// split_build (field_split.cpp, shared with the CPU backend) with this GPU as its engine -- the direct CUDA backend
+// (DOUBLE, through FieldGpu) for the grid's direct sums and the split kernel (field_split_gpu_kernels.cu) for its
+// short-range sums -- then copied to the device. An evaluation sends the points inside the region to the split
+// kernel, the others to the direct backend, and adds the nuclear term on the host (double, fixed order).
+//
+// Thread safety: as the C API (one handle, one thread at a time); each handle owns its stream and buffers.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core_gpu.cuh"
+#include "error.hpp"
+#include "field_split.hpp"
+#include "field_split_gpu.cuh"
+
+namespace qmmm::cuda {
+namespace {
+
+template <class T>
+void upload(DeviceBuf<T> &buf, const std::vector<T> &h, const char *what) {
+    buf.ensure(h.empty() ? 1 : h.size(), what);
+    if (!h.empty()) check(cudaMemcpy(buf.p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+}
+
+class FieldSplitCudaBackend final : public FieldBackend, public SplitStats, private SplitEngine {
+public:
+    FieldSplitCudaBackend(const FieldData &d, const qmmm_options &opt) {
+        if (opt.device >= 0) dev_ = opt.device;
+        else check(cudaGetDevice(&dev_), "cudaGetDevice");
+        DeviceScope scope(dev_);
+        try {
+            check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+            nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
+            qmmm_options od = opt;
+            od.method = QMMM_METHOD_DIRECT, od.precision = QMMM_PRECISION_DOUBLE, od.region = nullptr, od.device = dev_;
+            od.flags = 0;
+            direct_ = GpuRegistry<FieldGpu>::get().make(split_direct_data(d), od);
+            split_build(model_, d, opt, *this);
+            upload_grid();
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~FieldSplitCudaBackend() override {
+        int saved = -1;
+        cudaGetDevice(&saved);
+        cudaSetDevice(dev_);
+        if (stream_) cudaStreamSynchronize(stream_);
+        release();
+        if (saved >= 0) cudaSetDevice(saved);
+    }
+
+    int backend() const override { return QMMM_BACKEND_CUDA; }
+    int precision() const override { return QMMM_PRECISION_DOUBLE; }
+    int device() const override { return dev_; }
+
+    int eval(int64_t n, const double *xyz, double *u) override {
+        DeviceScope scope(dev_);
+        std::vector<double> in_pts, out_pts;
+        std::vector<int64_t> in_idx, out_idx;
+        for (int64_t i = 0; i < n; ++i) {
+            const double *p = xyz + 3 * i;
+            const bool in = split_inside(model_.gv, p);
+            (in ? in_idx : out_idx).push_back(i);
+            (in ? in_pts : out_pts).insert((in ? in_pts : out_pts).end(), p, p + 3);
+        }
+        points_ += n, outside_ += static_cast<int64_t>(out_idx.size());
+        if (!in_idx.empty()) {
+            std::vector<double> v(in_idx.size());
+            run(dview_, true, model_.self, static_cast<int64_t>(in_idx.size()), in_pts.data(), v.data());
+            for (size_t k = 0; k < in_idx.size(); ++k) u[in_idx[k]] = v[k];
+        }
+        if (!out_idx.empty()) {  // the direct sum, plus the singular-cell rule it was built without
+            std::vector<double> v(out_idx.size());
+            if (int s = direct_->eval(static_cast<int64_t>(out_idx.size()), out_pts.data(), v.data())) return s;
+            for (size_t k = 0; k < out_idx.size(); ++k) u[out_idx[k]] = v[k] + split_singular_fix(model_, &out_pts[3 * k]);
+        }
+        add_nuclear_term(nuclei_, n, xyz, u);
+        return QMMM_SUCCESS;
+    }
+
+    const SplitInfo &split_info() const override { return model_.info; }
+    int64_t points() const override { return points_; }
+    int64_t points_outside() const override { return outside_; }
+    // Host tables, their device copies, and the direct backend's device cells (4 doubles per cell).
+    int64_t bytes() const override { return 2 * model_.bytes() + 32 * static_cast<int64_t>(model_.x.size()); }
+
+private:
+    // SplitEngine.
+    void coulomb(int64_t n, const double *xyz, double *out) override {
+        if (int s = direct_->eval(n, xyz, out)) throw Error(s, "direct sum for the split grid failed");
+    }
+    void cells_ready(const SplitModel &m) override {
+        upload(x_, m.x, "split cells x"), upload(y_, m.y, "split cells y"), upload(z_, m.z, "split cells z");
+        upload(q_, m.q, "split cells q"), upload(start_, m.start, "split cell list"), upload(table_, m.table, "split f-table");
+        dview_ = m.view();
+        dview_.cells.x = x_.p, dview_.cells.y = y_.p, dview_.cells.z = z_.p, dview_.cells.q = q_.p;
+        dview_.cells.start = m.start.empty() ? nullptr : start_.p;
+        dview_.table.c = table_.p;
+    }
+    void short_range(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
+        run(dview_, false, self, n, xyz, out);
+    }
+
+    // Points to the device, the kernel, values back (batches bound the device buffers).
+    void run(const SplitView &v, bool interp, double self, int64_t n, const double *xyz, double *out) {
+        constexpr int64_t kBatch = int64_t{1} << 20;
+        for (int64_t b = 0; b < n; b += kBatch) {
+            const int64_t m = std::min(kBatch, n - b);
+            pts_.ensure(static_cast<size_t>(3 * m), "split points");
+            res_.ensure(static_cast<size_t>(m), "split results");
+            check(cudaMemcpyAsync(pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double), cudaMemcpyHostToDevice, stream_),
+                  "cudaMemcpyAsync (split points)");
+            check(split::launch_split(v, interp, self, m, pts_.p, res_.p, stream_), "split kernel launch");
+            check(cudaMemcpyAsync(out + b, res_.p, static_cast<size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+                  "cudaMemcpyAsync (split results)");
+            check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
+        }
+    }
+
+    void upload_grid() {
+        upload(g0_, model_.g0, "split grid"), upload(pool_, model_.pool, "split grid blocks");
+        upload(brick_, model_.brick, "split bricks"), upload(blocks_, model_.blocks, "split blocks");
+        dview_.grid = model_.gv;
+        dview_.grid.g0 = g0_.p, dview_.grid.pool = pool_.p, dview_.grid.brick = brick_.p, dview_.grid.blocks = blocks_.p;
+        check(cudaDeviceSynchronize(), "split tables upload");
+    }
+
+    void release() {
+        for (auto *b : {&x_, &y_, &z_, &q_, &table_, &g0_, &pool_, &pts_, &res_}) b->release();
+        start_.release(), brick_.release(), blocks_.release();
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
+    }
+
+    int dev_ = 0;
+    cudaStream_t stream_ = nullptr;
+    FieldData nuclei_;
+    std::unique_ptr<FieldBackend> direct_;
+    SplitModel model_;
+    SplitView dview_;
+    DeviceBuf<double> x_, y_, z_, q_, table_, g0_, pool_, pts_, res_;
+    DeviceBuf<int64_t> start_;
+    DeviceBuf<int32_t> brick_;
+    DeviceBuf<SplitBlock> blocks_;
+    int64_t points_ = 0, outside_ = 0;
+};
+
+class FieldSplitGpuImpl final : public FieldSplitGpu {
+public:
+    std::unique_ptr<FieldBackend> make(const FieldData &d, const qmmm_options &opt) const override {
+        return std::make_unique<FieldSplitCudaBackend>(d, opt);
+    }
+};
+const FieldSplitGpuImpl impl;
+const GpuRegistry<FieldSplitGpu>::Registration registration(impl);
+
+}  // namespace
+}  // namespace qmmm::cuda

@@ -1,0 +1,22 @@
+// field_split_gpu.cuh -- the CUDA kernels of the range-split field (field_split_gpu_kernels.cu); the host side is
+// field_split_gpu.cu, the formulas field_split_shared.hpp (the same functions as the CPU backend).
+//
+// One warp per point: the lanes share the point's cell ranges (cell k of the concatenated ranges goes to lane
+// k mod 32) and the rows of its interpolation stencil, then add their partial sums in a fixed shuffle tree. A
+// point's value is therefore one fixed sequence of operations: the same bits for any batch, no atomics.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "field_split_shared.hpp"
+
+namespace qmmm::cuda::split {
+
+constexpr int kWarpsPerBlock = 8;
+
+// out[i] = (interp ? L(p_i) : 0) + S(p_i) with the singular-cell 1/r `self`; v holds device pointers.
+cudaError_t launch_split(const SplitView &v, bool interp, double self, int64_t n, const double *xyz, double *out,
+                         cudaStream_t s);
+
+}  // namespace qmmm::cuda::split

@@ -1,0 +1,579 @@
+// field_split.cpp -- how the range-split field (field_split.hpp) is set up, the same for the CPU and the CUDA
+// backend: the parameters from the tolerance, the cell list, the f-table, and the interpolation grid of the
+// long-range part with its error estimate and refinement. The backend supplies the sums (SplitEngine).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <unordered_map>
+#include <cstdio>
+#include <cstdlib>
+
+#include "error.hpp"
+#include "field_split.hpp"
+
+namespace qmmm {
+
+namespace {
+
+constexpr double kDefaultTolerance = 1e-7;
+constexpr double kMinTolerance = 1e-11, kMaxTolerance = 1e-3;
+// Interpolation error of a level is estimated as |I_2h L - L| / 2^8 (the order-8 error ratio of halving h)
+// times this safety factor, at the level's own nodes.
+constexpr double kEstimateSafety = 8.0;
+// Random points of the region where the interpolation is checked against exact values at the end.
+constexpr int kSamplePoints = 512;
+// Cell-list bins: side R_c / 3 (glycine: the chords of a sphere's columns then hold 1.5x the cells within R_c, in
+// ~28 ranges; R_c / 2: 1.9x), at most 4 bins per cell (or 2^22 in all) for sparse or spread-out environments.
+constexpr double kBinsPerRc = 3.0;
+constexpr int64_t kMinBinCap = int64_t{1} << 22;
+
+using Clock = std::chrono::steady_clock;
+
+double erfc_inverse(double y) {  // erfc(x) = y for 0 < y < 1, by bisection (x in [0, 10])
+    double a = 0, b = 10;
+    for (int i = 0; i < 200; ++i) {
+        const double c = 0.5 * (a + b);
+        (std::erfc(c) > y ? a : b) = c;
+    }
+    return 0.5 * (a + b);
+}
+
+// alpha: the interpolation error hardly depends on it between 2 and 4 bohr^-1 (glycine, measured) and grows
+// beyond; the short-range cost falls as alpha^-3. 3 at 1e-7 and below, up to 4 for looser tolerances.
+double choose_alpha(double tol) { return std::clamp(4.0 * std::pow(tol / 1e-7, 1.0 / 16), 3.0, 4.0); }
+
+// Level-0 spacing: measured on glycine's QM region (order 8), ~0.4 tol is met at 0.25 bohr for 1e-7 away from
+// environment nuclei; bricks near them are refined.
+double choose_spacing(double tol) { return std::clamp(0.25 * std::pow(tol / 1e-7, 1.0 / 8), 0.04, 0.6); }
+
+long double f_exact(long double alpha, long double s) {
+    if (s <= 0) return 2 * alpha / std::sqrt(3.14159265358979323846264338327950288L);
+    const long double r = std::sqrt(s);
+    return std::erf(alpha * r) / r;
+}
+
+void build_table(SplitModel &m, double alpha, double rc) {
+    constexpr int nc = kSplitTableDegree + 1;
+    const long double smax = static_cast<long double>(rc) * rc, ds = smax / kSplitTableSegments;
+    m.table.assign(static_cast<size_t>(kSplitTableSegments) * nc, 0.0);
+    for (int k = 0; k < kSplitTableSegments; ++k) {
+        // Interpolate at Chebyshev points of the segment: V c = f, solved in long double.
+        long double V[nc][nc + 1];
+        for (int i = 0; i < nc; ++i) {
+            const long double t = 0.5L - 0.5L * std::cos((2 * i + 1) * 3.14159265358979323846264338327950288L / (2 * nc));
+            long double pw = 1;
+            for (int j = 0; j < nc; ++j) V[i][j] = pw, pw *= t;
+            V[i][nc] = f_exact(alpha, (k + t) * ds);
+        }
+        for (int c = 0; c < nc; ++c) {
+            int piv = c;
+            for (int r = c + 1; r < nc; ++r)
+                if (std::fabs(V[r][c]) > std::fabs(V[piv][c])) piv = r;
+            for (int j = 0; j <= nc; ++j) std::swap(V[c][j], V[piv][j]);
+            for (int r = 0; r < nc; ++r) {
+                if (r == c) continue;
+                const long double g = V[r][c] / V[c][c];
+                for (int j = c; j <= nc; ++j) V[r][j] -= g * V[c][j];
+            }
+        }
+        for (int j = 0; j < nc; ++j) m.table[static_cast<size_t>(k) * nc + j] = static_cast<double>(V[j][nc] / V[j][j]);
+    }
+    m.tv.c = m.table.data();
+    m.tv.inv_ds = static_cast<double>(kSplitTableSegments / smax);
+    m.tv.s_max = static_cast<double>(smax);
+    // The table must be exact to rounding: f is entire and the segments are short. Checked, not assumed.
+    double worst = 0;
+    const double f0 = static_cast<double>(f_exact(alpha, 0));
+    for (int i = 0; i <= 64 * kSplitTableSegments; ++i) {
+        const double s = std::min(static_cast<double>(smax) * i / (64 * kSplitTableSegments), m.tv.s_max);
+        worst = std::max(worst, std::fabs(split_f(m.tv, s) - static_cast<double>(f_exact(alpha, s))) / f0);
+    }
+    if (worst > 1e-14)
+        throw Error(QMMM_ERR_INTERNAL, strfmt("split f-table error %.2e relative (alpha %g, R_c %g)", worst, alpha, rc));
+}
+
+void build_cells(SplitModel &m, const FieldData &d, double rc) {
+    SplitCellsView &c = m.cv;
+    c = SplitCellsView{};
+    if (d.n_cells == 0) return;
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = d.cell_xyz[k];
+    for (int64_t i = 0; i < d.n_cells; ++i)
+        for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], d.cell_xyz[3 * i + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * i + k]);
+    const double cap = static_cast<double>(std::max(kMinBinCap, 4 * d.n_cells));
+    double bin = rc / kBinsPerRc;
+    for (;;) {
+        double total = 1;
+        for (int k = 0; k < 3; ++k) total *= std::floor((hi[k] - lo[k]) / bin) + 1;
+        if (total <= cap) break;
+        bin *= std::max(1.01, std::cbrt(total / cap));
+    }
+    for (int k = 0; k < 3; ++k) c.lo[k] = lo[k], c.nb[k] = static_cast<int32_t>(std::floor((hi[k] - lo[k]) / bin) + 1);
+    c.bin = bin, c.inv_bin = 1.0 / bin;
+    const int64_t nbins = static_cast<int64_t>(c.nb[0]) * c.nb[1] * c.nb[2];
+    std::vector<int64_t> bin_of(static_cast<size_t>(d.n_cells));
+    m.start.assign(static_cast<size_t>(nbins + 1), 0);
+    for (int64_t i = 0; i < d.n_cells; ++i) {
+        int64_t ix[3];
+        for (int k = 0; k < 3; ++k)
+            ix[k] = std::min<int64_t>(c.nb[k] - 1, static_cast<int64_t>(std::floor((d.cell_xyz[3 * i + k] - lo[k]) * c.inv_bin)));
+        bin_of[i] = (ix[2] * c.nb[1] + ix[1]) * c.nb[0] + ix[0];
+        ++m.start[bin_of[i] + 1];
+    }
+    for (int64_t b = 0; b < nbins; ++b) m.start[b + 1] += m.start[b];
+    // By bin, then x, then the caller's index: a fixed order, whatever the thread count.
+    std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
+    for (int64_t i = 0; i < d.n_cells; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (bin_of[a] != bin_of[b]) return bin_of[a] < bin_of[b];
+        if (d.cell_xyz[3 * a] != d.cell_xyz[3 * b]) return d.cell_xyz[3 * a] < d.cell_xyz[3 * b];
+        return a < b;
+    });
+    m.x.resize(static_cast<size_t>(d.n_cells)), m.y.resize(m.x.size()), m.z.resize(m.x.size()), m.q.resize(m.x.size());
+    for (int64_t j = 0; j < d.n_cells; ++j) {
+        const int64_t i = order[j];
+        m.x[j] = d.cell_xyz[3 * i], m.y[j] = d.cell_xyz[3 * i + 1], m.z[j] = d.cell_xyz[3 * i + 2], m.q[j] = d.cell_q[i];
+    }
+    c.start = m.start.data(), c.x = m.x.data(), c.y = m.y.data(), c.z = m.z.data(), c.q = m.q.data();
+}
+
+// Lower bound of the normwise scale sum |q|/d + sum Z/d at a point, from the Coulomb sum C there: |C| <= sum |q|/d.
+double scale_bound(const FieldData &d, const double *p, double coulomb) {
+    double s = std::fabs(coulomb);
+    for (int64_t b = 0; b < d.n_nuclei; ++b)
+        s += std::fabs(d.nuc_z[b]) / std::hypot(p[0] - d.nuc_xyz[3 * b], p[1] - d.nuc_xyz[3 * b + 1], p[2] - d.nuc_xyz[3 * b + 2]);
+    return s;
+}
+
+// The grid's nodes live on one integer lattice of unit u = h0 / 2^kSplitMaxLevel from the region's corner, so a
+// value is computed once wherever lattices share a node (the parent of level 0 and level 0, a refined brick and
+// level 0, neighbouring refined bricks). A Lattice: nodes (i, j, k), kSplitOrder - 1 margin nodes included, at
+// integer coordinates o + (i - kSplitLow, ...) * step.
+struct Lattice {
+    int64_t o[3] = {0, 0, 0}, step = 1;
+    int64_t n_int[3] = {0, 0, 0};
+    int64_t nodes(int k) const { return n_int[k] + kSplitOrder - 1; }
+    int64_t count() const { return nodes(0) * nodes(1) * nodes(2); }
+    int64_t coord(int k, int64_t i) const { return o[k] + (i - kSplitLow) * step; }
+};
+
+class NodeCache {
+public:
+    NodeCache(const double *lo, double u) : u_(u) {
+        for (int k = 0; k < 3; ++k) lo_[k] = lo[k];
+    }
+    void position(uint64_t key, double *p) const {
+        for (int k = 0; k < 3; ++k)
+            p[k] = lo_[k] + static_cast<double>(static_cast<int64_t>((key >> (21 * k)) & 0x1fffff) - kBias) * u_;
+    }
+    static uint64_t key(int64_t x, int64_t y, int64_t z) {
+        return static_cast<uint64_t>(x + kBias) | static_cast<uint64_t>(y + kBias) << 21 | static_cast<uint64_t>(z + kBias) << 42;
+    }
+    // L and C (the Coulomb sum) at every node of the lattices, computing those not known yet in one batch.
+    void fill(SplitModel &m, SplitEngine &e, const std::vector<const Lattice *> &lats, std::vector<std::vector<double>> &L,
+              std::vector<std::vector<double>> &C) {
+        std::vector<uint64_t> want;
+        for (const Lattice *l : lats)
+            for_nodes(*l, [&](int64_t, uint64_t k) {
+                if (index_.emplace(k, -1).second) want.push_back(k);
+            });
+        if (!want.empty()) {
+            std::vector<double> pts(3 * want.size()), c(want.size()), sr(want.size());
+            for (size_t i = 0; i < want.size(); ++i) position(want[i], &pts[3 * i]);
+            e.coulomb(static_cast<int64_t>(want.size()), pts.data(), c.data());
+            e.short_range(m, static_cast<int64_t>(want.size()), pts.data(), m.build_self, sr.data());
+            for (size_t i = 0; i < want.size(); ++i) {
+                index_[want[i]] = static_cast<int64_t>(lv_.size());
+                lv_.push_back(c[i] - sr[i]), cv_.push_back(c[i]);
+            }
+        }
+        L.resize(lats.size()), C.resize(lats.size());
+        for (size_t t = 0; t < lats.size(); ++t) {
+            L[t].resize(static_cast<size_t>(lats[t]->count())), C[t].resize(L[t].size());
+            for_nodes(*lats[t], [&](int64_t g, uint64_t k) {
+                const int64_t i = index_[k];
+                L[t][g] = lv_[i], C[t][g] = cv_[i];
+            });
+        }
+    }
+    int64_t computed() const { return static_cast<int64_t>(lv_.size()); }
+    static constexpr int64_t kBias = int64_t{1} << 20;  // coordinates in (-2^20, 2^20)
+
+private:
+    template <class F>
+    static void for_nodes(const Lattice &l, F &&f) {
+        int64_t g = 0;
+        for (int64_t i = 0; i < l.nodes(0); ++i)
+            for (int64_t j = 0; j < l.nodes(1); ++j)
+                for (int64_t k = 0; k < l.nodes(2); ++k) f(g++, key(l.coord(0, i), l.coord(1, j), l.coord(2, k)));
+    }
+    double lo_[3], u_;
+    std::unordered_map<uint64_t, int64_t> index_;
+    std::vector<double> lv_, cv_;
+};
+
+// Interpolation from a lattice's values v at p (within its intervals; lattice corner at lo + o u, spacing step u).
+double lattice_interp(const Lattice &l, const double *v, const double *lo, double u, const double *p) {
+    double t[3], w[3][kSplitOrder];
+    int32_t c[3];
+    const int64_t n[3] = {l.nodes(0), l.nodes(1), l.nodes(2)};
+    const double h = static_cast<double>(l.step) * u;
+    for (int k = 0; k < 3; ++k) {
+        c[k] = split_locate(p[k], lo[k] + static_cast<double>(l.o[k]) * u, 1.0 / h, static_cast<int32_t>(l.n_int[k]), &t[k]);
+        split_weights(t[k], w[k]);
+    }
+    return split_stencil(v, n, c, w);
+}
+
+// The error estimate of a lattice's values (fine: L and C) against interpolation from its parent (spacing 2h) at
+// the fine nodes inside box [blo, bhi], searched within node indices [first, last]: max |I_2h L - L| / scale / 2^8
+// times the safety factor.
+double estimate(const FieldData &d, const double *lo, double u, const Lattice &fine, const double *fl, const double *fc,
+                const Lattice &parent, const double *pl, const double *blo, const double *bhi, const int64_t *first,
+                const int64_t *last) {
+    double worst = 0;
+    const double tiny = 1e-9 * u;
+    for (int64_t i = first[0]; i <= last[0]; ++i)
+        for (int64_t j = first[1]; j <= last[1]; ++j)
+            for (int64_t k = first[2]; k <= last[2]; ++k) {
+                const int64_t idx[3] = {i, j, k};
+                double p[3];
+                bool in = true;
+                for (int a = 0; a < 3; ++a) {
+                    p[a] = lo[a] + static_cast<double>(fine.coord(a, idx[a])) * u;
+                    in = in && p[a] >= blo[a] - tiny && p[a] <= bhi[a] + tiny;
+                }
+                if (!in) continue;
+                const int64_t g = (i * fine.nodes(1) + j) * fine.nodes(2) + k;
+                const double err = std::fabs(lattice_interp(parent, pl, lo, u, p) - fl[g]);
+                const double sc = scale_bound(d, p, fc[g]);
+                if (sc > 0) worst = std::max(worst, err / sc);
+            }
+    static const double dbg_safety = std::getenv("QMMM_SPLIT_SAFETY") ? std::atof(std::getenv("QMMM_SPLIT_SAFETY")) : kEstimateSafety;  // DEBUG-REMOVE
+    return worst / 256.0 * dbg_safety;
+}
+
+// A block during setup (SplitBlock is what evaluation reads).
+struct BlockState {
+    int level = 0;
+    int64_t parent = -1, child = -1;
+    double estimate = 0;         // of its own lattice
+    Lattice lat{};               // its lattice (level 0: the global one)
+    std::vector<double> v;       // values of its lattice (level >= 1)
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // extent clipped to the region
+};
+
+void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0) {
+    const double budget = kSplitInterpShare * tol;
+    const double u = h0 / kSplitUnits;
+    SplitGridView &g = m.gv;
+    g = SplitGridView{};
+    Lattice l0, lc;
+    l0.step = kSplitUnits, lc.step = 2 * kSplitUnits;
+    for (int k = 0; k < 3; ++k) {
+        g.lo[k] = region[k], g.hi[k] = region[3 + k];
+        const double want = std::ceil((region[3 + k] - region[k]) / h0 - 1e-9);
+        if (want > (NodeCache::kBias / kSplitUnits) / 2)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->region is %g bohr long along axis %d: more than %lld grid intervals of "
+                                                     "%g bohr; give a smaller region or a larger tolerance",
+                                                     region[3 + k] - region[k], k,
+                                                     static_cast<long long>(NodeCache::kBias / kSplitUnits / 2), h0));
+        // An even number of intervals, so that the parent lattice (2 h0) covers the same ones.
+        int64_t n = std::max<int64_t>(2, static_cast<int64_t>(want));
+        n += n % 2;
+        l0.n_int[k] = n, lc.n_int[k] = n / 2;
+        g.nint[k] = static_cast<int32_t>(n), g.nbrick[k] = static_cast<int32_t>((n + kSplitBrick - 1) / kSplitBrick);
+    }
+    g.h = h0, g.inv_h = 1.0 / h0, g.inv_u = 1.0 / u;
+    if (l0.count() + lc.count() > kSplitMaxGridValues)
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("opt->region (%g x %g x %g bohr) needs %lld grid values at spacing %g bohr for tolerance %g "
+                           "(limit %lld): give a smaller region or a larger tolerance",
+                           region[3] - region[0], region[4] - region[1], region[5] - region[2],
+                           static_cast<long long>(l0.count() + lc.count()), h0, tol,
+                           static_cast<long long>(kSplitMaxGridValues)));
+    NodeCache cache(region, u);
+    std::vector<double> c0, cl;
+    {
+        std::vector<std::vector<double>> L, C;
+        cache.fill(m, e, {&l0, &lc}, L, C);
+        m.g0.swap(L[0]), c0.swap(C[0]), cl.swap(L[1]);
+    }
+    const int64_t nb = static_cast<int64_t>(g.nbrick[0]) * g.nbrick[1] * g.nbrick[2];
+    std::vector<BlockState> bl(static_cast<size_t>(nb));
+    auto set_extent = [&](BlockState &s) {
+        for (int k = 0; k < 3; ++k) {
+            s.lo[k] = region[k] + static_cast<double>(s.lat.o[k]) * u;
+            s.hi[k] = std::min(region[3 + k], s.lo[k] + static_cast<double>(s.lat.n_int[k] * s.lat.step) * u);
+        }
+    };
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
+                               b % g.nbrick[2]};
+        BlockState &s = bl[b];
+        int64_t first[3], last[3];
+        s.lat.step = kSplitUnits;
+        for (int k = 0; k < 3; ++k) {
+            s.lat.o[k] = bi[k] * kSplitBrick * kSplitUnits;
+            s.lat.n_int[k] = std::min<int64_t>(kSplitBrick, l0.n_int[k] - bi[k] * kSplitBrick);
+            first[k] = kSplitLow + bi[k] * kSplitBrick, last[k] = first[k] + s.lat.n_int[k];
+        }
+        set_extent(s);
+        s.estimate = estimate(d, region, u, l0, m.g0.data(), c0.data(), lc, cl.data(), s.lo, s.hi, first, last);
+        s.lat = l0;  // a level-0 block reads the global grid
+        for (int k = 0; k < 3; ++k) s.lat.n_int[k] = l0.n_int[k];
+    }
+    // The blocks' own corners (the level-0 ones keep l0 as their lattice, so remember their corners apart).
+    std::vector<std::array<int64_t, 6>> span(static_cast<size_t>(nb));  // corner and intervals, in units / level units
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
+                               b % g.nbrick[2]};
+        for (int k = 0; k < 3; ++k)
+            span[b][k] = bi[k] * kSplitBrick * kSplitUnits,
+            span[b][3 + k] = std::min<int64_t>(kSplitBrick, l0.n_int[k] - bi[k] * kSplitBrick) * kSplitUnits;  // units
+    }
+    int64_t stored = l0.count();
+    // Refine: every block in `todo` gets its 2 x 2 x 2 children (those with intervals), all in one batch of sums.
+    auto refine = [&](const std::vector<int64_t> &todo) {
+        std::vector<int64_t> kids;
+        for (int64_t p : todo) {
+            const int64_t first = static_cast<int64_t>(bl.size());
+            bl[p].child = first;
+            bl.resize(bl.size() + 8);
+            const BlockState &ps = bl[p];
+            const int64_t half = (int64_t{kSplitBrick} * kSplitUnits) >> (ps.level + 1);  // units
+            const int64_t step = kSplitUnits >> (ps.level + 1);
+            for (int c = 0; c < 8; ++c) {
+                BlockState &s = bl[first + c];
+                s.level = ps.level + 1, s.parent = p;
+                s.lat.step = step;
+                bool empty = false;
+                span.push_back({});
+                for (int k = 0; k < 3; ++k) {
+                    const int64_t bit = (c >> (2 - k)) & 1;
+                    const int64_t o = span[p][k] + bit * half;
+                    const int64_t len = std::min(half, span[p][k] + span[p][3 + k] - o);
+                    span.back()[k] = o, span.back()[3 + k] = std::max<int64_t>(0, len);
+                    s.lat.o[k] = o, s.lat.n_int[k] = std::max<int64_t>(0, len) / step;
+                    empty = empty || len <= 0;
+                }
+                if (empty) {
+                    s.estimate = 0;  // never reached by a point
+                    continue;
+                }
+                set_extent(s);
+                stored += s.lat.count();
+                kids.push_back(first + c);
+            }
+        }
+        if (stored + cache.computed() > 2 * kSplitMaxGridValues)
+            throw Error(QMMM_ERR_INVALID_ARG,
+                        strfmt("tolerance %g needs more than %lld grid values in opt->region (refining near (%g, %g, %g) "
+                               "bohr): give a smaller region or a larger tolerance",
+                               tol, static_cast<long long>(kSplitMaxGridValues), bl[todo[0]].lo[0], bl[todo[0]].lo[1],
+                               bl[todo[0]].lo[2]));
+        std::vector<const Lattice *> ptr;
+        for (int64_t k : kids) ptr.push_back(&bl[k].lat);
+        std::vector<std::vector<double>> L, C;
+        cache.fill(m, e, ptr, L, C);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (size_t t = 0; t < kids.size(); ++t) {
+            BlockState &s = bl[kids[t]];
+            const BlockState &ps = bl[s.parent];
+            const int64_t first[3] = {0, 0, 0}, last[3] = {s.lat.nodes(0) - 1, s.lat.nodes(1) - 1, s.lat.nodes(2) - 1};
+            const double *pv = ps.level == 0 ? m.g0.data() : ps.v.data();
+            s.estimate = estimate(d, region, u, s.lat, L[t].data(), C[t].data(), ps.lat, pv, s.lo, s.hi, first, last);
+            s.v.swap(L[t]);
+        }
+    };
+    static const int dbg_max = std::getenv("QMMM_SPLIT_MAXLEVEL") ? std::atoi(std::getenv("QMMM_SPLIT_MAXLEVEL")) : kSplitMaxLevel;  // DEBUG-REMOVE
+    auto over = [&](const BlockState &s) { return s.child < 0 && s.estimate > budget && s.level < dbg_max; };
+    for (;;) {
+        std::vector<int64_t> todo;
+        for (int64_t b = 0; b < static_cast<int64_t>(bl.size()); ++b)
+            if (over(bl[b])) todo.push_back(b);
+        if (todo.empty()) break;
+        refine(todo);
+    }
+    // Assemble the view, then check at random points of the region against exact values; a leaf where a point misses
+    // the budget is refined (the estimate above is a model, this is a measurement).
+    std::mt19937_64 rng(20261123);
+    std::vector<double> sample(3 * kSamplePoints);
+    for (int i = 0; i < kSamplePoints; ++i)
+        for (int k = 0; k < 3; ++k)
+            sample[3 * i + k] = std::uniform_real_distribution<double>(region[k], region[3 + k])(rng);
+    std::vector<double> exact_c(kSamplePoints), exact_s(kSamplePoints);
+    e.coulomb(kSamplePoints, sample.data(), exact_c.data());
+    e.short_range(m, kSamplePoints, sample.data(), m.build_self, exact_s.data());
+    auto assemble = [&] {
+        m.brick.resize(static_cast<size_t>(nb));
+        for (int64_t b = 0; b < nb; ++b) m.brick[b] = static_cast<int32_t>(b);
+        m.blocks.assign(bl.size(), SplitBlock{});
+        m.pool.clear();
+        for (size_t b = 0; b < bl.size(); ++b) {
+            const BlockState &s = bl[b];
+            SplitBlock &o = m.blocks[b];
+            for (int k = 0; k < 3; ++k)
+                o.lo[k] = region[k] + static_cast<double>(span[b][k]) * u, o.o[k] = static_cast<int32_t>(span[b][k]),
+                o.n_int[k] = static_cast<int32_t>(s.lat.n_int[k]);
+            o.h = static_cast<double>(s.lat.step) * u;
+            o.level = s.level, o.child = static_cast<int32_t>(s.child);
+            o.offset = -1;
+            if (s.level > 0 && s.child < 0 && !s.v.empty()) {
+                o.offset = static_cast<int64_t>(m.pool.size());
+                m.pool.insert(m.pool.end(), s.v.begin(), s.v.end());
+            }
+        }
+        g.g0 = m.g0.data(), g.brick = m.brick.data(), g.blocks = m.blocks.data(), g.pool = m.pool.data();
+    };
+    double sampled = 0;
+    for (int round = 0;; ++round) {
+        assemble();
+        sampled = 0;
+        std::vector<int64_t> todo;
+        for (int i = 0; i < kSamplePoints; ++i) {
+            const double *p = &sample[3 * i];
+            const double err = std::fabs(split_interp(g, p) - (exact_c[i] - exact_s[i])) / scale_bound(d, p, exact_c[i]);
+            sampled = std::max(sampled, err);
+            const int64_t leaf = split_leaf(g, p);
+            if (err > budget && bl[leaf].level < kSplitMaxLevel && std::find(todo.begin(), todo.end(), leaf) == todo.end())
+                todo.push_back(leaf);
+        }
+        if (todo.empty() || round == 3 || dbg_max < kSplitMaxLevel) break;
+        refine(todo);
+        for (;;) {  // the new leaves' own estimates may ask for more
+            std::vector<int64_t> more;
+            for (int64_t b = 0; b < static_cast<int64_t>(bl.size()); ++b)
+                if (over(bl[b])) more.push_back(b);
+            if (more.empty()) break;
+            refine(more);
+        }
+    }
+    double est = 0;
+    int max_level = 0;
+    int64_t leaves = 0;
+    for (const BlockState &s : bl)
+        if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
+    if (std::getenv("QMMM_SPLIT_DEBUG")) {  // DEBUG-REMOVE
+        int cnt[kSplitMaxLevel + 1] = {};
+        for (const BlockState &s : bl) if (s.child < 0 && !(s.level > 0 && s.v.empty())) ++cnt[s.level];
+        std::fprintf(stderr, "split: h0 %g bricks %lld leaves by level", h0, (long long)nb);
+        for (int l = 0; l <= kSplitMaxLevel; ++l) std::fprintf(stderr, " %d", cnt[l]);
+        std::fprintf(stderr, " est %.3e sampled %.3e computed %lld stored %lld\n", est, sampled, (long long)cache.computed(), (long long)(m.g0.size() + m.pool.size()));
+    }
+    m.info.interp_estimate = est, m.info.sampled_error = sampled;
+    m.info.grid_values = cache.computed() + kSamplePoints;
+    m.info.leaves_refined = leaves, m.info.max_level = max_level;
+    m.info.spacing = h0;
+}
+
+}  // namespace
+
+void check_split_options(const qmmm_options &o) {
+    if (o.method != QMMM_METHOD_SPLIT) {
+        if (o.region)
+            throw Error(QMMM_ERR_INVALID_ARG, "opt->region is set but opt->method is DIRECT (the region is for SPLIT)");
+        return;
+    }
+    if (!(o.tolerance == 0 || (o.tolerance >= kMinTolerance && o.tolerance <= kMaxTolerance)))
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("opt->tolerance = %g: the split method needs %g <= tolerance <= %g (0 = default %g)",
+                           o.tolerance, kMinTolerance, kMaxTolerance, kDefaultTolerance));
+    if (o.precision != QMMM_PRECISION_DOUBLE)
+        throw Error(QMMM_ERR_UNSUPPORTED, strfmt("opt->precision = %d: the split method runs in double precision only "
+                                                 "(QMMM_PRECISION_DOUBLE)", o.precision));
+    if (!o.region)
+        throw Error(QMMM_ERR_NULL_ARG, "opt->region is NULL: the split method needs the QM region (6 doubles, bohr; see "
+                                       "qmmm_region_around)");
+    static const char *name[6] = {"lo_x", "lo_y", "lo_z", "hi_x", "hi_y", "hi_z"};
+    for (int k = 0; k < 6; ++k)
+        if (!std::isfinite(o.region[k]))
+            throw Error(QMMM_ERR_NONFINITE, strfmt("opt->region[%d] (%s) is %s", k, name[k], std::isnan(o.region[k]) ? "NaN" : "Inf"));
+    for (int k = 0; k < 3; ++k)
+        if (!(o.region[3 + k] > o.region[k]))
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->region: %s = %g is not above %s = %g", name[3 + k], o.region[3 + k],
+                                                     name[k], o.region[k]));
+}
+
+FieldData split_direct_data(const FieldData &d) {
+    FieldData c;
+    c.n_cells = d.n_cells, c.cell_xyz = d.cell_xyz, c.cell_q = d.cell_q, c.cell_volume = d.cell_volume;
+    c.cell_self_inv_r = std::isfinite(d.cell_self_inv_r) ? d.cell_self_inv_r : 0.0;
+    return c;
+}
+
+void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine) {
+    const auto t0 = Clock::now();
+    const double tol = o.tolerance > 0 ? o.tolerance : kDefaultTolerance;
+    const double alpha = std::getenv("QMMM_SPLIT_ALPHA") ? std::atof(std::getenv("QMMM_SPLIT_ALPHA")) : choose_alpha(tol);  // DEBUG-REMOVE
+    const double rc = erfc_inverse(kSplitTruncShare * tol) / alpha;
+    m.info = SplitInfo{};
+    m.info.alpha = alpha, m.info.r_cut = rc, m.info.tolerance = tol;
+    m.info.trunc_bound = std::erfc(alpha * rc);
+    m.self = d.cell_self_inv_r;
+    m.build_self = std::isfinite(m.self) ? m.self : 0.0;
+    build_cells(m, d, rc);
+    build_table(m, alpha, rc);
+    engine.cells_ready(m);
+    build_grid(m, d, engine, o.region, tol, std::getenv("QMMM_SPLIT_H0") ? std::atof(std::getenv("QMMM_SPLIT_H0")) : choose_spacing(tol));  // DEBUG-REMOVE
+    m.info.error_estimate = m.info.trunc_bound + std::max(m.info.interp_estimate, m.info.sampled_error);
+    if (m.info.error_estimate > tol && !std::getenv("QMMM_SPLIT_MAXLEVEL"))
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("opt->tolerance = %g is not reached in opt->region even at the finest grid (spacing %g bohr): "
+                           "estimated error %.2e; give a larger tolerance",
+                           tol, m.info.spacing / (1 << kSplitMaxLevel), m.info.error_estimate));
+    m.info.setup_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+SplitView SplitModel::view() const {
+    SplitView v;
+    v.cells = cv, v.table = tv, v.grid = gv;
+    v.alpha = info.alpha, v.rc2 = info.r_cut * info.r_cut;
+    v.f0 = static_cast<double>(f_exact(info.alpha, 0));
+    return v;
+}
+
+int64_t SplitModel::bytes() const {
+    return static_cast<int64_t>(sizeof(int64_t) * start.size() + sizeof(double) * (x.size() * 4 + table.size() + g0.size() + pool.size()) +
+                                sizeof(int32_t) * brick.size() + sizeof(SplitBlock) * blocks.size());
+}
+
+double split_singular_fix(const SplitModel &m, const double *p) {
+    double fix = 0;
+    const SplitCellsView &c = m.cv;
+    split_for_ranges(c, p, kSingularRadius2, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            const double dx = p[0] - c.x[i], dy = p[1] - c.y[i], dz = p[2] - c.z[i];
+            if (dx * dx + dy * dy + dz * dz < kSingularRadius2) fix += c.q[i] * (m.self - m.build_self);
+        }
+    });
+    return fix;
+}
+
+}  // namespace qmmm
+
+extern "C" QMMM_API int qmmm_region_around(int64_t n, const double *xyz, double margin, double *region) {
+    using qmmm::Error;
+    return qmmm::api_guard("qmmm_region_around", [&]() -> int {
+        if (n < 1) throw Error(QMMM_ERR_INVALID_ARG, qmmm::strfmt("n = %lld: at least one point is needed", static_cast<long long>(n)));
+        if (!xyz) throw Error(QMMM_ERR_NULL_ARG, "xyz is NULL");
+        if (!region) throw Error(QMMM_ERR_NULL_ARG, "region is NULL");
+        if (!std::isfinite(margin) || margin < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, qmmm::strfmt("margin = %g (bohr) must be finite and >= 0", margin));
+        double r[6];
+        for (int k = 0; k < 3; ++k) r[k] = std::numeric_limits<double>::infinity(), r[3 + k] = -r[k];
+        for (int64_t i = 0; i < n; ++i)
+            for (int k = 0; k < 3; ++k) {
+                const double v = xyz[3 * i + k];
+                if (!std::isfinite(v))
+                    throw Error(QMMM_ERR_NONFINITE, qmmm::strfmt("xyz: element %d of point %lld is not finite", k, static_cast<long long>(i)));
+                r[k] = std::min(r[k], v), r[3 + k] = std::max(r[3 + k], v);
+            }
+        for (int k = 0; k < 3; ++k) region[k] = r[k] - margin, region[3 + k] = r[3 + k] + margin;
+        return QMMM_SUCCESS;
+    });
+}

@@ -1,0 +1,106 @@
+// field_split.hpp -- the range-split field (QMMM_METHOD_SPLIT, issue 16): the tables built once at create (cell
+// list, f-table, interpolation grid of the long-range part), how they are built (field_split.cpp, the same for
+// both backends), and the backends (CPU: field_split_cpu.cpp; CUDA: src_cuda/field/field_split_gpu.cu through
+// FieldSplitGpu). The formulas are in field_split_shared.hpp.
+//
+// Error budget (normwise, relative to sum_m |q_m|/d_m + sum_b Z_b/d_b, as the README defines it):
+// - truncation of S at R_c: |sum_{d > R_c} q erfc(a d)/d| <= erfc(a R_c) sum |q|/d, so erfc(a R_c) =
+//   kSplitTruncShare * tolerance bounds it rigorously;
+// - interpolation of L: estimated per brick from the difference between each grid level and the one twice as
+//   coarse at the finer level's nodes (|I_2h L - L| / 2^8, times a safety factor), refined where too large,
+//   then checked against exact values at random points of the region;
+// - rounding: ~1e-15.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "field_backend.hpp"
+#include "field_split_shared.hpp"
+
+namespace qmmm {
+
+// Shares of the tolerance.
+constexpr double kSplitTruncShare = 0.1;
+constexpr double kSplitInterpShare = 0.4;
+// Largest interpolation grid (values, all levels): 512 MB.
+constexpr int64_t kSplitMaxGridValues = int64_t{1} << 26;
+
+// What create chose and what it measured; reported by qmmm_field_split_params / _stats.
+struct SplitInfo {
+    double alpha = 0, r_cut = 0, spacing = 0, tolerance = 0;
+    double error_estimate = 0;  // truncation bound + max(interpolation estimate, sampled error)
+    double trunc_bound = 0, interp_estimate = 0, sampled_error = 0;
+    int64_t grid_values = 0, leaves_refined = 0;  // values computed; leaf blocks of level >= 1
+    int max_level = 0;
+    double setup_seconds = 0;
+};
+
+// The tables, on the host (the GPU backend copies them).
+struct SplitModel {
+    SplitInfo info;
+    double self = 0;        // the caller's singular-cell 1/r (C/h, or NaN when cell_volume is 0)
+    double build_self = 0;  // the one the grid was built with (finite: self, or 0)
+    // cell list
+    SplitCellsView cv;
+    std::vector<int64_t> start;
+    std::vector<double> x, y, z, q;
+    // f(s) = erf(a sqrt s)/sqrt s
+    std::vector<double> table;
+    SplitTableView tv;
+    // grid
+    SplitGridView gv;
+    std::vector<double> g0, pool;
+    std::vector<int32_t> brick;
+    std::vector<SplitBlock> blocks;
+
+    SplitView view() const;  // host pointers
+    int64_t bytes() const;   // the tables' host memory
+};
+
+// What building the grid needs from a backend: the direct sum of the cells (no nuclei) with build_self on
+// cell centres, and the short-range sum S with a given self, at many points.
+class SplitEngine {
+public:
+    virtual ~SplitEngine() = default;
+    virtual void coulomb(int64_t n, const double *xyz, double *out) = 0;
+    // Called once the cell list and f-table are final (the GPU uploads them).
+    virtual void cells_ready(const SplitModel &m) = 0;
+    virtual void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) = 0;
+};
+
+// Checks opt->method, tolerance and region (throws INVALID_ARG / NONFINITE / NULL_ARG / UNSUPPORTED naming the
+// option); a DIRECT request passes when its split fields are unset.
+void check_split_options(const qmmm_options &o);
+
+// The FieldData of the direct sum the split falls back to and builds its grid from: the cells only, with a
+// finite singular-cell 1/r (the caller's, or 0).
+FieldData split_direct_data(const FieldData &d);
+
+// Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region.
+void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine);
+
+// Sum over the cells on p's centre (within kSingularRadius) of q (self - build_self): what a point outside the
+// grid adds to the direct sum (NaN there when self is NaN: the API reports QMMM_ERR_SINGULAR).
+double split_singular_fix(const SplitModel &m, const double *p);
+
+// The backend's view of the split (qmmm_field_split_params / _stats).
+class SplitStats {
+public:
+    virtual ~SplitStats() = default;
+    virtual const SplitInfo &split_info() const = 0;
+    virtual int64_t points() const = 0;
+    virtual int64_t points_outside() const = 0;
+    virtual int64_t bytes() const = 0;  // host and device memory of the tables and the direct fallback
+};
+
+std::unique_ptr<FieldBackend> make_field_split_cpu(const FieldData &d, const qmmm_options &opt);
+
+// The GPU side (src_cuda/field/field_split_gpu.cu registers it).
+class FieldSplitGpu {
+public:
+    virtual ~FieldSplitGpu() = default;
+    virtual std::unique_ptr<FieldBackend> make(const FieldData &d, const qmmm_options &opt) const = 0;
+};
+
+}  // namespace qmmm
