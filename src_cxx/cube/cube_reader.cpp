@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -121,6 +122,7 @@ CubeCells read_cube(const std::string &path, double threshold) {
                              QMMM_ERR_UNSUPPORTED);
         sc.expect_line_end("values per point");
     }
+    if (natom == LLONG_MIN) sc.fail("atom count " + std::to_string(natom) + " is out of range");  // no llabs for it
     const bool has_dset = natom < 0;
     natom = std::llabs(natom);
 
@@ -132,6 +134,7 @@ CubeCells read_cube(const std::string &path, double threshold) {
         if (!sc.next_line()) sc.fail("file ends before voxel axis " + std::to_string(a + 1));
         n[a] = sc.integer("voxel count");
         if (n[a] == 0) sc.fail("voxel count of axis " + std::to_string(a + 1) + " is 0 (empty grid)");
+        if (n[a] < -(1LL << 40) || n[a] > (1LL << 40)) sc.fail("grid too large");  // before llabs and products
         int s = n[a] > 0 ? 1 : -1;
         if (sign != 0 && s != sign) sc.fail("voxel counts mix signs (bohr and Angstrom) across axes");
         sign = s;
@@ -143,12 +146,18 @@ CubeCells read_cube(const std::string &path, double threshold) {
     for (double &o : origin) o *= unit;
     for (auto &ax : axis)
         for (double &x : ax) x *= unit;
+    // Finite numbers can still overflow: in Angstrom-to-bohr conversion, the volume, grid points, populations.
+    for (int d = 0; d < 3; ++d)
+        if (!std::isfinite(origin[d]) || !std::isfinite(axis[0][d]) || !std::isfinite(axis[1][d]) ||
+            !std::isfinite(axis[2][d]))
+            sc.fail("origin or voxel axes too large (not finite in bohr)");
     const double det = axis[0][0] * (axis[1][1] * axis[2][2] - axis[1][2] * axis[2][1]) -
                        axis[0][1] * (axis[1][0] * axis[2][2] - axis[1][2] * axis[2][0]) +
                        axis[0][2] * (axis[1][0] * axis[2][1] - axis[1][1] * axis[2][0]);
     CubeCells c;
     c.cell_volume = std::fabs(det);
     if (!(c.cell_volume > 0)) sc.fail("voxel axes are linearly dependent (cell volume 0)");
+    if (!std::isfinite(c.cell_volume)) sc.fail("voxel axes too long (cell volume not finite)");
     if (n[0] > (1LL << 40) / n[1] / n[2]) sc.fail("grid too large");
     c.grid_points = n[0] * n[1] * n[2];
 
@@ -160,6 +169,8 @@ CubeCells read_cube(const std::string &path, double threshold) {
         double r[3];
         for (double &x : r) x = sc.number("atom coordinate") * unit;
         sc.expect_line_end("the atom coordinates");
+        if (!std::isfinite(r[0]) || !std::isfinite(r[1]) || !std::isfinite(r[2]))
+            sc.fail("atom coordinate too large (not finite in bohr)");
         c.nuc_z.push_back(charge != 0 ? charge : z);
         c.nuc_xyz.insert(c.nuc_xyz.end(), r, r + 3);
     }
@@ -191,6 +202,9 @@ CubeCells read_cube(const std::string &path, double threshold) {
                 for (int d = 0; d < 3; ++d)
                     c.cell_xyz.push_back(origin[d] + fi * axis[0][d] + fj * axis[1][d] + fk * axis[2][d]);
                 c.cell_q.push_back(rho * c.cell_volume);
+                if (!std::isfinite(c.cell_q.back()) || !std::isfinite(c.cell_xyz.end()[-1]) ||
+                    !std::isfinite(c.cell_xyz.end()[-2]) || !std::isfinite(c.cell_xyz.end()[-3]))
+                    sc.fail("grid point " + std::to_string(idx) + ": position or rho * dV too large (not finite)");
             }
     // Nothing but white space may follow.
     for (;;) {

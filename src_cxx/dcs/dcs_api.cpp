@@ -64,13 +64,14 @@ int64_t check_lattice(const qmmm_dcs_lattice *lat) {
 void check_singular(const qmmm_dcs_lattice &l, int64_t n_atoms, const double *xyz) {
     for (int64_t a = 0; a < n_atoms; ++a) {
         double d2 = 0;
-        int64_t idx[3];
+        int64_t idx[3] = {0, 0, 0};
         bool inside = true;
         for (int d = 0; d < 3; ++d) {
             const double t = (xyz[3 * a + d] - l.origin[d]) / l.spacing[d];
             const double r = std::nearbyint(t);
+            // Converted only inside the lattice: a far atom's index may not fit an int64_t.
             if (r < 0 || r >= static_cast<double>(l.count[d])) inside = false;
-            idx[d] = static_cast<int64_t>(r);
+            else idx[d] = static_cast<int64_t>(r);
             const double e = (t - r) * l.spacing[d];
             d2 += e * e;
         }
@@ -131,10 +132,13 @@ void stamp(const qmmm_dcs_lattice &l, const double *c, double r, std::vector<uin
     if (r <= 0) return;
     int64_t lo[3], hi[3];
     for (int d = 0; d < 3; ++d) {
-        lo[d] = std::max<int64_t>(0, static_cast<int64_t>(std::floor((c[d] - r - l.origin[d]) / l.spacing[d])));
-        hi[d] = std::min<int64_t>(l.count[d] - 1,
-                                  static_cast<int64_t>(std::ceil((c[d] + r - l.origin[d]) / l.spacing[d])));
-        if (hi[d] < lo[d]) return;
+        // Clamped in double before the conversion: a far centre or a huge radius gives indices no int64_t holds.
+        const double first = std::floor((c[d] - r - l.origin[d]) / l.spacing[d]);
+        const double last = std::ceil((c[d] + r - l.origin[d]) / l.spacing[d]);
+        const double top = static_cast<double>(l.count[d] - 1);
+        if (!(last >= 0 && first <= top)) return;
+        lo[d] = static_cast<int64_t>(std::max(0.0, first));
+        hi[d] = static_cast<int64_t>(std::min(top, last));
     }
     for (int64_t k = lo[2]; k <= hi[2]; ++k)
         for (int64_t j = lo[1]; j <= hi[1]; ++j)
