@@ -35,6 +35,7 @@
 #include "field_ceiling.hpp"
 #include "field_reference.hpp"
 #include "field_seed.hpp"
+#include "field_split_bench.hpp"
 #include "qmmm_accel.h"
 
 namespace {
@@ -172,6 +173,8 @@ int main(int argc, char **argv) {
     app.add_option("--min-time", min_time, "seconds of timed calls per measurement");
     app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread");
     app.add_option("--nuclei", n_nuclei, "environment nuclei");
+    bool split = false;
+    app.add_flag("--split", split, "also the range-split method's rows (QMMM_METHOD_SPLIT; bench/field_split_bench.cpp)");
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
     app.add_flag("--cpu-only", cpu_only, "CPU rates only (DOUBLE/SINGLE/MIXED, 1 and all threads); needs no GPU");
     app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates");
@@ -341,6 +344,12 @@ int main(int argc, char **argv) {
     if (!cpu_only)
         js["limits"] = {{"rsqrt_ceiling_gpairs_per_s", ceiling}, {"floor_launch_us", floor_launch},
                         {"floor_persistent_us", floor_persistent}};
+    try {
+        if (split) split_rows(js, !cpu_only, min_time);  // QMMM_METHOD_SPLIT's rows (bench/field_split_bench.cpp)
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "field_bench: split rows: %s\n", e.what());
+        return 1;
+    }
     std::ofstream(json_path) << js.dump(2) << "\n";
     std::printf("JSON written to %s\n", json_path.c_str());
     return 0;

@@ -8,8 +8,6 @@
 #include <limits>
 #include <random>
 #include <unordered_map>
-#include <cstdio>
-#include <cstdlib>
 
 #include "error.hpp"
 #include "field_split.hpp"
@@ -55,44 +53,30 @@ long double f_exact(long double alpha, long double s) {
     return std::erf(alpha * r) / r;
 }
 
-void build_table(SplitModel &m, double alpha, double rc) {
-    constexpr int nc = kSplitTableDegree + 1;
-    const long double smax = static_cast<long double>(rc) * rc, ds = smax / kSplitTableSegments;
-    m.table.assign(static_cast<size_t>(kSplitTableSegments) * nc, 0.0);
-    for (int k = 0; k < kSplitTableSegments; ++k) {
-        // Interpolate at Chebyshev points of the segment: V c = f, solved in long double.
-        long double V[nc][nc + 1];
-        for (int i = 0; i < nc; ++i) {
-            const long double t = 0.5L - 0.5L * std::cos((2 * i + 1) * 3.14159265358979323846264338327950288L / (2 * nc));
-            long double pw = 1;
-            for (int j = 0; j < nc; ++j) V[i][j] = pw, pw *= t;
-            V[i][nc] = f_exact(alpha, (k + t) * ds);
-        }
-        for (int c = 0; c < nc; ++c) {
-            int piv = c;
-            for (int r = c + 1; r < nc; ++r)
-                if (std::fabs(V[r][c]) > std::fabs(V[piv][c])) piv = r;
-            for (int j = 0; j <= nc; ++j) std::swap(V[c][j], V[piv][j]);
-            for (int r = 0; r < nc; ++r) {
-                if (r == c) continue;
-                const long double g = V[r][c] / V[c][c];
-                for (int j = c; j <= nc; ++j) V[r][j] -= g * V[c][j];
+// f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a Chebyshev series, computed in long double, with the fewest terms
+// whose error (checked densely) is at most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
+void build_table(SplitModel &m, double alpha, double rc, double target) {
+    const long double smax = static_cast<long double>(rc) * rc, pi = 3.14159265358979323846264338327950288L;
+    m.tv.scale = static_cast<double>(2 / smax);
+    for (int n = 8; n <= kSplitMaxTerms; ++n) {
+        m.table.assign(static_cast<size_t>(n), 0.0);
+        for (int j = 0; j < n; ++j) {
+            long double c = 0;
+            for (int k = 0; k < n; ++k) {
+                const long double th = pi * (k + 0.5L) / n;
+                c += f_exact(alpha, smax * (0.5L + 0.5L * std::cos(th))) * std::cos(j * th);
             }
+            m.table[j] = static_cast<double>(2 * c / n);
         }
-        for (int j = 0; j < nc; ++j) m.table[static_cast<size_t>(k) * nc + j] = static_cast<double>(V[j][nc] / V[j][j]);
+        m.tv.c = m.table.data(), m.tv.n = n;
+        double worst = 0;
+        for (int i = 0; i <= 4096; ++i) {
+            const double s = std::min(static_cast<double>(smax) * i / 4096, static_cast<double>(smax));
+            worst = std::max(worst, std::fabs(split_f(m.tv, s) - static_cast<double>(f_exact(alpha, s))));
+        }
+        if (worst <= target) return;
     }
-    m.tv.c = m.table.data();
-    m.tv.inv_ds = static_cast<double>(kSplitTableSegments / smax);
-    m.tv.s_max = static_cast<double>(smax);
-    // The table must be exact to rounding: f is entire and the segments are short. Checked, not assumed.
-    double worst = 0;
-    const double f0 = static_cast<double>(f_exact(alpha, 0));
-    for (int i = 0; i <= 64 * kSplitTableSegments; ++i) {
-        const double s = std::min(static_cast<double>(smax) * i / (64 * kSplitTableSegments), m.tv.s_max);
-        worst = std::max(worst, std::fabs(split_f(m.tv, s) - static_cast<double>(f_exact(alpha, s))) / f0);
-    }
-    if (worst > 1e-14)
-        throw Error(QMMM_ERR_INTERNAL, strfmt("split f-table error %.2e relative (alpha %g, R_c %g)", worst, alpha, rc));
+    throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d Chebyshev terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
 }
 
 void build_cells(SplitModel &m, const FieldData &d, double rc) {
@@ -137,6 +121,8 @@ void build_cells(SplitModel &m, const FieldData &d, double rc) {
         const int64_t i = order[j];
         m.x[j] = d.cell_xyz[3 * i], m.y[j] = d.cell_xyz[3 * i + 1], m.z[j] = d.cell_xyz[3 * i + 2], m.q[j] = d.cell_q[i];
     }
+    // Padding for vector loads past a range's end (field_split_cpu.cpp): far away, no charge, in no bin.
+    for (int i = 0; i < kSplitCellPadding; ++i) m.x.push_back(1e300), m.y.push_back(1e300), m.z.push_back(1e300), m.q.push_back(0.0);
     c.start = m.start.data(), c.x = m.x.data(), c.y = m.y.data(), c.z = m.z.data(), c.q = m.q.data();
 }
 
@@ -252,8 +238,7 @@ double estimate(const FieldData &d, const double *lo, double u, const Lattice &f
                 const double sc = scale_bound(d, p, fc[g]);
                 if (sc > 0) worst = std::max(worst, err / sc);
             }
-    static const double dbg_safety = std::getenv("QMMM_SPLIT_SAFETY") ? std::atof(std::getenv("QMMM_SPLIT_SAFETY")) : kEstimateSafety;  // DEBUG-REMOVE
-    return worst / 256.0 * dbg_safety;
+    return worst / 256.0 * kEstimateSafety;
 }
 
 // A block during setup (SplitBlock is what evaluation reads).
@@ -390,8 +375,7 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
             s.v.swap(L[t]);
         }
     };
-    static const int dbg_max = std::getenv("QMMM_SPLIT_MAXLEVEL") ? std::atoi(std::getenv("QMMM_SPLIT_MAXLEVEL")) : kSplitMaxLevel;  // DEBUG-REMOVE
-    auto over = [&](const BlockState &s) { return s.child < 0 && s.estimate > budget && s.level < dbg_max; };
+    auto over = [&](const BlockState &s) { return s.child < 0 && s.estimate > budget && s.level < kSplitMaxLevel; };
     for (;;) {
         std::vector<int64_t> todo;
         for (int64_t b = 0; b < static_cast<int64_t>(bl.size()); ++b)
@@ -458,13 +442,6 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
     int64_t leaves = 0;
     for (const BlockState &s : bl)
         if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
-    if (std::getenv("QMMM_SPLIT_DEBUG")) {  // DEBUG-REMOVE
-        int cnt[kSplitMaxLevel + 1] = {};
-        for (const BlockState &s : bl) if (s.child < 0 && !(s.level > 0 && s.v.empty())) ++cnt[s.level];
-        std::fprintf(stderr, "split: h0 %g bricks %lld leaves by level", h0, (long long)nb);
-        for (int l = 0; l <= kSplitMaxLevel; ++l) std::fprintf(stderr, " %d", cnt[l]);
-        std::fprintf(stderr, " est %.3e sampled %.3e computed %lld stored %lld\n", est, sampled, (long long)cache.computed(), (long long)(m.g0.size() + m.pool.size()));
-    }
     m.info.interp_estimate = est, m.info.sampled_error = sampled;
     m.info.grid_values = cache.computed() + kSamplePoints;
     m.info.leaves_refined = leaves, m.info.max_level = max_level;
@@ -509,7 +486,7 @@ FieldData split_direct_data(const FieldData &d) {
 void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine) {
     const auto t0 = Clock::now();
     const double tol = o.tolerance > 0 ? o.tolerance : kDefaultTolerance;
-    const double alpha = std::getenv("QMMM_SPLIT_ALPHA") ? std::atof(std::getenv("QMMM_SPLIT_ALPHA")) : choose_alpha(tol);  // DEBUG-REMOVE
+    const double alpha = choose_alpha(tol);
     const double rc = erfc_inverse(kSplitTruncShare * tol) / alpha;
     m.info = SplitInfo{};
     m.info.alpha = alpha, m.info.r_cut = rc, m.info.tolerance = tol;
@@ -517,11 +494,12 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
     m.self = d.cell_self_inv_r;
     m.build_self = std::isfinite(m.self) ? m.self : 0.0;
     build_cells(m, d, rc);
-    build_table(m, alpha, rc);
+    // f's error e adds at most e R_c to a cell's term relative to |q|/d: 1e-3 of the tolerance, or rounding.
+    build_table(m, alpha, rc, std::max(1e-3 * tol / rc, 1e-15 * static_cast<double>(f_exact(alpha, 0))));
     engine.cells_ready(m);
-    build_grid(m, d, engine, o.region, tol, std::getenv("QMMM_SPLIT_H0") ? std::atof(std::getenv("QMMM_SPLIT_H0")) : choose_spacing(tol));  // DEBUG-REMOVE
+    build_grid(m, d, engine, o.region, tol, choose_spacing(tol));
     m.info.error_estimate = m.info.trunc_bound + std::max(m.info.interp_estimate, m.info.sampled_error);
-    if (m.info.error_estimate > tol && !std::getenv("QMMM_SPLIT_MAXLEVEL"))
+    if (m.info.error_estimate > tol)
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->tolerance = %g is not reached in opt->region even at the finest grid (spacing %g bohr): "
                            "estimated error %.2e; give a larger tolerance",

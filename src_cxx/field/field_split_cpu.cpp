@@ -6,6 +6,9 @@
 // a fixed order, each summed in kLanes lanes by position in the range): independent of the other points, of the
 // batch and of the thread count.
 #include <omp.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -20,52 +23,114 @@ namespace {
 
 constexpr int kLanes = 8;
 
-#define QMMM_SPLIT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// The arguments of a range kernel: the point, R_c^2, the centre's term and f's Chebyshev series.
+struct PairArgs {
+    double px, py, pz, rc2, self_f0;  // self_f0 = self - f(0)
+    const double *c;
+    int32_t n;
+    double scale;
+};
 
-// As field_cpu.cpp: without trapping math the selects below (on the centre / within R_c / beyond) compute every
-// lane and blend, which vectorises; no value changes (IEEE non-stop mode).
-#pragma GCC push_options
-#pragma GCC optimize("no-trapping-math")
+// Adds cells [b, e)'s terms q (1/d - f(d^2)) within R_c (q * self_f0 on a centre) to acc: cell b + i to lane i mod 8.
+// Three implementations of one sequence of operations (the same fused multiply-adds, IEEE sqrt and division, lanes
+// added only where the cell is within R_c), so every CPU gives the same bits: AVX-512 (8 lanes), AVX2 + FMA (2 x 4
+// lanes) and plain C++ (std::fma). The vector ones read whole vectors, up to 7 cells past e (the arrays carry
+// kSplitCellPadding padding cells) and mask them off.
+void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a, double *acc) {
+    const double h0 = 0.5 * a.c[0];
+    for (int64_t m = b; m < e; ++m) {
+        const double dx = a.px - cv.x[m], dy = a.py - cv.y[m], dz = a.pz - cv.z[m];
+        const double d2 = std::fma(dz, dz, std::fma(dy, dy, dx * dx));
+        if (!(d2 < a.rc2)) continue;
+        const double x = std::fma(d2, a.scale, -1.0), x2 = x + x;
+        double b0 = 0.0, b1 = 0.0;
+        for (int j = a.n - 1; j >= 1; --j) {
+            const double t = std::fma(x2, b0, -b1) + a.c[j];
+            b1 = b0, b0 = t;
+        }
+        const double f = std::fma(x, b0, -b1) + h0;
+        const double v = d2 < kSingularRadius2 ? a.self_f0 : 1.0 / std::sqrt(d2) - f;
+        double &l = acc[(m - b) % kLanes];
+        l = std::fma(cv.q[m], v, l);
+    }
+}
 
-// sum over cells [0, n) of q (1/d - f(d^2)) within R_c, q * self_f0 on a centre (self_f0 = self - f(0)).
-QMMM_SPLIT_CLONES double range_sum(const double *__restrict x, const double *__restrict y, const double *__restrict z,
-                                   const double *__restrict q, int64_t n, double px, double py, double pz, double rc2,
-                                   double self_f0, const double *__restrict c, double inv_ds) {
-    constexpr int nc = kSplitTableDegree + 1;
-    double acc[kLanes] = {};
-    auto term = [&](int64_t m) {
-        const double dx = px - x[m], dy = py - y[m], dz = pz - z[m];
-        const double d2 = dx * dx + dy * dy + dz * dz;
-        const double s = d2 < rc2 ? d2 : 0.0;  // table index stays in range beyond R_c (the term is 0 there)
-        const double u = s * inv_ds;
-        int k = static_cast<int>(u);
-        k = k < kSplitTableSegments - 1 ? k : kSplitTableSegments - 1;
-        const double t = u - k;
-        const double *ck = c + k * nc;
-        double f = ck[nc - 1];
-        for (int j = nc - 2; j >= 0; --j) f = f * t + ck[j];
-        const double v = d2 < kSingularRadius2 ? self_f0 : (d2 < rc2 ? 1.0 / std::sqrt(d2) - f : 0.0);
-        return q[m] * v;
-    };
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) acc[l] += term(i + l);
-    for (int l = 0; i + l < n; ++l) acc[l] += term(i + l);
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) void range_avx512(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a,
+                                                     double *acc) {
+    __m512d s = _mm512_loadu_pd(acc);
+    const __m512d px = _mm512_set1_pd(a.px), py = _mm512_set1_pd(a.py), pz = _mm512_set1_pd(a.pz);
+    const __m512d rc2 = _mm512_set1_pd(a.rc2), eps2 = _mm512_set1_pd(kSingularRadius2), scale = _mm512_set1_pd(a.scale);
+    const __m512d one = _mm512_set1_pd(1.0), h0 = _mm512_set1_pd(0.5 * a.c[0]), self = _mm512_set1_pd(a.self_f0);
+    for (int64_t i = b; i < e; i += kLanes) {
+        const __mmask8 valid = e - i >= kLanes ? 0xff : static_cast<__mmask8>((1u << (e - i)) - 1);
+        const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i)), dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i)),
+                      dz = _mm512_sub_pd(pz, _mm512_loadu_pd(cv.z + i));
+        const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
+        const __mmask8 in = _mm512_mask_cmp_pd_mask(valid, d2, rc2, _CMP_LT_OQ);
+        if (!in) continue;
+        const __m512d x = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in, d2), scale, one), x2 = _mm512_add_pd(x, x);
+        __m512d b0 = _mm512_setzero_pd(), b1 = _mm512_setzero_pd();
+        for (int j = a.n - 1; j >= 1; --j) {
+            const __m512d t = _mm512_add_pd(_mm512_fmsub_pd(x2, b0, b1), _mm512_set1_pd(a.c[j]));
+            b1 = b0, b0 = t;
+        }
+        const __m512d f = _mm512_add_pd(_mm512_fmsub_pd(x, b0, b1), h0);
+        __m512d v = _mm512_sub_pd(_mm512_div_pd(one, _mm512_sqrt_pd(_mm512_mask_mov_pd(one, in, d2))), f);
+        v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(d2, eps2, _CMP_LT_OQ), self);
+        s = _mm512_mask3_fmadd_pd(_mm512_loadu_pd(cv.q + i), v, s, in);
+    }
+    _mm512_storeu_pd(acc, s);
+}
+
+__attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a,
+                                                   double *acc) {
+    const __m256d px = _mm256_set1_pd(a.px), py = _mm256_set1_pd(a.py), pz = _mm256_set1_pd(a.pz);
+    const __m256d rc2 = _mm256_set1_pd(a.rc2), eps2 = _mm256_set1_pd(kSingularRadius2), scale = _mm256_set1_pd(a.scale);
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), h0 = _mm256_set1_pd(0.5 * a.c[0]);
+    const __m256d self = _mm256_set1_pd(a.self_f0), lane = _mm256_set_pd(3, 2, 1, 0);
+    __m256d s[2] = {_mm256_loadu_pd(acc), _mm256_loadu_pd(acc + 4)};
+    for (int64_t i = b; i < e; i += 4) {
+        const int h = static_cast<int>(((i - b) / 4) % 2);  // lanes 0-3 or 4-7 of the 8
+        const __m256d valid = _mm256_cmp_pd(lane, _mm256_set1_pd(static_cast<double>(e - i)), _CMP_LT_OQ);
+        const __m256d dx = _mm256_sub_pd(px, _mm256_loadu_pd(cv.x + i)), dy = _mm256_sub_pd(py, _mm256_loadu_pd(cv.y + i)),
+                      dz = _mm256_sub_pd(pz, _mm256_loadu_pd(cv.z + i));
+        const __m256d d2 = _mm256_fmadd_pd(dz, dz, _mm256_fmadd_pd(dy, dy, _mm256_mul_pd(dx, dx)));
+        const __m256d in = _mm256_and_pd(valid, _mm256_cmp_pd(d2, rc2, _CMP_LT_OQ));
+        if (_mm256_movemask_pd(in) == 0) continue;
+        const __m256d x = _mm256_fmsub_pd(_mm256_and_pd(in, d2), scale, one), x2 = _mm256_add_pd(x, x);
+        __m256d b0 = zero, b1 = zero;
+        for (int j = a.n - 1; j >= 1; --j) {
+            const __m256d t = _mm256_add_pd(_mm256_fmsub_pd(x2, b0, b1), _mm256_set1_pd(a.c[j]));
+            b1 = b0, b0 = t;
+        }
+        const __m256d f = _mm256_add_pd(_mm256_fmsub_pd(x, b0, b1), h0);
+        __m256d v = _mm256_sub_pd(_mm256_div_pd(one, _mm256_sqrt_pd(_mm256_blendv_pd(one, d2, in))), f);
+        v = _mm256_blendv_pd(v, self, _mm256_cmp_pd(d2, eps2, _CMP_LT_OQ));
+        s[h] = _mm256_blendv_pd(s[h], _mm256_fmadd_pd(_mm256_loadu_pd(cv.q + i), v, s[h]), in);
+    }
+    _mm256_storeu_pd(acc, s[0]), _mm256_storeu_pd(acc + 4, s[1]);
+}
+#endif
+
+using RangeFn = void (*)(const SplitCellsView &, int64_t, int64_t, const PairArgs &, double *);
+
+RangeFn pick_range() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f")) return range_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return range_avx2;
+#endif
+    return range_scalar;
+}
+
+double short_sum(const SplitView &v, const double *p, double self) {
+    static const RangeFn range = pick_range();
+    alignas(64) double acc[kLanes] = {};
+    const PairArgs a{p[0], p[1], p[2], v.rc2, self - v.f0, v.table.c, v.table.n, v.table.scale};
+    split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) { range(v.cells, b, e, a, acc); });
     double s4[4];
     for (int l = 0; l < 4; ++l) s4[l] = acc[l] + acc[l + 4];
     return (s4[0] + s4[2]) + (s4[1] + s4[3]);
-}
-
-#pragma GCC pop_options
-
-double short_sum(const SplitView &v, const double *p, double self) {
-    double s = 0.0;
-    const double self_f0 = self - v.f0;
-    split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-        s += range_sum(v.cells.x + b, v.cells.y + b, v.cells.z + b, v.cells.q + b, e - b, p[0], p[1], p[2], v.rc2, self_f0,
-                       v.table.c, v.table.inv_ds);
-    });
-    return s;
 }
 
 class FieldSplitCpu final : public FieldBackend, public SplitStats, private SplitEngine {
@@ -87,7 +152,7 @@ public:
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
         std::vector<char> out(static_cast<size_t>(n));
-#pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(nt) if (n >= 4 * kLanes)
         for (int64_t i = 0; i < n; ++i) {
             const double *p = xyz + 3 * i;
             out[i] = !split_inside(view_.grid, p);

@@ -6,8 +6,8 @@
 //   U_ES(r) = L(r) + S(r) - sum_b Z_b / |r - R_b|
 //   L(r) = sum_m q_m erf(a d_m) / d_m    (smooth: order-8 Lagrange interpolation on a grid over the QM region)
 //   S(r) = sum_{d_m < R_c} q_m erfc(a d_m) / d_m = sum_{d_m < R_c} q_m (1/d_m - f(d_m^2))
-//   f(s) = erf(a sqrt s) / sqrt s        (an entire function of s: a piecewise polynomial table, no special
-//                                          functions in the pair loop; f(0) = 2a/sqrt(pi))
+//   f(s) = erf(a sqrt s) / sqrt s        (an entire function of s: one Chebyshev series on [0, R_c^2], no special
+//                                          functions and no table look-ups in the pair loop; f(0) = 2a/sqrt(pi))
 // A point within kSingularRadius of a cell centre takes q (self - f(0)) from that cell in S, so that L + S
 // gives it q * self, the direct sum's singular-cell rule.
 #pragma once
@@ -29,13 +29,14 @@ constexpr int kSplitBrick = 8;
 constexpr int kSplitMaxLevel = 4;
 // The finest spacing is the unit of the integer coordinates of grid nodes and blocks.
 constexpr int32_t kSplitUnits = 1 << kSplitMaxLevel;  // units per level-0 spacing
-// f-table: polynomials of degree kSplitTableDegree in the position within each of kSplitTableSegments equal
-// intervals of s = d^2 in [0, R_c^2].
-constexpr int kSplitTableDegree = 7;
-constexpr int kSplitTableSegments = 256;
+// f(s): at most this many Chebyshev terms (degree 31 reaches 1e-16 for a^2 R_c^2 up to 26, tolerance 1e-11).
+constexpr int kSplitMaxTerms = 40;
 
 // The cells sorted into bins of side `bin` (x fastest), and by x within a bin: the cells of bins (ix0..ix1, iy, iz)
 // are the contiguous range start[b(ix0, iy, iz)] .. start[b(ix1, iy, iz) + 1], in increasing x.
+// The cell arrays end with this many padding cells (far away, zero charge, in no bin): vector loops may read past a
+// range's end.
+constexpr int kSplitCellPadding = 8;
 struct SplitCellsView {
     double lo[3] = {0, 0, 0};  // corner of bin (0, 0, 0)
     double bin = 1, inv_bin = 1;
@@ -44,10 +45,11 @@ struct SplitCellsView {
     const double *x = nullptr, *y = nullptr, *z = nullptr, *q = nullptr;
 };
 
+// f(s) = sum_j' c_j T_j(x), x = s * scale - 1 (the first term halved), for 0 <= s <= R_c^2.
 struct SplitTableView {
-    const double *c = nullptr;  // (kSplitTableDegree + 1) per segment, lowest power first
-    double inv_ds = 0;         // segments per unit of s
-    double s_max = 0;          // R_c^2
+    const double *c = nullptr;
+    int32_t n = 0;      // terms
+    double scale = 0;   // 2 / R_c^2
 };
 
 // A block of the octree: either a leaf with its own grid (or level 0's, offset -1) or the parent of 8 blocks.
@@ -89,16 +91,15 @@ QMMM_HOST_DEVICE inline bool split_inside(const SplitGridView &g, const double *
            p[2] <= g.hi[2];
 }
 
-// f(s) from the table, 0 <= s < s_max (callers clamp).
+// f(s) for 0 <= s <= R_c^2 (Clenshaw's recurrence, the order the CPU's vector kernels use too).
 QMMM_HOST_DEVICE inline double split_f(const SplitTableView &t, double s) {
-    const double u = s * t.inv_ds;
-    int k = static_cast<int>(u);
-    k = k < kSplitTableSegments - 1 ? k : kSplitTableSegments - 1;
-    const double x = u - k;
-    const double *c = t.c + k * (kSplitTableDegree + 1);
-    double v = c[kSplitTableDegree];
-    for (int j = kSplitTableDegree - 1; j >= 0; --j) v = v * x + c[j];
-    return v;
+    const double x = s * t.scale - 1.0, x2 = 2.0 * x;
+    double b0 = 0.0, b1 = 0.0;
+    for (int j = t.n - 1; j >= 1; --j) {
+        const double b = (x2 * b0 - b1) + t.c[j];
+        b1 = b0, b0 = b;
+    }
+    return (x * b0 - b1) + 0.5 * t.c[0];
 }
 
 // One cell's short-range term for a squared distance d2: 0 beyond R_c, q (self - f0) on the centre.

@@ -29,6 +29,7 @@ protected:
         const double atoms[9] = {-2.9309784486679695, -0.21641143588743048, 0.0, -3.655219765701933, 1.4409218398399704, 0.0,
                                  -1.133225293736174,  0.0769345300196391,   0.0};
         ASSERT_EQ(qmmm_region_around(3, atoms, 3.0, region_), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_region_around(3, atoms, 4.0, region4_), QMMM_SUCCESS) << qmmm_error_message();
         direct_ = make_field(sys_, dv_, QMMM_METHOD_DIRECT, 0, nullptr);
         scale_ = make_scale_field(sys_, dv_);
         pts_ = region_points(region_, 10000, 42);
@@ -41,12 +42,12 @@ protected:
         qmmm_field_destroy(scale_);
     }
     static System sys_;
-    static double dv_, region_[6];
+    static double dv_, region_[6], region4_[6];
     static qmmm_field direct_, scale_;
     static std::vector<double> pts_, ref_, sc_;
 };
 System WaterDimer::sys_;
-double WaterDimer::dv_ = 0, WaterDimer::region_[6];
+double WaterDimer::dv_ = 0, WaterDimer::region_[6], WaterDimer::region4_[6];
 qmmm_field WaterDimer::direct_ = nullptr, WaterDimer::scale_ = nullptr;
 std::vector<double> WaterDimer::pts_, WaterDimer::ref_, WaterDimer::sc_;
 
@@ -82,6 +83,34 @@ TEST_P(WaterDimerTolerance, WithinToleranceOfTheDirectSum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tolerances, WaterDimerTolerance, ::testing::Values(1e-5, 1e-7, 1e-9));
+
+// What a VMC energy sees (issue 16: split and direct energies within 1e-6 hartree at tolerance 1e-8): the mean error
+// over water 1's electron-like positions, times its 10 electrons, and the nuclei's constant -sum_A Z_A U(R_A).
+TEST_F(WaterDimer, VmcEnergyTermsAtTolerance1e8) {
+    qmmm_field f = make_field(sys_, dv_, QMMM_METHOD_SPLIT, 1e-8, region4_);
+    ASSERT_NE(f, nullptr) << qmmm_error_message();
+    const auto p = qmmm_test::water1_electron_points(100000, 8);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> u(n), r(n);
+    ASSERT_EQ(qmmm_field_eval(f, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(direct_, n, p.data(), r.data()), QMMM_SUCCESS);
+    const double mean = qmmm_test::mean_error(u, r);
+    const double atoms[9] = {-2.9309784486679695, -0.21641143588743048, 0.0, -3.655219765701933, 1.4409218398399704, 0.0,
+                             -1.133225293736174,  0.0769345300196391,   0.0};
+    const double z[3] = {8, 1, 1};
+    double un[3], rn[3], e_nuc = 0;
+    ASSERT_EQ(qmmm_field_eval(f, 3, atoms, un), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(direct_, 3, atoms, rn), QMMM_SUCCESS);
+    for (int a = 0; a < 3; ++a) e_nuc -= z[a] * (un[a] - rn[a]);
+    int64_t np = 0, out = 0;
+    qmmm_field_split_stats(f, nullptr, nullptr, &np, &out);
+    std::printf("tolerance 1e-8, region = water 1 + 4 bohr: mean error per electron %.2e hartree (x10 electrons: %.2e), "
+                "nuclear constant off by %.2e hartree; %lld of %lld positions outside\n",
+                mean, 10 * mean, e_nuc, (long long)out, (long long)np);
+    EXPECT_LT(std::fabs(10 * mean), 1e-7);
+    EXPECT_LT(std::fabs(e_nuc), 1e-6);
+    qmmm_field_destroy(f);
+}
 
 // Outside the region: the direct sum's value, bit for bit, and counted.
 TEST_F(WaterDimer, OutsideTheRegionIsTheDirectSum) {

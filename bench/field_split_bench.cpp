@@ -1,0 +1,255 @@
+// field_split_bench -- QMMM_METHOD_SPLIT (issue 16) beside the direct sum of the same precision, in the same run, on
+// seed 004's glycine environment (the cube of fragments 2+3 at psi4's threshold: 268,938 cells, and whole: 1,099,098)
+// with fragment 1's region (its nuclei + margin). Rows: setup time (grid and cell list) and memory; microseconds per
+// point for N = 1, 1024, 8192 points per call on one core, on all cores and on the GPU; the direct sum's rates (DOUBLE
+// on the CPU; DOUBLE and SINGLE on the GPU) and the split's speed-up over them; the max normwise error against the
+// direct double sum at the 8192 points, and how many of them were outside the region (summed directly).
+//
+// Points: electron-like, normal (sigma 1 bohr) about fragment 1's nuclei, weighted by Z, fixed seed; successive calls
+// take successive slices (wrapping), as walkers move. One core: OMP_NUM_THREADS-style, omp_set_num_threads(1) around
+// calls on a handle built with all threads (the setup on one core would take most of an hour). The direct sum on one
+// core is timed with at most 64 points per call (its cost per point does not depend on N).
+//
+// split_rows() is part of field_bench (CUDA builds); built with QMMM_SPLIT_BENCH_MAIN it is the program
+// field_split_bench, which runs without a GPU. Units: microseconds, bohr, hartree.
+#include "field_split_bench.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "qmmm_accel.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void ok(int status, const std::string &what) {
+    if (status != QMMM_SUCCESS)
+        throw std::runtime_error(what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
+}
+
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Mean seconds per call over at least min_time (one untimed warm-up call first).
+double time_calls(const std::function<void()> &f, double min_time) {
+    f();
+    int reps = 0;
+    const auto t0 = Clock::now();
+    do f(), ++reps;
+    while (seconds(t0) < min_time);
+    return seconds(t0) / reps;
+}
+
+struct Env {
+    int64_t n_cells = 0, n_nuclei = 0;
+    double dv = 0;
+    std::vector<double> xyz, q, nxyz, nz;
+};
+
+Env read_env(const std::string &cube, double threshold) {
+    Env e;
+    qmmm_env env = nullptr;
+    ok(qmmm_cube_read(&env, cube.c_str(), threshold), "reading " + cube);
+    qmmm_env_sizes(env, &e.n_cells, &e.n_nuclei, &e.dv);
+    e.xyz.resize(3 * e.n_cells), e.q.resize(e.n_cells), e.nxyz.resize(3 * e.n_nuclei), e.nz.resize(e.n_nuclei);
+    qmmm_env_copy(env, e.xyz.data(), e.q.data(), e.nxyz.data(), e.nz.data());
+    qmmm_env_destroy(env);
+    return e;
+}
+
+qmmm_field make(const Env &e, int backend, int precision, int method, double tol, const double *region, bool abs = false) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = backend, o.precision = precision, o.cell_volume = e.dv;
+    o.method = method, o.tolerance = method == QMMM_METHOD_SPLIT ? tol : 0.0, o.region = region;
+    std::vector<double> q = e.q, z = e.nz;
+    if (abs) {  // the normwise scale field: sum |q|/d + sum Z/d
+        for (auto &v : q) v = std::fabs(v);
+        for (auto &v : z) v = -std::fabs(v);
+    }
+    qmmm_field f = nullptr;
+    ok(qmmm_field_create(&f, e.n_cells, e.xyz.data(), q.data(), e.n_nuclei, e.nxyz.data(), z.data(), &o), "qmmm_field_create");
+    return f;
+}
+
+struct Row {
+    int64_t cells = 0, n = 0;
+    std::string impl, where;
+    double us_per_point = NAN, speedup = NAN;
+    std::string baseline;
+};
+
+}  // namespace
+
+void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
+    // Fragment 1's nuclei (data/glycine_trimer/reference.json qm_atoms) and Z.
+    const double qm[7][4] = {{5.834605001396063, -0.7186061537278483, -0.39638895207603403, 7},
+                             {6.879661343296751, 1.7009235882633365, -1.3250570619097746, 6},
+                             {5.238112949895299, -1.7392661313488758, -1.9209444010503915, 1},
+                             {4.234630582754684, -0.32631790734405774, 0.6121767783420634, 1},
+                             {5.40210338306253, 2.764688218806057, -2.304445420950803, 1},
+                             {8.439649157123442, 1.3185941985607088, -2.6267382116476354, 1},
+                             {7.607252124299044, 2.8495814248893683, 0.2221917679545034, 1}};
+    std::vector<double> nuc;
+    for (const auto &a : qm) nuc.insert(nuc.end(), a, a + 3);
+    double region[6];
+    ok(qmmm_region_around(7, nuc.data(), o.margin, region), "qmmm_region_around");
+    const int64_t n_max = *std::max_element(o.points.begin(), o.points.end());
+    std::vector<double> pts(3 * n_max);
+    {
+        std::mt19937_64 rng(16);
+        std::normal_distribution<double> g(0.0, 1.0);
+        std::discrete_distribution<int> pick({7, 6, 1, 1, 1, 1, 1});
+        for (int64_t p = 0; p < n_max; ++p) {
+            const int a = pick(rng);
+            for (int k = 0; k < 3; ++k) pts[3 * p + k] = qm[a][k] + g(rng);
+        }
+    }
+    int n_dev = 0;
+    if (o.gpu) qmmm_cuda_device_count(&n_dev);
+    const int all = omp_get_max_threads();
+    std::vector<Row> rows;
+    nlohmann::json setups = nlohmann::json::array();
+    for (double threshold : o.thresholds) {
+        const Env e = read_env(o.data_dir + "/fragments23_density.cube.gz", threshold);
+        // Reference at all points: the direct double sum on the CPU (all threads), and the normwise scale.
+        qmmm_field direct = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE, QMMM_METHOD_DIRECT, 0, nullptr);
+        qmmm_field scale = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE, QMMM_METHOD_DIRECT, 0, nullptr, true);
+        std::vector<double> ref(n_max), sc(n_max), u(n_max);
+        ok(qmmm_field_eval(direct, n_max, pts.data(), ref.data()), "reference");
+        ok(qmmm_field_eval(scale, n_max, pts.data(), sc.data()), "scale");
+        qmmm_field_destroy(scale);
+        auto max_err = [&](const std::vector<double> &v) {
+            double w = 0;
+            for (int64_t p = 0; p < n_max; ++p) w = std::max(w, std::fabs(v[p] - ref[p]) / sc[p]);
+            return w;
+        };
+        // Per-point time of a handle at n points per call, successive slices of the point list.
+        std::vector<double> moving(3 * n_max), out(n_max);
+        auto per_point = [&](qmmm_field f, int64_t n) {
+            int64_t call = 0;
+            const double s = time_calls([&] {
+                const int64_t off = (call++ * n) % n_max;
+                for (int64_t p = 0; p < n; ++p) std::copy_n(&pts[3 * ((off + p) % n_max)], 3, &moving[3 * p]);
+                ok(qmmm_field_eval(f, n, moving.data(), out.data()), "qmmm_field_eval");
+            }, o.min_time);
+            return 1e6 * s / n;
+        };
+        struct Backend {
+            int backend;
+            std::string where;
+        };
+        std::vector<Backend> backends = {{QMMM_BACKEND_CPU, "cpu"}};
+        if (n_dev > 0) backends.push_back({QMMM_BACKEND_CUDA, "cuda"});
+        for (const Backend &b : backends) {
+            auto t0 = Clock::now();
+            qmmm_field split = make(e, b.backend, QMMM_PRECISION_DOUBLE, QMMM_METHOD_SPLIT, o.tolerance, region);
+            const double setup = seconds(t0);
+            double alpha = 0, rc = 0, h = 0, est = 0;
+            int64_t values = 0, bytes = 0;
+            ok(qmmm_field_split_params(split, &alpha, &rc, &h, &est), "split_params");
+            ok(qmmm_field_eval(split, n_max, pts.data(), u.data()), "split eval");
+            int64_t np = 0, nout = 0;
+            ok(qmmm_field_split_stats(split, &values, &bytes, &np, &nout), "split_stats");
+            const double err = max_err(u);
+            std::printf("split setup %-4s M=%-8lld %.2f s: alpha %.2f, R_c %.3f, h %.3f bohr, %lld grid values, %.1f MB; "
+                        "error %.2e (estimate %.2e); %lld of %lld points outside the region\n",
+                        b.where.c_str(), (long long)e.n_cells, setup, alpha, rc, h, (long long)values, bytes / 1e6, err, est,
+                        (long long)nout, (long long)np);
+            setups.push_back({{"cells", e.n_cells}, {"backend", b.where}, {"threads", b.backend == QMMM_BACKEND_CPU ? all : 0},
+                              {"setup_s", setup}, {"alpha", alpha}, {"r_cut", rc}, {"spacing", h}, {"grid_values", values},
+                              {"bytes", bytes}, {"max_rel_err", err}, {"error_estimate", est}, {"tolerance", o.tolerance},
+                              {"points_outside", nout}, {"points", np}, {"region", std::vector<double>(region, region + 6)}});
+            if (b.backend == QMMM_BACKEND_CPU) {
+                for (int threads : {1, all}) {
+                    omp_set_num_threads(threads);
+                    const std::string where = "cpu " + std::to_string(threads) + (threads == 1 ? " core" : " cores");
+                    for (int64_t n : o.points) {
+                        const double ts = per_point(split, n);
+                        const double td = per_point(direct, threads == 1 ? std::min<int64_t>(n, 64) : n);
+                        rows.push_back({e.n_cells, n, "split double", where, ts, td / ts, "direct double, same cores"});
+                        rows.push_back({e.n_cells, n, "direct double", where, td, 1.0, ""});
+                    }
+                    if (all == 1) break;
+                }
+                omp_set_num_threads(all);
+            } else {
+                qmmm_field gd = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, QMMM_METHOD_DIRECT, 0, nullptr);
+                qmmm_field gs = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, QMMM_METHOD_DIRECT, 0, nullptr);
+                for (int64_t n : o.points) {
+                    const double ts = per_point(split, n), tdd = per_point(gd, n), tds = per_point(gs, n);
+                    rows.push_back({e.n_cells, n, "split double", "gpu", ts, tds / ts, "direct single, gpu"});
+                    rows.push_back({e.n_cells, n, "split double", "gpu", ts, tdd / ts, "direct double, gpu"});
+                    rows.push_back({e.n_cells, n, "direct double", "gpu", tdd, 1.0, ""});
+                    rows.push_back({e.n_cells, n, "direct single", "gpu", tds, 1.0, ""});
+                }
+                qmmm_field_destroy(gd);
+                qmmm_field_destroy(gs);
+            }
+            qmmm_field_destroy(split);
+        }
+        qmmm_field_destroy(direct);
+    }
+    std::printf("\nsplit vs direct (tolerance %.0e, region = fragment 1's nuclei + %.1f bohr; %d CPU threads)\n", o.tolerance,
+                o.margin, all);
+    std::printf("%-9s %-6s %-14s %-14s %12s %14s %10s  %s\n", "M", "N", "impl", "where", "us/point", "points/s", "speedup", "over");
+    for (const Row &r : rows) {
+        std::printf("%-9lld %-6lld %-14s %-14s %12.3f %14.4g %10.1f  %s\n", (long long)r.cells, (long long)r.n, r.impl.c_str(),
+                    r.where.c_str(), r.us_per_point, 1e6 / r.us_per_point, r.speedup, r.baseline.c_str());
+        js["split"]["rows"].push_back({{"cells", r.cells}, {"points_per_call", r.n}, {"impl", r.impl}, {"where", r.where},
+                                       {"us_per_point", r.us_per_point}, {"points_per_s", 1e6 / r.us_per_point},
+                                       {"speedup", r.speedup}, {"over", r.baseline}});
+    }
+    js["split"]["setup"] = setups;
+    js["split"]["units"] = "microseconds per point; setup in seconds; memory in bytes (host + device tables and fallback)";
+    js["split"]["points"] = "electron-like: normal (sigma 1 bohr) about fragment 1's nuclei weighted by Z, seed 16";
+}
+
+void split_rows(nlohmann::json &js, bool gpu, double min_time) {
+    SplitBenchOptions o;
+    o.data_dir = QMMM_SOURCE_DIR "/data/glycine_trimer";
+    o.gpu = gpu, o.min_time = min_time;
+    split_rows(o, js);
+}
+
+#ifdef QMMM_SPLIT_BENCH_MAIN
+#include <CLI/CLI.hpp>
+
+int main(int argc, char **argv) {
+    CLI::App app{"field_split_bench: QMMM_METHOD_SPLIT beside the direct sum on the glycine environment"};
+    SplitBenchOptions o;
+    o.data_dir = QMMM_SOURCE_DIR "/data/glycine_trimer";
+    std::string json_path = "field_split_bench.json";
+    bool no_gpu = false;
+    app.add_option("--json", json_path, "JSON output path");
+    app.add_option("--data", o.data_dir, "directory of fragments23_density.cube.gz");
+    app.add_option("--thresholds", o.thresholds, "density thresholds of the cube (0: every grid point)");
+    app.add_option("--tolerance", o.tolerance, "requested normwise error")->check(CLI::Range(1e-11, 1e-3));
+    app.add_option("--margin", o.margin, "bohr around fragment 1's nuclei")->check(CLI::Range(0.0, 20.0));
+    app.add_option("--points", o.points, "points per call")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    app.add_option("--min-time", o.min_time, "seconds of timed calls per row")->check(CLI::Range(0.0, 60.0));
+    app.add_flag("--no-gpu", no_gpu, "CPU rows only");
+    CLI11_PARSE(app, argc, argv);
+    o.gpu = !no_gpu;
+    nlohmann::json js;
+    try {
+        split_rows(o, js);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "field_split_bench: %s\n", e.what());
+        return 1;
+    }
+    std::ofstream(json_path) << js.dump(2) << "\n";
+    std::printf("JSON written to %s\n", json_path.c_str());
+    return 0;
+}
+#endif
