@@ -29,7 +29,6 @@ program qmmm_vmc
   type(run_info_t) :: info
   integer :: ib, w0, nw, local_rank, local_size, nt, t
   integer(int64) :: t_start, t_setup
-  real(real64), allocatable :: pos_all(:)
 
   call par_init()
   call read_inputs(inp, bs)
@@ -49,12 +48,7 @@ program qmmm_vmc
   call field_setup(fld, inp, bs, local_rank, local_size, nt)
   call walkers_setup(wk, wf, w0, nw, inp%seed, inp%first_walker)
   call walkers_start(wk, wf, ws)
-  allocate(info%rank_lines(par_size), info%rank_info(5, par_size), info%rank_times(4, par_size))
-  call par_gather_text('  rank ' // itoa(par_rank) // ' host ' // trim(par_host()) // ' (local rank ' // &
-       itoa(local_rank) // ' of ' // itoa(local_size) // ')  backend ' // trim(fld%backend) // '  device ' // &
-       itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1) // '  threads ' // itoa(nt), &
-       info%rank_lines)
-  call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
+  call gather_rank_info(info, fld, local_rank, local_size, w0, nw, nt)
   if (par_root) call report_header(inp, fld, info)
 
   t_setup = clock_ticks() - t_start   ! reading cubes, building the field, first walkers
@@ -65,9 +59,7 @@ program qmmm_vmc
     call par_rebalance(inp%n_walkers, real(nw, real64) * inp%n_equil / max(clock_seconds(smp%ticks_wf), 1e-9_real64), &
          wk%pos, w0, nw)
     call walkers_setup(wk, wf, w0, nw, inp%seed, inp%first_walker)
-    call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
-    if (par_root) write(output_unit, '(a,*(1x,i0))') '  walkers per rank after balancing (equilibration speed):', &
-         info%rank_info(4, :)
+    call gather_rank_info(info, fld, local_rank, local_size, w0, nw, nt, rebalanced=.true.)
   end if
 
   call sampler_prepare(smp, wk, wf, ws, fld)
@@ -79,12 +71,8 @@ program qmmm_vmc
   end do
   call accum_finish(acc)
 
-  ! Final positions (for the checksum) and every rank's times, to rank 0.
-  allocate(pos_all(merge(3 * wf%ne * inp%n_walkers, 1, par_root)))
-  call par_gatherv_real(reshape(wk%pos, [size(wk%pos)]), pos_all)
-  call par_gather_real([clock_seconds(clock_ticks() - t_start), clock_seconds(fld%ticks), &
-       clock_seconds(smp%ticks_wf), clock_seconds(t_setup)], info%rank_times)
-  info%checksum = sum(pos_all)
+  call gather_results(info, wk%pos, [clock_seconds(clock_ticks() - t_start), clock_seconds(fld%ticks), &
+       clock_seconds(smp%ticks_wf), clock_seconds(t_setup)])
   if (par_root) call report_final(inp, fld, smp, acc, info)
   call field_destroy(fld)
   call par_finalize()

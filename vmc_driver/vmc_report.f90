@@ -8,10 +8,11 @@ module vmc_report
   use vmc_field, only: env_field_t
   use vmc_sampler, only: sampler_t
   use vmc_accum, only: accum_t
-  use vmc_par, only: par_size, par_have_mpi
+  use vmc_par, only: par_size, par_rank, par_root, par_have_mpi, par_host, par_gather_text, par_gather_int, &
+       par_gather_real, par_gatherv_real
   implicit none
   private
-  public :: run_info_t, report_header, report_blocks_start, report_final
+  public :: run_info_t, gather_rank_info, gather_results, report_header, report_blocks_start, report_final
 
   ! What the report needs beyond the sampler's, accumulator's and field's own state (rank 0's copy).
   type run_info_t
@@ -23,6 +24,38 @@ module vmc_report
   end type
 
 contains
+
+  ! Every rank's place (host, node-local rank, device, walkers, threads) to rank 0; after par_rebalance
+  ! (rebalanced) only the numbers, and rank 0 prints the new shares.
+  subroutine gather_rank_info(info, fld, local_rank, local_size, w0, nw, nt, rebalanced)
+    type(run_info_t), intent(inout) :: info
+    type(env_field_t), intent(in) :: fld
+    integer, intent(in) :: local_rank, local_size, w0, nw, nt
+    logical, intent(in), optional :: rebalanced
+    if (.not. allocated(info%rank_info)) &
+         allocate(info%rank_lines(par_size), info%rank_info(5, par_size), info%rank_times(4, par_size))
+    call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
+    if (present(rebalanced)) then
+      if (par_root) write(output_unit, '(a,*(1x,i0))') '  walkers per rank after balancing (equilibration speed):', &
+           info%rank_info(4, :)
+      return
+    end if
+    call par_gather_text('  rank ' // itoa(par_rank) // ' host ' // trim(par_host()) // ' (local rank ' // &
+         itoa(local_rank) // ' of ' // itoa(local_size) // ')  backend ' // trim(fld%backend) // '  device ' // &
+         itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1) // '  threads ' // itoa(nt), &
+         info%rank_lines)
+  end subroutine
+
+  ! Final positions (their sum: the checksum of the configurations) and every rank's times to rank 0.
+  subroutine gather_results(info, pos, times)
+    type(run_info_t), intent(inout) :: info
+    real(real64), intent(in) :: pos(:,:,:), times(4)
+    real(real64), allocatable :: pos_all(:)
+    allocate(pos_all(merge(3 * size(pos, 2) * info%nw_total, 1, par_root)))
+    call par_gatherv_real(reshape(pos, [size(pos)]), pos_all)
+    call par_gather_real(times, info%rank_times)
+    info%checksum = sum(pos_all)
+  end subroutine
 
   subroutine report_header(inp, fld, info)
     type(input_t), intent(in) :: inp
