@@ -427,7 +427,7 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
             if (err > budget && bl[leaf].level < kSplitMaxLevel && std::find(todo.begin(), todo.end(), leaf) == todo.end())
                 todo.push_back(leaf);
         }
-        if (todo.empty() || round == 3 || dbg_max < kSplitMaxLevel) break;
+        if (todo.empty() || round == 3) break;
         refine(todo);
         for (;;) {  // the new leaves' own estimates may ask for more
             std::vector<int64_t> more;
