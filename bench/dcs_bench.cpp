@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
         const double s_max = static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
         cli::check_fits_memory(4 * n_max + s_max * s_max * s_max, sizeof(double), "the largest case",
                                "use smaller --atoms or --sizes");
-    } catch (const cli::Error &e) {
+    } catch (const qmmm::Error &e) {
         std::fprintf(stderr, "dcs_bench: error: %s\n", e.what());
         return e.status;
     }
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
     for (long long n : atoms)
         for (long long s : sizes) {
             qmmm_dcs_lattice l{};
-            const double h = 0.5 * 1.8897;  // 0.5 Angstrom in bohr
+            const double h = 0.5 / QMMM_BOHR_ANGSTROM;  // 0.5 Angstrom in bohr
             for (int d = 0; d < 3; ++d) l.origin[d] = 0, l.spacing[d] = h, l.count[d] = s;
             std::uniform_real_distribution<double> pos(0.013, s * h - 0.017), chg(-1, 1);
             std::vector<double> xyz(3 * n), q(n);

@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
         const double n_max = sizes.empty() ? 0.0 : static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
         cli::check_fits_memory(3 * n_max * (1 + frames), sizeof(double), "the largest size",
                                "use smaller --sizes or fewer --frames");
-    } catch (const cli::Error &e) {
+    } catch (const qmmm::Error &e) {
         std::fprintf(stderr, "rdf_bench: error: %s\n", e.what());
         return e.status;
     }

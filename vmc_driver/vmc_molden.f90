@@ -11,11 +11,12 @@
 module vmc_molden
   use, intrinsic :: iso_fortran_env, only: real64
   use vmc_util
+  use qmmm_accel_core, only: QMMM_BOHR_ANGSTROM   ! a parameter: needs the .mod, not the library
   implicit none
   private
   public :: basis_t, molden_read, ncart_of, cart_exps
 
-  real(real64), parameter :: ANG = 1.0_real64 / 0.52917721092_real64   ! bohr per Angstrom (psi4's value)
+  real(real64), parameter :: ANG = 1.0_real64 / QMMM_BOHR_ANGSTROM   ! bohr per Angstrom (the library's, CODATA 2018)
   real(real64), parameter :: PI = 3.14159265358979323846_real64
   ! Limits that keep a damaged or hostile file from exhausting memory (all far beyond a QM fragment).
   integer, parameter :: LINE_LEN = 512, MAX_LINES = 1000000, MAX_ATOMS = 10000

@@ -10,7 +10,7 @@
 //   app.add_option("--bins", n, "...")->check(cli::int_in(1, 1 << 24));                     // integers
 //   if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;   // 0 after --help, 2 on a usage error
 //   ...
-//   cli::check_fits_memory(points, sizeof(double), "the map");      // throws cli::Error(QMMM_ERR_OUT_OF_MEMORY)
+//   cli::check_fits_memory(points, sizeof(double), "the map");      // throws qmmm::Error(QMMM_ERR_OUT_OF_MEMORY)
 //
 // Validators apply to every element of a vector option (--origin x y z). Messages read
 // "qmmm-dcs: error: --spacing: nan is not a finite number" and "--spacing: -1 is outside (0, 10000] Angstrom".
@@ -26,20 +26,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 
+#include "error.hpp"
 #include "qmmm_accel.h"
 
 namespace qmmm::cli {
 
 constexpr int kUsageError = 2;  // the exit code of every command-line mistake (CLI11's own codes are 100+)
-
-// A failure after parsing that names its exit status (a library status such as QMMM_ERR_OUT_OF_MEMORY).
-struct Error : std::runtime_error {
-    int status;
-    Error(int s, const std::string &m) : std::runtime_error(m), status(s) {}
-};
 
 // %g: 1e-300, 0.5, 1e+06 -- never the 300-digit numbers of CLI::Range(double).
 inline std::string num(double v, int digits = 6) {
@@ -127,7 +121,7 @@ inline int parse(CLI::App &app, int argc, const char *const *argv) {
     return -1;
 }
 
-// Throws Error(QMMM_ERR_OUT_OF_MEMORY) when n_items * item_bytes is not finite or exceeds this machine's
+// Throws qmmm::Error(QMMM_ERR_OUT_OF_MEMORY) when n_items * item_bytes is not finite or exceeds this machine's
 // physical memory: a clear message before a vector of that size aborts the program or sends it into swap.
 // Compute n_items in double (a product of counts that may overflow any integer); `hint` ends the message.
 inline void check_fits_memory(double n_items, double item_bytes, const std::string &what, const std::string &hint = "") {

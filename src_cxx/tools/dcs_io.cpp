@@ -19,12 +19,12 @@ namespace dcsio {
 namespace {
 
 [[noreturn]] void bad(const std::string &path, int64_t line, const std::string &what) {
-    throw IoError(QMMM_ERR_FILE_FORMAT, path + ":" + std::to_string(line) + ": " + what);
+    throw qmmm::Error(QMMM_ERR_FILE_FORMAT, path + ":" + std::to_string(line) + ": " + what);
 }
 
 std::ifstream open_in(const std::string &path) {
     std::ifstream f(path);
-    if (!f) throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot open for reading (" + std::strerror(errno) + ")");
+    if (!f) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": cannot open for reading (" + std::strerror(errno) + ")");
     return f;
 }
 
@@ -130,8 +130,8 @@ Molecule read_pdb(const std::string &path) {
         m.z.push_back(z ? z : name_z(name));
     }
     if (!m.q.empty() && !any_charge)
-        throw IoError(QMMM_ERR_FILE_FORMAT, path + ": no atom has a charge in columns 79-80; the potential would be "
-                                                   "zero (use a PQR file for partial charges)");
+        throw qmmm::Error(QMMM_ERR_FILE_FORMAT, path + ": no atom has a charge in columns 79-80; the potential would be "
+                                                       "zero (use a PQR file for partial charges)");
     return m;
 }
 
@@ -166,13 +166,13 @@ Molecule read_xyz(const std::string &path) {
 
 std::unique_ptr<FILE, int (*)(FILE *)> open_out(const std::string &path) {
     FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f) throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot open for writing (" + std::strerror(errno) + ")");
+    if (!f) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": cannot open for writing (" + std::strerror(errno) + ")");
     return {f, &std::fclose};
 }
 
 void put(FILE *f, const std::string &s, const std::string &path) {
     if (std::fwrite(s.data(), 1, s.size(), f) != s.size())
-        throw IoError(QMMM_ERR_FILE_OPEN, path + ": write failed (" + std::strerror(errno) + ")");
+        throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed (" + std::strerror(errno) + ")");
 }
 
 void append_number(std::string &s, double v) {
@@ -220,8 +220,8 @@ Molecule read_structure(const std::string &path, const std::string &format) {
     else if (fmt == "pdb") m = read_pdb(path);
     else if (fmt == "xyz") m = read_xyz(path);
     else
-        throw IoError(QMMM_ERR_INVALID_ARG, path + ": unknown structure format '" + fmt + "' (pqr, pdb, xyz; or set --format)");
-    if (m.n() == 0) throw IoError(QMMM_ERR_FILE_FORMAT, path + ": no atoms (no ATOM/HETATM records or zero count)");
+        throw qmmm::Error(QMMM_ERR_INVALID_ARG, path + ": unknown structure format '" + fmt + "' (pqr, pdb, xyz; or set --format)");
+    if (m.n() == 0) throw qmmm::Error(QMMM_ERR_FILE_FORMAT, path + ": no atoms (no ATOM/HETATM records or zero count)");
     return m;
 }
 
@@ -229,25 +229,25 @@ MapFormat map_format(const std::string &path, const std::string &format) {
     const std::string f = lower(format);
     if (f == "dx") return MapFormat::dx;
     if (f == "cube") return MapFormat::cube;
-    if (!f.empty()) throw IoError(QMMM_ERR_INVALID_ARG, "map format '" + format + "' is not dx or cube");
+    if (!f.empty()) throw qmmm::Error(QMMM_ERR_INVALID_ARG, "map format '" + format + "' is not dx or cube");
     const auto slash = path.find_last_of('/'), dot = path.find_last_of('.');
     const std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : lower(path.substr(dot));
     if (ext == ".dx") return MapFormat::dx;
     if (ext == ".cube" || ext == ".cub") return MapFormat::cube;
-    throw IoError(QMMM_ERR_INVALID_ARG, path + ": " + (ext.empty() ? "no file extension" : "unknown map extension '" + ext + "'") +
-                                            "; use .dx (OpenDX) or .cube/.cub (Gaussian cube), or --output-format dx|cube");
+    throw qmmm::Error(QMMM_ERR_INVALID_ARG, path + ": " + (ext.empty() ? "no file extension" : "unknown map extension '" + ext + "'") +
+                                                "; use .dx (OpenDX) or .cube/.cub (Gaussian cube), or --output-format dx|cube");
 }
 
 void check_writable(const std::string &path) {
     struct stat st {};
     const bool exists = ::stat(path.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) throw IoError(QMMM_ERR_FILE_OPEN, path + ": is a folder, not a file name");
+    if (exists && S_ISDIR(st.st_mode)) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": is a folder, not a file name");
     const auto slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
     const std::string probe = exists ? path : dir;
     if (::access(probe.c_str(), W_OK) != 0)
-        throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot write " + (exists ? "the file" : "into " + dir) + " (" +
-                                              std::strerror(errno) + ")");
+        throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": cannot write " + (exists ? "the file" : "into " + dir) + " (" +
+                                                  std::strerror(errno) + ")");
 }
 
 void write_dx(const std::string &path, const Grid &g, const std::string &comment) {
@@ -268,7 +268,7 @@ void write_dx(const std::string &path, const Grid &g, const std::string &comment
         "attribute \"dep\" string \"positions\"\nobject \"regular positions regular connections\" class field\n"
         "component \"positions\" value 1\ncomponent \"connections\" value 2\ncomponent \"data\" value 3\n",
         path);
-    if (std::fflush(f.get()) != 0) throw IoError(QMMM_ERR_FILE_OPEN, path + ": write failed");
+    if (std::fflush(f.get()) != 0) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed");
 }
 
 Grid read_dx(const std::string &path) {

@@ -1,25 +1,20 @@
 // dcs_io.hpp -- files for the qmmm-dcs tool: structures in (PQR, PDB with charges, XYZ with charges;
 // positions in Angstrom as the formats define), maps out (OpenDX in Angstrom, Gaussian cube in bohr),
-// ions out (PDB), and a .dx reader for tests. Errors throw IoError with the library's status codes
+// ions out (PDB), and a .dx reader for tests. Errors throw qmmm::Error (error.hpp) with the library's status
 // (QMMM_ERR_FILE_OPEN, QMMM_ERR_FILE_FORMAT) and a message naming file and line.
 #pragma once
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "qmmm_accel.h"
 
 namespace dcsio {
 
-constexpr double kBohrPerAngstrom = 1.0 / 0.529177210903;
+constexpr double kBohrPerAngstrom = 1.0 / QMMM_BOHR_ANGSTROM;
 constexpr double kVoltPerAu = 27.211386245988;     // hartree/e in V
 constexpr double kBoltzmannEvPerK = 8.617333262e-5;  // kT/e in V = this * T
-
-struct IoError : std::runtime_error {
-    int status;
-    IoError(int s, const std::string &m) : std::runtime_error(m), status(s) {}
-};
 
 struct Molecule {
     std::vector<double> xyz;  // Angstrom, x y z interleaved
@@ -40,12 +35,12 @@ struct Grid {
 };
 
 // Map file formats. map_format: `format` ("dx" or "cube", from --output-format) when given, else the extension
-// of `path` (.dx; .cube or .cub; any case). Any other extension throws IoError(QMMM_ERR_INVALID_ARG) naming
+// of `path` (.dx; .cube or .cub; any case). Any other extension throws qmmm::Error(QMMM_ERR_INVALID_ARG) naming
 // the allowed ones: a map is never written in a format its file name does not say.
 enum class MapFormat { dx, cube };
 MapFormat map_format(const std::string &path, const std::string &format = "");
 
-// Throws IoError(QMMM_ERR_FILE_OPEN) when `path` cannot be written (its folder is missing or read-only, or it is
+// Throws qmmm::Error(QMMM_ERR_FILE_OPEN) when `path` cannot be written (its folder is missing or read-only, or it is
 // a folder): checked before a long computation rather than after it. Creates nothing.
 void check_writable(const std::string &path);
 

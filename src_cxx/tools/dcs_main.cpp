@@ -196,9 +196,7 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
     try {
         return run(argc, argv);
-    } catch (const dcsio::IoError &e) {
-        return die(e.status, e.what());
-    } catch (const cli::Error &e) {
+    } catch (const qmmm::Error &e) {  // the file readers and writers, and cli::check_fits_memory
         return die(e.status, e.what());
     } catch (const std::bad_alloc &) {
         return die(QMMM_ERR_OUT_OF_MEMORY, "out of memory");

@@ -39,7 +39,7 @@ std::string element_from_name(const std::string &name) {
 class Lines {
 public:
     explicit Lines(const std::string &path) : path_(path), in_(path) {
-        if (!in_) throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot open: " + std::strerror(errno));
+        if (!in_) throw Error(QMMM_ERR_FILE_OPEN, path + ": cannot open: " + std::strerror(errno));
     }
     bool get(std::string &s) {
         if (!std::getline(in_, s)) return false;
@@ -51,7 +51,7 @@ public:
         if (!get(s)) fail("the file ends where " + what + " was expected");
     }
     [[noreturn]] void fail(const std::string &m) const {
-        throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ":" + std::to_string(line_) + ": " + m);
+        throw Error(QMMM_ERR_FILE_FORMAT, path_ + ":" + std::to_string(line_) + ": " + m);
     }
     double num(const std::string &t, const char *what) const {
         char *end = nullptr;
@@ -368,7 +368,7 @@ private:
 class DcdReader : public Reader {
 public:
     DcdReader(const std::string &p, const std::string &topology) : path_(p), in_(p, std::ios::binary) {
-        if (!in_) throw IoError(QMMM_ERR_FILE_OPEN, p + ": cannot open: " + std::strerror(errno));
+        if (!in_) throw Error(QMMM_ERR_FILE_OPEN, p + ": cannot open: " + std::strerror(errno));
         in_.seekg(0, std::ios::end);
         size_ = static_cast<int64_t>(in_.tellg());
         in_.seekg(0);
@@ -466,7 +466,7 @@ private:
         return v;
     }
     static int32_t bswap(int32_t v) { return static_cast<int32_t>(__builtin_bswap32(static_cast<uint32_t>(v))); }
-    [[noreturn]] void fail(const std::string &m) const { throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ": " + m); }
+    [[noreturn]] void fail(const std::string &m) const { throw Error(QMMM_ERR_FILE_FORMAT, path_ + ": " + m); }
     [[noreturn]] void truncated() const {
         fail("frame " + std::to_string(frame_) + " is truncated (the file ends at byte " + std::to_string(size_) + ")");
     }
@@ -496,7 +496,7 @@ bool in_ranges(int64_t v, const std::string &spec, const std::string &expr) {
     char *e1 = nullptr, *e2 = nullptr;
     if (dash == std::string::npos) {
         const long long a = std::strtoll(spec.c_str(), &e1, 10);
-        if (*e1) throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad number '" + spec + "'");
+        if (*e1) throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad number '" + spec + "'");
         return v == a;
     }
     // Named strings: the end pointers must not outlive what they point into ("5-" has an empty upper bound).
@@ -504,7 +504,7 @@ bool in_ranges(int64_t v, const std::string &spec, const std::string &expr) {
     const long long a = std::strtoll(lo.c_str(), &e1, 10);
     const long long b = std::strtoll(hi.c_str(), &e2, 10);
     if (*e1 || *e2 || hi.empty())
-        throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad range '" + spec + "'");
+        throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad range '" + spec + "'");
     return v >= a && v <= b;
 }
 
@@ -531,11 +531,11 @@ bool have_gromacs() {
 std::vector<AtomInfo> atoms_from_topology(const std::string &topology, int64_t n, const std::string &traj) {
     auto top = open_trajectory(topology);
     Frame f;
-    if (!top->next(f)) throw IoError(QMMM_ERR_FILE_FORMAT, topology + ": the topology file has no atoms");
+    if (!top->next(f)) throw Error(QMMM_ERR_FILE_FORMAT, topology + ": the topology file has no atoms");
     auto atoms = top->atoms();
     if (static_cast<int64_t>(atoms.size()) != n)
-        throw IoError(QMMM_ERR_FILE_FORMAT, topology + ": has " + std::to_string(atoms.size()) + " atoms but " + traj +
-                                                " has " + std::to_string(n));
+        throw Error(QMMM_ERR_FILE_FORMAT, topology + ": has " + std::to_string(atoms.size()) + " atoms but " + traj +
+                                              " has " + std::to_string(n));
     return atoms;
 }
 
@@ -562,8 +562,8 @@ std::unique_ptr<Reader> open_trajectory(const std::string &path, const std::stri
         else if (ext == "lammpstrj" || ext == "dump" || ext == "lammps") f = "lammps";
         else if (ext == "xtc" || ext == "trr") f = ext;
         else
-            throw IoError(QMMM_ERR_INVALID_ARG, path + ": cannot tell the format from the extension '" + ext +
-                                                    "' (use --format xyz|pdb|gro|lammps|dcd|xtc|trr)");
+            throw Error(QMMM_ERR_INVALID_ARG, path + ": cannot tell the format from the extension '" + ext +
+                                                  "' (use --format xyz|pdb|gro|lammps|dcd|xtc|trr)");
     }
     if (f == "xyz") return std::make_unique<XyzReader>(path);
     if (f == "pdb") return std::make_unique<PdbReader>(path);
@@ -574,17 +574,17 @@ std::unique_ptr<Reader> open_trajectory(const std::string &path, const std::stri
 #ifdef QMMM_RDF_GROMACS
         return open_gromacs(path, f, topology);
 #else
-        throw IoError(QMMM_ERR_UNSUPPORTED, path + ": XTC and TRR are read through GROMACS's library, and this build "
-                                                   "has none (install libgromacs-dev and configure with "
-                                                   "-DQMMM_GROMACS=ON); without it: xyz, pdb, gro, lammps, dcd");
+        throw Error(QMMM_ERR_UNSUPPORTED, path + ": XTC and TRR are read through GROMACS's library, and this build "
+                                                 "has none (install libgromacs-dev and configure with "
+                                                 "-DQMMM_GROMACS=ON); without it: xyz, pdb, gro, lammps, dcd");
 #endif
     }
-    throw IoError(QMMM_ERR_INVALID_ARG, "unknown format '" + format + "' (xyz, pdb, gro, lammps, dcd, xtc, trr)");
+    throw Error(QMMM_ERR_INVALID_ARG, "unknown format '" + format + "' (xyz, pdb, gro, lammps, dcd, xtc, trr)");
 }
 
 std::vector<int64_t> select(const std::vector<AtomInfo> &atoms, const std::string &expr) {
     const auto tok = split(expr);
-    if (tok.empty()) throw IoError(QMMM_ERR_INVALID_ARG, std::string("empty selection: ") + kSelectionHelp);
+    if (tok.empty()) throw Error(QMMM_ERR_INVALID_ARG, std::string("empty selection: ") + kSelectionHelp);
     std::vector<std::vector<std::string>> clauses(1);
     for (const auto &t : tok) {
         if (lower(t) == "and") clauses.emplace_back();
@@ -592,14 +592,14 @@ std::vector<int64_t> select(const std::vector<AtomInfo> &atoms, const std::strin
     }
     for (const auto &c : clauses) {
         if (c.empty())
-            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': empty clause around 'and'; " + kSelectionHelp);
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': empty clause around 'and'; " + kSelectionHelp);
         const std::string k = lower(c[0]);
         // The keyword first: "nonsense" is an unknown keyword, not a keyword without values.
         if (k != "all" && k != "name" && k != "element" && k != "resname" && k != "type" && k != "index" && k != "resid")
-            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': unknown keyword '" + c[0] + "'; " + kSelectionHelp);
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': unknown keyword '" + c[0] + "'; " + kSelectionHelp);
         if (k == "all" ? c.size() != 1 : c.size() < 2)
-            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': '" + c[0] + "' needs " +
-                                                    (k == "all" ? "no values" : "at least one value") + "; " + kSelectionHelp);
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': '" + c[0] + "' needs " +
+                                                  (k == "all" ? "no values" : "at least one value") + "; " + kSelectionHelp);
     }
     std::vector<int64_t> out;
     for (size_t i = 0; i < atoms.size(); ++i) {

@@ -2,20 +2,17 @@
 // Formats: XYZ / extended XYZ (Lattice="..."), PDB (CRYST1, MODEL/ENDMDL), GRO (nm, converted), LAMMPS text
 // dump (orthogonal or triclinic bounds; x/xs/xu columns), DCD (CHARMM/NAMD binary, unit cell, either byte
 // order), and GROMACS XTC and TRR through GROMACS's library when the build has it (rdf_io_gmx.cpp). Lengths come out in Angstrom (GRO's nm x 10; LAMMPS dumps in the dump's own unit, Angstrom for
-// real/metal units). Errors throw IoError with the file and line (or frame) and a QMMM_ERR_FILE_* status.
+// real/metal units). Errors throw qmmm::Error (error.hpp) with the file and line (or frame) and a QMMM_ERR_FILE_*
+// status.
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace qmmm::rdfio {
+#include "error.hpp"
 
-struct IoError : std::runtime_error {
-    int status;
-    IoError(int s, const std::string &m) : std::runtime_error(m), status(s) {}
-};
+namespace qmmm::rdfio {
 
 struct AtomInfo {
     std::string name, element, resname, type;
@@ -67,7 +64,7 @@ void box_from_lengths_angles(double a, double b, double c, double alpha, double 
 // Selection language: clauses joined by "and"; each clause "all", or a key and one or more values (any of
 // them matches): name, element, resname, type (exact strings, '*' as the last character for a prefix),
 // index (0-based, "a-b" ranges inclusive), resid (ranges). Example: "resname SOL and name OW".
-// A mistake throws IoError(QMMM_ERR_INVALID_ARG) whose message names the keywords (kSelectionHelp).
+// A mistake throws Error(QMMM_ERR_INVALID_ARG) whose message names the keywords (kSelectionHelp).
 std::vector<int64_t> select(const std::vector<AtomInfo> &atoms, const std::string &expr);
 extern const char *const kSelectionHelp;
 

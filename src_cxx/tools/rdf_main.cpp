@@ -24,7 +24,7 @@
 
 namespace {
 
-using qmmm::rdfio::IoError;
+using qmmm::Error;
 namespace cli = qmmm::cli;
 using Clock = std::chrono::steady_clock;
 
@@ -32,7 +32,7 @@ double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::dura
 
 void check(int status, const std::string &what) {
     if (status != QMMM_SUCCESS)
-        throw IoError(status, what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
+        throw Error(status, what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
 }
 
 void progress(int64_t done, int64_t total, double elapsed) {
@@ -50,7 +50,7 @@ std::pair<std::string, std::string> split_pair(const std::string &p) {
     const auto c = p.find(':');
     if (c == std::string::npos) return {p, p};
     if (p.find(':', c + 1) != std::string::npos)
-        throw IoError(QMMM_ERR_INVALID_ARG, "--pairs '" + p + "': one ':' between the two selections");
+        throw Error(QMMM_ERR_INVALID_ARG, "--pairs '" + p + "': one ':' between the two selections");
     return {p.substr(0, c), p.substr(c + 1)};
 }
 
@@ -127,23 +127,23 @@ int run(int argc, char **argv) {
     app.add_flag("--read-only", read_only, "read and gather the frames but count nothing (the reader's own speed)");
     if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
     if (box_opt.size() != 0 && box_opt.size() != 3 && box_opt.size() != 6 && box_opt.size() != 9)
-        throw IoError(QMMM_ERR_INVALID_ARG, "--box takes 3, 6 or 9 numbers");
-    if (last >= 0 && last < first) throw IoError(QMMM_ERR_INVALID_ARG, "--last is before --first");
-    if (!(rmax > rmin)) throw IoError(QMMM_ERR_INVALID_ARG, "--rmax must be larger than --rmin");
+        throw Error(QMMM_ERR_INVALID_ARG, "--box takes 3, 6 or 9 numbers");
+    if (last >= 0 && last < first) throw Error(QMMM_ERR_INVALID_ARG, "--last is before --first");
+    if (!(rmax > rmin)) throw Error(QMMM_ERR_INVALID_ARG, "--rmax must be larger than --rmin");
     if (!pair_specs.empty() && (app.count("--sel1") || app.count("--sel2")))
-        throw IoError(QMMM_ERR_INVALID_ARG, "give either --pairs or --sel1/--sel2");
-    if (devices.size() > QMMM_RDF_MAX_DEVICES) throw IoError(QMMM_ERR_INVALID_ARG, "too many --devices");
+        throw Error(QMMM_ERR_INVALID_ARG, "give either --pairs or --sel1/--sel2");
+    if (devices.size() > QMMM_RDF_MAX_DEVICES) throw Error(QMMM_ERR_INVALID_ARG, "too many --devices");
 
     const auto t_start = Clock::now();
     auto reader = qmmm::rdfio::open_trajectory(traj, format, topology);
     qmmm::rdfio::Frame fr;
     for (int64_t k = 0; k < first; ++k)
         if (!reader->skip())
-            throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(k) + " frame(s); --first is " +
-                                                    std::to_string(first));
+            throw Error(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(k) + " frame(s); --first is " +
+                                                  std::to_string(first));
     if (!reader->next(fr))
-        throw IoError(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(first) + " frame(s); --first is " +
-                                                std::to_string(first));
+        throw Error(QMMM_ERR_FILE_FORMAT, traj + ": has only " + std::to_string(first) + " frame(s); --first is " +
+                                              std::to_string(first));
     const auto &atoms = reader->atoms();
 
     // Pairs and the distinct selections they use (each gathered once per frame).
@@ -156,7 +156,7 @@ int run(int argc, char **argv) {
             if (sel_exprs[k] == e) return static_cast<int>(k);
         auto s = qmmm::rdfio::select(atoms, e);
         if (s.empty())
-            throw IoError(QMMM_ERR_INVALID_ARG, "selection '" + e + "' matches no atom (of " + std::to_string(atoms.size()) + ")");
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + e + "' matches no atom (of " + std::to_string(atoms.size()) + ")");
         sel_exprs.push_back(e), sel_atoms.push_back(std::move(s));
         return static_cast<int>(sel_exprs.size() - 1);
     };
@@ -246,8 +246,8 @@ int run(int argc, char **argv) {
                     s = qmmm_rdf_add_frame(p.h, &b->xyz[p.sel1][3 * n1 * k], p.identical ? nullptr : &b->xyz[p.sel2][3 * n2 * k],
                                            &b->boxes[9 * k]);
                     if (s != QMMM_SUCCESS)
-                        throw IoError(s, "frame " + std::to_string(b->indices[k]) + " ('" + p.label + "'): " +
-                                             qmmm_status_string(s) + ": " + qmmm_error_message());
+                        throw Error(s, "frame " + std::to_string(b->indices[k]) + " ('" + p.label + "'): " +
+                                           qmmm_status_string(s) + ": " + qmmm_error_message());
                 }
             }
             p.seconds += secs(tp, Clock::now());
@@ -305,7 +305,7 @@ int run(int argc, char **argv) {
     if (!quiet) std::fputs(table.str().c_str(), stdout);
     if (!out.empty()) {
         std::ofstream f(out);
-        if (!(f << table.str())) throw IoError(QMMM_ERR_FILE_OPEN, out + ": cannot write");
+        if (!(f << table.str())) throw Error(QMMM_ERR_FILE_OPEN, out + ": cannot write");
     }
     const int64_t frames = pairs[0].frames;
     if (!json_out.empty()) {
@@ -342,7 +342,7 @@ int run(int argc, char **argv) {
             for (const char *k : {"sel1", "sel2", "n1", "n2", "identical", "peak", "g", "n", "hist"}) j[k] = jp[0][k];
         if (pairs.size() == 1) j["avg_volume"] = p0.volume, j["n_pairs_per_frame"] = p0.st.n_pairs;
         std::ofstream f(json_out);
-        if (!(f << j.dump(1) << "\n")) throw IoError(QMMM_ERR_FILE_OPEN, json_out + ": cannot write");
+        if (!(f << j.dump(1) << "\n")) throw Error(QMMM_ERR_FILE_OPEN, json_out + ": cannot write");
     }
     if (!png.empty()) {
         std::string data = out;
@@ -352,7 +352,7 @@ int run(int argc, char **argv) {
             f << table.str();
         }
         FILE *p = popen("gnuplot 2>&1", "w");
-        if (!p) throw IoError(QMMM_ERR_FILE_OPEN, "cannot run gnuplot (install gnuplot-nox)");
+        if (!p) throw Error(QMMM_ERR_FILE_OPEN, "cannot run gnuplot (install gnuplot-nox)");
         std::fprintf(p, "set terminal png size 900,600\nset output '%s'\nset xlabel 'r (Angstrom)'\nset ylabel '%s'\n"
                         "set y2label 'n(r)'\nset ytics nomirror\nset y2tics\nset key top left\nplot ",
                      png.c_str(), col_name);
@@ -361,7 +361,7 @@ int run(int argc, char **argv) {
                          q ? ", " : "", data.c_str(), 2 + 2 * q, pairs[q].label.c_str(), 3 + 2 * q, pairs[q].label.c_str());
         std::fprintf(p, "\n");
         const int rc = pclose(p);
-        if (rc != 0) throw IoError(QMMM_ERR_FILE_OPEN, "gnuplot failed (exit " + std::to_string(rc) + ") writing " + png);
+        if (rc != 0) throw Error(QMMM_ERR_FILE_OPEN, "gnuplot failed (exit " + std::to_string(rc) + ") writing " + png);
     }
     if (!quiet)
         std::fprintf(stderr, "qmmm-rdf: %lld frames, %zu pair(s), %.3f s (reading %.3f s, RDF %.3f s), %.1f frames/s, %s %s\n",
@@ -376,12 +376,9 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
     try {
         return run(argc, argv);
-    } catch (const IoError &e) {
+    } catch (const Error &e) {  // readers, selections, arguments, library calls and cli::check_fits_memory
         std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
         return e.status == QMMM_ERR_INVALID_ARG ? cli::kUsageError : e.status;
-    } catch (const cli::Error &e) {
-        std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
-        return e.status;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "qmmm-rdf: error: %s\n", e.what());
         return 99;

@@ -120,8 +120,8 @@ private:
     void put(Batch &b, size_t k, int64_t index) {
         const double *box = src_.box_fixed ? src_.box_fixed : frame_.box;
         if (!src_.box_fixed && !frame_.has_box)
-            throw rdfio::IoError(QMMM_ERR_FILE_FORMAT,
-                                 src_.traj + ": frame " + std::to_string(index) + " has no periodic box; give --box");
+            throw Error(QMMM_ERR_FILE_FORMAT,
+                        src_.traj + ": frame " + std::to_string(index) + " has no periodic box; give --box");
         const auto &sels = *src_.selections;
         for (size_t s = 0; s < sels.size(); ++s) {
             double *dst = &b.xyz[s][3 * sels[s].size() * k];

@@ -2,7 +2,8 @@
 # check_layout.sh ROOT -- the dependency rules of the source tree (issue 17), checked in CI:
 #   1. no file under src_cxx/ includes a header that lives under src_cuda/ (src_cuda implements interfaces
 #      declared in src_cxx; the API reaches the GPU side through GpuRegistry, never by including it);
-#   2. no source anywhere includes through a relative "../" path (include paths are set by CMake);
+#   2. no source anywhere (C, C++, CUDA, Fortran) includes through a relative "../" path (include paths are set
+#      by CMake);
 #   3. src_cxx/ and src_cuda/ hold one folder per family and no loose source files.
 set -u
 root=${1:?usage: check_layout.sh ROOT}
@@ -18,9 +19,16 @@ while IFS= read -r line; do
   fi
 done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include' src_cxx --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' |
          sed -E 's/^([^:]+):[0-9]+:/\1:/')
-if grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]\.\./' src_cxx src_cuda tests bench vmc_driver fortran_iface \
-     --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' --include='*.cu' --include='*.cuh' --include='*.F90'; then
+srcs=(src_cxx src_cuda tests bench vmc_driver fortran_iface)
+if grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]\.\./' "${srcs[@]}" \
+     --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.c' --include='*.cu' --include='*.cuh'; then
   echo "layout: the includes above use ../ paths"
+  bad=1
+fi
+# Fortran: the INCLUDE line (any case, either quote) and the preprocessor's #include, in free and fixed form.
+if grep -rniE '^[[:space:]]*#?[[:space:]]*include[[:space:]]*["'"'"'<]\.\./' "${srcs[@]}" \
+     --include='*.f90' --include='*.F90' --include='*.f' --include='*.F'; then
+  echo "layout: the Fortran includes above use ../ paths"
   bad=1
 fi
 families="core field cube dcs rdf mpi tools"

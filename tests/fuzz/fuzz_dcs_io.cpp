@@ -1,6 +1,6 @@
 // fuzz_dcs_io.cpp -- the structure readers of qmmm-dcs (PQR, PDB, XYZ with charges) and its OpenDX reader.
 // Input: one byte choosing the format (byte % 4: pqr, pdb, xyz, dx), then the file.
-// Invariants: a read either throws dcsio::IoError with QMMM_ERR_FILE_FORMAT and a message that starts with
+// Invariants: a read either throws qmmm::Error with QMMM_ERR_FILE_FORMAT and a message that starts with
 // the file name, or returns consistent arrays of finite numbers; no other exception escapes.
 #include <cstring>
 #include <string>
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             check_grid(dcsio::read_dx(path));
         else
             check_molecule(dcsio::read_structure(path, format));
-    } catch (const dcsio::IoError &e) {
+    } catch (const qmmm::Error &e) {
         FUZZ_CHECK(e.status == QMMM_ERR_FILE_FORMAT, "status %d for a readable file: %s", e.status, e.what());
         FUZZ_CHECK(std::strncmp(e.what(), path.c_str(), path.size()) == 0, "message does not name the file: %s",
                    e.what());

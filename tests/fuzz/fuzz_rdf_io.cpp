@@ -2,7 +2,7 @@
 // and TRR where the build has GROMACS's library) and selections on the atoms they return.
 // Input: one selector byte, then the file. Selector % 7 picks the format (xyz, pdb, gro, lammps, dcd, xtc,
 // trr); (selector / 7) % 2 = 1 skips every second frame with Reader::skip (DCD seeks).
-// Invariants: opening and reading either throw qmmm::rdfio::IoError with QMMM_ERR_FILE_FORMAT and a message
+// Invariants: opening and reading either throw qmmm::Error with QMMM_ERR_FILE_FORMAT and a message
 // that starts with the file name, or give frames with 3 finite coordinates per atom of the first frame and a
 // finite box; selections return sorted, distinct, in-range indices. No other exception escapes.
 #include <cstring>
@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             check_frame(*reader, f, k);
         }
         check_selections(reader->atoms());
-    } catch (const rdfio::IoError &e) {
+    } catch (const qmmm::Error &e) {
         // XTC and TRR need GROMACS's library; a build without it says so (older ones: "unknown format").
         if ((format == "xtc" || format == "trr") &&
             (e.status == QMMM_ERR_UNSUPPORTED ||

@@ -1,6 +1,6 @@
 // fuzz_rdf_select.cpp -- the selection language of qmmm-rdf (qmmm::rdfio::select) on a fixed small system.
 // Input: the selection expression.
-// Invariants: either IoError with QMMM_ERR_INVALID_ARG and a non-empty message, or sorted, distinct, in-range
+// Invariants: either qmmm::Error with QMMM_ERR_INVALID_ARG and a non-empty message, or sorted, distinct, in-range
 // indices; "and" only narrows a selection (a clause added to an accepted expression never adds atoms).
 #include <algorithm>
 #include <string>
@@ -37,7 +37,7 @@ std::vector<rdfio::AtomInfo> make_atoms() {
 bool select(const std::vector<rdfio::AtomInfo> &atoms, const std::string &expr, std::vector<int64_t> &out) {
     try {
         out = rdfio::select(atoms, expr);
-    } catch (const rdfio::IoError &e) {
+    } catch (const qmmm::Error &e) {
         FUZZ_CHECK(e.status == QMMM_ERR_INVALID_ARG, "status %d: %s", e.status, e.what());
         FUZZ_CHECK(e.what()[0] != '\0', "empty message");
         return false;

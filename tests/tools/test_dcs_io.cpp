@@ -18,7 +18,7 @@ void expect_io_error(F &&f, int status, const char *fragment) {
     try {
         f();
         ADD_FAILURE() << "no error";
-    } catch (const dcsio::IoError &e) {
+    } catch (const qmmm::Error &e) {
         EXPECT_EQ(e.status, status) << e.what();
         EXPECT_NE(std::strstr(e.what(), fragment), nullptr) << e.what() << " should mention " << fragment;
     }

@@ -62,9 +62,9 @@ TEST(RdfIo, AtomNamesResiduesSelections) {
     EXPECT_EQ(select(a, "resid 2-3 and element O").size(), 2u);
     EXPECT_EQ(select(a, "all").size(), 192u);
     EXPECT_TRUE(select(a, "name XX").empty());
-    EXPECT_THROW(select(a, "colour red"), IoError);
-    EXPECT_THROW(select(a, "name"), IoError);
-    EXPECT_THROW(select(a, "all OW"), IoError);
+    EXPECT_THROW(select(a, "colour red"), qmmm::Error);
+    EXPECT_THROW(select(a, "name"), qmmm::Error);
+    EXPECT_THROW(select(a, "all OW"), qmmm::Error);
     // GRO and LAMMPS give the same molecules; LAMMPS types from the type column
     auto g = open_trajectory(dir + "water.gro");
     ASSERT_TRUE(g->next(f));
@@ -119,14 +119,14 @@ TEST(RdfIo, BrokenFilesSayWhere) {
     try {
         read_all("truncated.dcd");
         FAIL() << "truncated DCD read";
-    } catch (const IoError &e) {
+    } catch (const qmmm::Error &e) {
         EXPECT_EQ(e.status, QMMM_ERR_FILE_FORMAT);
         EXPECT_NE(std::string(e.what()).find("frame 2 is truncated"), std::string::npos) << e.what();
     }
     try {
         read_all("mismatch.xyz");
         FAIL() << "mismatched atom counts read";
-    } catch (const IoError &e) {
+    } catch (const qmmm::Error &e) {
         EXPECT_EQ(e.status, QMMM_ERR_FILE_FORMAT);
         EXPECT_NE(std::string(e.what()).find("frame 1 has 191 atoms, the first frame had 192"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("mismatch.xyz:"), std::string::npos) << e.what();
@@ -134,21 +134,21 @@ TEST(RdfIo, BrokenFilesSayWhere) {
     try {
         open_trajectory(dir + "no_such_file.gro");
         FAIL();
-    } catch (const IoError &e) {
+    } catch (const qmmm::Error &e) {
         EXPECT_EQ(e.status, QMMM_ERR_FILE_OPEN);
     }
     try {
         open_trajectory(dir + "water.dcd", "auto", dir + "tri.xyz")->atoms();
-    } catch (const IoError &e) {  // tri.xyz has 192 atoms too: accepted; a wrong count is not
+    } catch (const qmmm::Error &e) {  // tri.xyz has 192 atoms too: accepted; a wrong count is not
         FAIL() << e.what();
     }
     try {
         open_trajectory(dir + "water.dcd", "auto", dir + "mismatch.xyz");  // first frame 192: fine
-    } catch (const IoError &e) {
+    } catch (const qmmm::Error &e) {
         FAIL() << e.what();
     }
-    EXPECT_THROW(open_trajectory(dir + "make_data.py"), IoError);  // unknown extension
-    EXPECT_THROW(open_trajectory(dir + "water.xyz", "dcd"), IoError);  // not a DCD
+    EXPECT_THROW(open_trajectory(dir + "make_data.py"), qmmm::Error);  // unknown extension
+    EXPECT_THROW(open_trajectory(dir + "water.xyz", "dcd"), qmmm::Error);  // not a DCD
 }
 
 // Issue 18 item 7: a word that is no keyword is named as an unknown keyword, and the message lists the
@@ -162,7 +162,7 @@ TEST(RdfIo, UnknownSelectionWordNamesTheKeywords) {
         try {
             select(r->atoms(), expr);
             FAIL() << expr;
-        } catch (const IoError &e) {
+        } catch (const qmmm::Error &e) {
             const std::string m = e.what();
             EXPECT_EQ(e.status, QMMM_ERR_INVALID_ARG);
             EXPECT_NE(m.find("selection '" + expr + "': unknown keyword '" + word + "'"), std::string::npos) << m;
@@ -174,7 +174,7 @@ TEST(RdfIo, UnknownSelectionWordNamesTheKeywords) {
     try {  // a keyword without values still says so, with the same help
         select(r->atoms(), "name");
         FAIL();
-    } catch (const IoError &e) {
+    } catch (const qmmm::Error &e) {
         EXPECT_NE(std::string(e.what()).find("'name' needs at least one value; a selection is"), std::string::npos) << e.what();
     }
 }
@@ -222,7 +222,7 @@ TEST(RdfIo, BrokenXtcAndTrrSayWhere) {
         try {
             fn();
             ADD_FAILURE() << "no error; expected: " << text;
-        } catch (const IoError &e) {
+        } catch (const qmmm::Error &e) {
             EXPECT_EQ(e.status, status) << e.what();
             EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
         }
@@ -246,7 +246,7 @@ TEST(RdfIo, XtcWithoutGromacsSaysWhatToInstall) {
         try {
             open_trajectory(dir + file);
             FAIL() << file;
-        } catch (const IoError &e) {
+        } catch (const qmmm::Error &e) {
             EXPECT_EQ(e.status, QMMM_ERR_UNSUPPORTED);
             EXPECT_NE(std::string(e.what()).find("libgromacs-dev"), std::string::npos) << e.what();
             EXPECT_NE(std::string(e.what()).find("xyz, pdb, gro, lammps, dcd"), std::string::npos) << e.what();
