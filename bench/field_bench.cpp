@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "field_ceiling.hpp"
 #include "field_reference.hpp"
 #include "field_seed.hpp"
@@ -167,20 +168,35 @@ int main(int argc, char **argv) {
     int n_nuclei = 30;
     bool only_cuda = false, cpu_only = false;
     int64_t cpu_points = 256;
+    // Every number through the tools' checks (src_cxx/tools/cli_checks.hpp): finite, in range, exit 2 otherwise.
+    namespace cli = qmmm::cli;
     app.add_option("--json", json_path, "JSON output path");
-    app.add_option("--cells", sizes, "field sizes M");
-    app.add_option("--points", npts, "points per call N");
-    app.add_option("--min-time", min_time, "seconds of timed calls per measurement");
-    app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread");
-    app.add_option("--nuclei", n_nuclei, "environment nuclei");
+    app.add_option("--cells", sizes, "field sizes M")->check(cli::int_in(1, 1'000'000'000));
+    app.add_option("--points", npts, "points per call N")->check(cli::int_in(1, 1 << 24));
+    app.add_option("--min-time", min_time, "seconds of timed calls per measurement")->check(cli::finite_in(0, 3600, "s"));
+    app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread")->check(cli::finite_in(0, 1e18));
+    app.add_option("--nuclei", n_nuclei, "environment nuclei")->check(cli::int_in(0, 1'000'000));
     bool split = false;
     app.add_flag("--split", split, "also the range-split method's rows (QMMM_METHOD_SPLIT; bench/field_split_bench.cpp)");
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
     app.add_flag("--cpu-only", cpu_only, "CPU rates only (DOUBLE/SINGLE/MIXED, 1 and all threads); needs no GPU");
-    app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates");
+    app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates")->check(cli::int_in(1, 1 << 24));
     int handles = 16;
-    app.add_option("--handles", handles, "host threads (one handle each) of the many-handles row (0: none)");
-    CLI11_PARSE(app, argc, argv);
+    app.add_option("--handles", handles, "host threads (one handle each) of the many-handles row (0: none)")
+        ->check(cli::int_in(0, 1024));
+    if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
+    if (sizes.empty() || npts.empty()) {
+        std::fprintf(stderr, "field_bench: error: --cells and --points need at least one value\n");
+        return cli::kUsageError;
+    }
+    try {  // the largest field (cells: x y z q) and the points with their results, before anything is timed
+        const double m_max = static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
+        const double n_max = static_cast<double>(std::max(*std::max_element(npts.begin(), npts.end()), cpu_points));
+        cli::check_fits_memory(4 * m_max + 6 * n_max, sizeof(double), "the largest case", "use smaller --cells or --points");
+    } catch (const qmmm::Error &e) {
+        std::fprintf(stderr, "field_bench: error: %s\n", e.what());
+        return e.status;
+    }
 
     int n_dev = 0;
     qmmm_cuda_device_count(&n_dev);

@@ -225,6 +225,8 @@ void split_rows(nlohmann::json &js, bool gpu, double min_time) {
 #ifdef QMMM_SPLIT_BENCH_MAIN
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.hpp"
+
 int main(int argc, char **argv) {
     CLI::App app{"field_split_bench: QMMM_METHOD_SPLIT beside the direct sum on the glycine environment"};
     SplitBenchOptions o;
@@ -233,13 +235,15 @@ int main(int argc, char **argv) {
     bool no_gpu = false;
     app.add_option("--json", json_path, "JSON output path");
     app.add_option("--data", o.data_dir, "directory of fragments23_density.cube.gz");
-    app.add_option("--thresholds", o.thresholds, "density thresholds of the cube (0: every grid point)");
-    app.add_option("--tolerance", o.tolerance, "requested normwise error")->check(CLI::Range(1e-11, 1e-3));
-    app.add_option("--margin", o.margin, "bohr around fragment 1's nuclei")->check(CLI::Range(0.0, 20.0));
-    app.add_option("--points", o.points, "points per call")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-    app.add_option("--min-time", o.min_time, "seconds of timed calls per row")->check(CLI::Range(0.0, 60.0));
+    namespace cli = qmmm::cli;  // the tools' number checks: finite, in range, exit 2 otherwise
+    app.add_option("--thresholds", o.thresholds, "density thresholds of the cube (0: every grid point)")
+        ->check(cli::finite_in(0, 1e3));
+    app.add_option("--tolerance", o.tolerance, "requested normwise error")->check(cli::finite_in(1e-11, 1e-3));
+    app.add_option("--margin", o.margin, "bohr around fragment 1's nuclei")->check(cli::finite_in(0, 20, "bohr"));
+    app.add_option("--points", o.points, "points per call")->check(cli::int_in(1, 1 << 20));
+    app.add_option("--min-time", o.min_time, "seconds of timed calls per row")->check(cli::finite_in(0, 60, "s"));
     app.add_flag("--no-gpu", no_gpu, "CPU rows only");
-    CLI11_PARSE(app, argc, argv);
+    if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
     o.gpu = !no_gpu;
     nlohmann::json js;
     try {

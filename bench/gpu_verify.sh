@@ -7,7 +7,8 @@
 # device machine of this project needs `bash .devkit/run.sh` around it (../shared/tools/devkit.sh).
 set -uo pipefail
 build=${1:?usage: gpu_verify.sh BUILD_DIR OUT_DIR}; out=${2:?OUT_DIR}
-# On the GPU machine a GPU test that would skip is a failure (tests/core/gpu_test.hpp, vmc check scripts).
+# On the GPU machine a GPU test that would skip is a failure, with the reason: the gtests' QMMM_REQUIRE_GPU_OR_SKIP
+# (tests/core/gpu_test.hpp) and the VMC checks' vmc_gpu_skip_or_fail (vmc_driver/tests/gpu_skip.cmake).
 export QMMM_REQUIRE_GPU=1
 mkdir -p "$out"
 status=0

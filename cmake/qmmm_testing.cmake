@@ -38,11 +38,11 @@ function(qmmm_add_valgrind name target)
   set_tests_properties(${name} PROPERTIES LABELS "cpu;memcheck" ENVIRONMENT "OMP_NUM_THREADS=2")
 endfunction()
 
-# qmmm_add_run_test(NAME EXPECT regex [LABELS l...] [ENV VAR=value...] COMMAND program args...): passes when the
-# program exits 0 AND its output matches EXPECT (tests/core/run_expect.cmake).
+# qmmm_add_run_test(NAME EXPECT regex [EXIT status] [LABELS l...] [ENV VAR=value...] COMMAND program args...):
+# passes when the program exits with EXIT (default 0) AND its output matches EXPECT (tests/core/run_expect.cmake).
 function(qmmm_add_run_test name)
-  cmake_parse_arguments(A "" "EXPECT" "LABELS;ENV;COMMAND" ${ARGN})
-  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} "-DEXPECT=${A_EXPECT}" "-DENV=${A_ENV}"
+  cmake_parse_arguments(A "" "EXPECT;EXIT" "LABELS;ENV;COMMAND" ${ARGN})
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} "-DEXPECT=${A_EXPECT}" "-DEXIT=${A_EXIT}" "-DENV=${A_ENV}"
     -P ${PROJECT_SOURCE_DIR}/tests/core/run_expect.cmake -- ${A_COMMAND})
   set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}")
 endfunction()

@@ -7,7 +7,8 @@ pkgs=(cmake make g++ gfortran pkg-config
       libgtest-dev googletest
       mpich libmpich-dev
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
-      valgrind gnuplot-nox)
+      valgrind gnuplot-nox
+      libgromacs-dev)   # XTC/TRR input of qmmm-rdf (GROMACS's own reader); MPICH is still named explicitly
 
 missing=()
 for p in "${pkgs[@]}"; do

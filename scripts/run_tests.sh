@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds qmmm-accel and runs every test (ctest), then the checks outside ctest: README.md's measured tables
-# against the committed results (scripts/readme_tables.py) and the tests of the scripts themselves
-# (scripts/tests/). Fresh Debian 12, as root: installs what is missing first.
+# against the committed results (scripts/readme_tables.py), the tests of the scripts themselves
+# (scripts/tests/) and a short fixed-seed fuzzing run (tests/fuzz/run_fuzz.sh). Fresh Debian 12, as root:
+# installs what is missing first.
 #   bash scripts/run_tests.sh            # build dir: ./build-tests (QMMM_BUILD_DIR overrides)
 #   QMMM_CTEST_ARGS="-R Dcs" bash scripts/run_tests.sh     # extra ctest arguments (a subset, say)
+#   QMMM_FUZZ_SECONDS=60 bash scripts/run_tests.sh          # each fuzz target this long (default 5)
 # CUDA is built when nvcc is found (QMMM_CUDA=AUTO); tests labelled `gpu` run where a GPU is present and are
 # reported as skipped, with the reason, where there is none. The last lines are an honest summary
 # (scripts/test_summary.py): N passed, N skipped with each distinct reason once, N failed with their names.
@@ -33,10 +35,14 @@ readme_status=0
 python3 "$root/scripts/readme_tables.py" check || readme_status=$?
 scripts_status=0
 python3 -m unittest discover -s "$root/scripts/tests" -p 'test_*.py' || scripts_status=$?
+# Every libFuzzer target a few seconds with a fixed seed, and its regression inputs, under ASan + UBSan
+# (tests/fuzz/README.md; installs clang-14 if missing, builds in build-fuzz: about 1.5 min on 2 cores).
+fuzz_status=0
+bash "$root/tests/fuzz/run_fuzz.sh" --seconds "${QMMM_FUZZ_SECONDS:-5}" || fuzz_status=$?
 
 status=0
 python3 "$root/scripts/test_summary.py" "$junit" --check "readme_tables check=$readme_status" \
-  --check "scripts/tests=$scripts_status" || status=$?
+  --check "scripts/tests=$scripts_status" --check "tests/fuzz/run_fuzz.sh=$fuzz_status" || status=$?
 # ctest failing without a failed test in the file (it could not start, say) is a failure too.
 if ((ctest_status != 0 && status == 0)); then
   echo "run_tests: ctest exited with status $ctest_status"

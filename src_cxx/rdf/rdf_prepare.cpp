@@ -166,6 +166,12 @@ void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, do
     widths[1] = volume / std::sqrt(dot(ca, ca));
     widths[2] = volume / std::sqrt(dot(ab, ab));
     limit = 0.5 * std::min({widths[0], widths[1], widths[2]});
+    // Finite vectors can still under- or overflow in the products above (found by fuzz_capi: a box of ~1e-160
+    // vectors gave a zero limit); such a cell is no use for an RDF in any unit.
+    if (!(limit > 0 && std::isfinite(limit) && std::isfinite(volume) && std::isfinite(widths[0]) &&
+          std::isfinite(widths[1]) && std::isfinite(widths[2])))
+        throw Error(QMMM_ERR_INVALID_ARG, "box: the cell is too small or too large to compute with (volume " + num(v) +
+                                              ", half width " + num(limit) + ")");
     // Rows of M^-1 (M has a, b, c as columns): fractional coordinates s = M^-1 r.
     for (int d = 0; d < 3; ++d) frac[d] = bc[d] / v, frac[3 + d] = ca[d] / v, frac[6 + d] = ab[d] / v;
     // The same cell rotated to lower-triangular form; distances are invariant.

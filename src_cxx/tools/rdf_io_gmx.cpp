@@ -6,7 +6,7 @@
 // t_trxframe), the one gmx's own tools use. It picks the format from the extension, reads single- and
 // double-precision TRR and decompresses XTC. Its fatal errors end the process (gmx_fatal), so the file is
 // checked here first (exists, readable, the format's magic number) and an incomplete last frame, which
-// GROMACS reports only through t_trxframe::not_ok, becomes an IoError naming the file and the frame.
+// GROMACS reports only through t_trxframe::not_ok, becomes a qmmm::Error naming the file and the frame.
 // Lengths: GROMACS files are in nm; frames come out in Angstrom (x 10) like every other reader.
 #include <gromacs/fileio/oenv.h>
 #include <gromacs/fileio/trxio.h>
@@ -14,7 +14,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "qmmm_accel.h"
 #include "rdf_io.hpp"
@@ -25,36 +29,110 @@ namespace {
 // XDR stores the first int of an XTC (1995) or TRR (1993) frame big-endian.
 void check_magic(const std::string &path, const std::string &format) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError(QMMM_ERR_FILE_OPEN, path + ": cannot open: " + std::strerror(errno));
+    if (!in) throw Error(QMMM_ERR_FILE_OPEN, path + ": cannot open: " + std::strerror(errno));
     unsigned char b[4] = {0, 0, 0, 0};
     in.read(reinterpret_cast<char *>(b), 4);
-    if (in.gcount() == 0) throw IoError(QMMM_ERR_FILE_FORMAT, path + ": the file is empty");
-    if (in.gcount() != 4) throw IoError(QMMM_ERR_FILE_FORMAT, path + ": the file ends inside the first frame header");
+    if (in.gcount() == 0) throw Error(QMMM_ERR_FILE_FORMAT, path + ": the file is empty");
+    if (in.gcount() != 4) throw Error(QMMM_ERR_FILE_FORMAT, path + ": the file ends inside the first frame header");
     const int32_t magic = static_cast<int32_t>((uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3]);
     const int32_t want = format == "xtc" ? 1995 : 1993;
     if (magic != want)
-        throw IoError(QMMM_ERR_FILE_FORMAT, path + ": not " + (format == "xtc" ? "an XTC" : "a TRR") +
-                                                " file (magic number " + std::to_string(magic) + ", expected " +
-                                                std::to_string(want) + ")");
+        throw Error(QMMM_ERR_FILE_FORMAT, path + ": not " + (format == "xtc" ? "an XTC" : "a TRR") +
+                                              " file (magic number " + std::to_string(magic) + ", expected " +
+                                              std::to_string(want) + ")");
+}
+
+// Big-endian XDR words from a whole file held in memory.
+struct Xdr {
+    std::vector<unsigned char> b;
+    size_t at = 0;
+    bool has(size_t n) const { return b.size() - at >= n; }
+    int32_t i32() {
+        const unsigned char *p = &b[at];
+        at += 4;
+        return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+    }
+};
+
+// GROMACS ends the process (gmx_fatal) on a frame header it cannot read: a wrong magic number, version string or
+// real size, or a frame with more atoms than the first. Every complete frame header is checked here, before
+// GROMACS sees the file, so that such a file is a FILE_FORMAT error naming the frame. An incomplete last frame is
+// left to GROMACS, which reports it through t_trxframe::not_ok (pending()).
+void check_frame_headers(const std::string &path, const std::string &format) {
+    std::ifstream in(path, std::ios::binary);
+    Xdr x;
+    x.b.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto bad = [&](int64_t frame, const std::string &what) {
+        return Error(QMMM_ERR_FILE_FORMAT, path + ": frame " + std::to_string(frame) + ": " + what);
+    };
+    int64_t natoms0 = -1;
+    for (int64_t frame = 0; x.has(4); ++frame) {
+        const int32_t magic = x.i32();
+        if (format == "xtc") {
+            if (magic != 1995) throw bad(frame, "not an XTC frame header (magic number " + std::to_string(magic) + ")");
+            if (!x.has(52)) return;
+            const int32_t n = x.i32();
+            x.at += 4 + 4 + 36;  // step, time, box
+            const int32_t n2 = x.i32();
+            if (n < 1 || n2 != n) throw bad(frame, "atom counts " + std::to_string(n) + " and " + std::to_string(n2));
+            if (natoms0 < 0) natoms0 = n;
+            if (n != natoms0)
+                throw bad(frame, std::to_string(n) + " atoms, the first frame had " + std::to_string(natoms0));
+            if (n <= 9) {  // stored uncompressed
+                x.at = std::min(x.b.size(), x.at + 12 * size_t(n));
+                continue;
+            }
+            if (!x.has(36)) return;
+            x.at += 32;  // precision, minint, maxint, smallidx
+            const int32_t bytes = x.i32();
+            if (bytes < 0) throw bad(frame, "negative compressed size " + std::to_string(bytes));
+            x.at = std::min(x.b.size(), x.at + ((size_t(bytes) + 3) / 4) * 4);
+        } else {
+            if (magic != 1993) throw bad(frame, "not a TRR frame header (magic number " + std::to_string(magic) + ")");
+            if (!x.has(4 + 4 + 12)) return;
+            const int32_t slen = x.i32(), len = x.i32();
+            if (slen != 13 || len != 12 || std::memcmp(&x.b[x.at], "GMX_trn_file", 12) != 0)
+                throw bad(frame, "not a TRR frame header (version string)");
+            x.at += 12;
+            if (!x.has(13 * 4)) return;
+            int32_t sz[13];  // ir, e, box, vir, pres, top, sym, x, v, f, natoms, step, nre
+            for (int32_t &v : sz) v = x.i32();
+            for (int k = 0; k < 11; ++k)
+                if (sz[k] < 0) throw bad(frame, "negative block size in the frame header");
+            const int32_t n = sz[10];
+            int32_t real = 0;  // GROMACS's nFloatSize: from the box, else x, v or f
+            if (sz[2]) real = sz[2] / 9;
+            else if (sz[7] && n > 0) real = sz[7] / (3 * n);
+            else if (sz[8] && n > 0) real = sz[8] / (3 * n);
+            else if (sz[9] && n > 0) real = sz[9] / (3 * n);
+            if (real != 4 && real != 8) throw bad(frame, "cannot tell single from double precision (real size " + std::to_string(real) + ")");
+            if (natoms0 < 0) natoms0 = n;
+            if (n != natoms0) throw bad(frame, std::to_string(n) + " atoms, the first frame had " + std::to_string(natoms0));
+            size_t data = 2 * size_t(real);  // t, lambda
+            for (int k : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) data += size_t(sz[k]);
+            x.at = std::min(x.b.size(), x.at + data);
+        }
+    }
 }
 
 class GmxReader : public Reader {
 public:
     GmxReader(const std::string &path, const std::string &format, const std::string &topology) : path_(path) {
         check_magic(path, format);
+        check_frame_headers(path, format);
         output_env_init_default(&oenv_);
         clear_trxframe(&fr_, true);
         have_ = read_first_frame(oenv_, &status_, path.c_str(), &fr_, TRX_NEED_X);
         if (!have_) {
             const int bad = fr_.not_ok;
             release();
-            throw IoError(QMMM_ERR_FILE_FORMAT, path + ": no frame with coordinates" +
-                                                    (bad ? std::string(" (the first frame is incomplete)") : ""));
+            throw Error(QMMM_ERR_FILE_FORMAT, path + ": no frame with coordinates" +
+                                                  (bad ? std::string(" (the first frame is incomplete)") : ""));
         }
         n_ = fr_.natoms;
         if (n_ < 1) {
             release();
-            throw IoError(QMMM_ERR_FILE_FORMAT, path + ": frame 0 has " + std::to_string(n_) + " atoms");
+            throw Error(QMMM_ERR_FILE_FORMAT, path + ": frame 0 has " + std::to_string(n_) + " atoms");
         }
         try {
             atoms_ = topology.empty() ? numbered_atoms(n_) : atoms_from_topology(topology, n_, path);
@@ -70,9 +148,9 @@ public:
     bool next(Frame &f) override {
         if (!pending()) return false;
         if (fr_.natoms != n_)
-            throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) + " has " +
-                                                    std::to_string(fr_.natoms) + " atoms, the first frame had " +
-                                                    std::to_string(n_));
+            throw Error(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) + " has " +
+                                                  std::to_string(fr_.natoms) + " atoms, the first frame had " +
+                                                  std::to_string(n_));
         f.xyz.resize(3 * size_t(n_));
         for (int64_t i = 0; i < n_; ++i)
             for (int d = 0; d < 3; ++d) f.xyz[3 * i + d] = 10.0 * double(fr_.x[i][d]);
@@ -100,8 +178,8 @@ private:
     bool pending() {
         if (have_) return true;
         if (bad_)
-            throw IoError(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) +
-                                                    " is incomplete (truncated or corrupt file)");
+            throw Error(QMMM_ERR_FILE_FORMAT, path_ + ": frame " + std::to_string(frame_) +
+                                                  " is incomplete (truncated or corrupt file)");
         return false;
     }
     void advance() {

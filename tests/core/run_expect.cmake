@@ -1,6 +1,6 @@
-# run_expect.cmake -- runs a program and passes only when it exits 0 AND its output matches EXPECT (ctest's
-# PASS_REGULAR_EXPRESSION alone would ignore the exit code).
-#   cmake -DEXPECT=<regex> [-DENV=VAR=value;...] -P run_expect.cmake -- program args...
+# run_expect.cmake -- runs a program and passes only when it exits with EXIT (default 0) AND its output matches
+# EXPECT (ctest's PASS_REGULAR_EXPRESSION alone would ignore the exit code, and WILL_FAIL would pass a crash).
+#   cmake -DEXPECT=<regex> [-DEXIT=<status>] [-DENV=VAR=value;...] -P run_expect.cmake -- program args...
 set(cmd)
 set(after OFF)
 foreach(i RANGE 1 ${CMAKE_ARGC})
@@ -22,8 +22,12 @@ foreach(kv IN LISTS ENV)
 endforeach()
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "run_expect: exit status ${rc} (expected 0)")
+if(NOT DEFINED EXIT OR EXIT STREQUAL "")
+  set(EXIT 0)
+endif()
+# STREQUAL, not EQUAL: a crash leaves rc as text ("Segmentation fault"), which must not pass either way.
+if(NOT rc STREQUAL EXIT)
+  message(FATAL_ERROR "run_expect: exit status ${rc} (expected ${EXIT})")
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")
   message(FATAL_ERROR "run_expect: output does not match '${EXPECT}'")

@@ -316,8 +316,10 @@ qmmm_options Api::make_options(bool *valid) {
         case 1: o.cell_volume = in_.ConsumeFloatingPointInRange<double>(1e-3, 2.0); break;
         default: o.cell_volume = num_.any(2.0);
     }
+    // reserved[] shrank from 8 to 2 entries when the options grew (sizeof stays 56): take its size from the header.
+    constexpr int kReserved = static_cast<int>(sizeof o.reserved / sizeof o.reserved[0]);
     if (in_.ConsumeIntegralInRange<int>(0, 7) == 0)
-        o.reserved[in_.ConsumeIntegralInRange<int>(0, 7)] = in_.ConsumeIntegral<int32_t>();
+        o.reserved[in_.ConsumeIntegralInRange<int>(0, kReserved - 1)] = in_.ConsumeIntegral<int32_t>();
     *valid = (o.backend == QMMM_BACKEND_AUTO || o.backend == QMMM_BACKEND_CPU) && o.precision >= 0 &&
              o.precision <= 2 && o.device >= -1 && o.n_threads >= 0 && std::isfinite(o.cell_volume) &&
              o.cell_volume >= 0;

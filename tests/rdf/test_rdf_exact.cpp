@@ -183,4 +183,12 @@ TEST(RdfExact, GroQuantisedEdgesOnTheGpuEqualCpu) {
     }
 }
 
+// The per-GPU host threads keep device buffers until qmmm_rdf_release(): end them so that compute-sanitizer's
+// leak check sees every allocation freed (as test_rdf_gpu.cpp does).
+class ReleaseDevices : public ::testing::Environment {
+public:
+    void TearDown() override { EXPECT_EQ(qmmm_rdf_release(), QMMM_SUCCESS); }
+};
+const auto *release_env = ::testing::AddGlobalTestEnvironment(new ReleaseDevices);
+
 }  // namespace

@@ -1,6 +1,6 @@
 # The benchmarks' command lines go through the same checks as the tools (cli_checks.hpp): usage errors exit 2 with
 # a short message before any work, a case too large for memory exits 8 (QMMM_ERR_OUT_OF_MEMORY).
-# -DDCS_BENCH=<dcs_bench> -DRDF_BENCH=<rdf_bench> -DWORK=<scratch dir>
+# -DDCS_BENCH=<dcs_bench> -DRDF_BENCH=<rdf_bench> [-DFIELD_BENCH=<field_bench>] [-DFIELD_SPLIT_BENCH=<...>] -DWORK=<scratch>
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -22,6 +22,20 @@ expect(2 "--sizes: '1e5' is not an integer" ${RDF_BENCH} --sizes 1e5)
 expect(2 "--workloads: dense not in" ${RDF_BENCH} --workloads dense)
 expect(2 "--devices lists 17 GPUs; at most 16" ${RDF_BENCH} --devices 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)
 expect(8 "the largest size needs .* GB" ${RDF_BENCH} --sizes 1000000000 --frames 10000)
+# field_bench (CUDA builds) and field_split_bench: usage errors come before any GPU or data is looked at.
+if(FIELD_BENCH)
+  expect(2 "field_bench: error: --min-time: nan is not a finite number" ${FIELD_BENCH} --min-time nan)
+  expect(2 "--cells: 0 is outside \\[1, 1000000000\\]" ${FIELD_BENCH} --cells 0)
+  expect(2 "--points: 'abc' is not an integer" ${FIELD_BENCH} --points abc)
+  expect(2 "--cpu1-limit: inf is not a finite number" ${FIELD_BENCH} --cpu1-limit inf)
+  expect(2 "--handles: -1 is outside \\[0, 1024\\]" ${FIELD_BENCH} --handles -1)
+endif()
+if(FIELD_SPLIT_BENCH)
+  expect(2 "field_split_bench: error: --tolerance: nan is not a finite number" ${FIELD_SPLIT_BENCH} --tolerance nan)
+  expect(2 "--margin: -1 is outside \\[0, 20\\] bohr" ${FIELD_SPLIT_BENCH} --margin -1)
+  expect(2 "--thresholds: inf is not a finite number" ${FIELD_SPLIT_BENCH} --thresholds inf)
+  expect(2 "--points: 0 is outside \\[1, 1048576\\]" ${FIELD_SPLIT_BENCH} --points 0)
+endif()
 if(failures)
   message(FATAL_ERROR "benchmark bad input:${failures}")
 endif()

@@ -12,8 +12,15 @@ set_tests_properties(dcs_tool_bad_input PROPERTIES LABELS cpu PASS_REGULAR_EXPRE
 
 # The benchmarks' command lines (same checks; nothing is timed).
 if(TARGET dcs_bench AND TARGET rdf_bench)
+  set(_qmmm_field_benches "")   # field_bench only in CUDA builds
+  foreach(b field_bench field_split_bench)
+    if(TARGET ${b})
+      string(TOUPPER ${b} _qmmm_b)
+      list(APPEND _qmmm_field_benches -D${_qmmm_b}=$<TARGET_FILE:${b}>)
+    endif()
+  endforeach()
   add_test(NAME bench_bad_input COMMAND ${CMAKE_COMMAND} -DDCS_BENCH=$<TARGET_FILE:dcs_bench>
-    -DRDF_BENCH=$<TARGET_FILE:rdf_bench> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/bench_bad_input
+    -DRDF_BENCH=$<TARGET_FILE:rdf_bench> ${_qmmm_field_benches} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/bench_bad_input
     -P ${_qmmm_tt}/bench_bad_input.cmake)
   set_tests_properties(bench_bad_input PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "bench bad input: ok")
 endif()
@@ -26,9 +33,11 @@ add_test(NAME install_pkgconfig_c COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT
 set_tests_properties(install_pkgconfig_c PROPERTIES LABELS "cpu;install" PASS_REGULAR_EXPRESSION "pkgconfig c: ok")
 
 # scripts/run_example.sh in a fresh build directory (CPU build: what is tested is the script, not CUDA), then
-# `cmake --install` of it. About 1.5 min on 2 cores: the only test that builds the project again.
+# `cmake --install` of it. About 1 min on 2 cores: the only test that builds the project again (a CPU build of
+# what the install needs, in its own folder); it takes 2 processors of a parallel ctest, so a 2-core CI runs it
+# alone rather than beside other tests.
 add_test(NAME run_example_install COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR}
   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/run_example_install "-DCMAKE_ARGS=-DQMMM_CUDA=OFF"
   -P ${_qmmm_tt}/run_example_install.cmake)
-set_tests_properties(run_example_install PROPERTIES LABELS "cpu;install;slow" TIMEOUT 1800
+set_tests_properties(run_example_install PROPERTIES LABELS "cpu;install;slow" TIMEOUT 1800 PROCESSORS 2
   PASS_REGULAR_EXPRESSION "run_example install: ok")

@@ -2,8 +2,10 @@
 # -DEXE (MPI build) -DNOMPI (build without MPI) -DMPIEXEC -DCHECK -DIN -DOUT=prefix -DRANKS="0|1|2|3"
 # (0 = the build without MPI, run directly) -DMODE=same|close [-DTOL=absolute tolerance for close]
 # [-DIN_FIRST=input of the first run only (e.g. the CPU reference)]
-# -DSKIP_IF_NO_GPU=1: 'SKIPPED: no usable GPU' when the CUDA backend finds none.
+# -DSKIP_IF_NO_GPU=1: 'SKIPPED: no usable GPU' when the library reports no CUDA or no device, a failure instead
+# when QMMM_REQUIRE_GPU is set (gpu_skip.cmake).
 # $ENV{QMMM_MPIEXEC} overrides MPIEXEC (the GPU machine has hydra's mpiexec on PATH, not mpiexec.mpich).
+include(${CMAKE_CURRENT_LIST_DIR}/gpu_skip.cmake)
 if(DEFINED ENV{QMMM_MPIEXEC})
   set(MPIEXEC $ENV{QMMM_MPIEXEC})
 endif()
@@ -26,8 +28,8 @@ foreach(n ${RANKS})
   execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 120)
   message("---- ${cmd}\n${o}${e}")
   if(NOT rc EQUAL 0)
-    if(SKIP_IF_NO_GPU AND e MATCHES "QMMM_ERR_NO_CUDA|QMMM_ERR_NO_DEVICE")
-      message(FATAL_ERROR "SKIPPED: no usable GPU")
+    if(SKIP_IF_NO_GPU)
+      vmc_gpu_skip_or_fail("${o}${e}")
     endif()
     message(FATAL_ERROR "run with ${n} ranks failed with ${rc}")
   endif()

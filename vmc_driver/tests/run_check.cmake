@@ -1,8 +1,10 @@
 # Runs qmmm_vmc on one or two inputs, then vmc_check on the results.
 # -DEXE -DCHECK -DIN1 -DOUT1 [-DIN2 -DOUT2] -DARGS="mode|args..." (OUT1/OUT2 stand for the results);
 # -DLAUNCH="mpiexec|-n|2": a launcher before EXE (empty: none);
-# -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the CUDA backend has no GPU.
+# -DSKIP_IF_NO_GPU=1: says 'SKIPPED: no usable GPU' (ctest: skipped) when the library reports no CUDA or no
+# device, or fails when QMMM_REQUIRE_GPU is set (gpu_skip.cmake).
 # -DEXPECT_CHECK_FAIL=regex: the runs must succeed and the check must fail saying regex.
+include(${CMAKE_CURRENT_LIST_DIR}/gpu_skip.cmake)
 foreach(i 1 2)
   if(DEFINED IN${i})
     file(REMOVE ${OUT${i}})
@@ -10,8 +12,8 @@ foreach(i 1 2)
     execute_process(COMMAND ${launch} ${EXE} ${IN${i}} ${OUT${i}} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     message("${out}${err}")
     if(NOT rc EQUAL 0)
-      if(SKIP_IF_NO_GPU AND err MATCHES "QMMM_ERR_NO_CUDA|QMMM_ERR_NO_DEVICE|no CUDA|no GPU|no device")
-        message(FATAL_ERROR "SKIPPED: no usable GPU")   # SKIP_REGULAR_EXPRESSION turns this into a skip
+      if(SKIP_IF_NO_GPU)
+        vmc_gpu_skip_or_fail("${out}${err}")
       endif()
       message(FATAL_ERROR "qmmm_vmc ${IN${i}} failed with ${rc}")
     endif()

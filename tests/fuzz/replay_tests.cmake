@@ -1,0 +1,43 @@
+# The fuzz targets in the ordinary test build (any compiler, no libFuzzer, no sanitizer): each target's source
+# with standalone_main.cpp replays the committed regression inputs and seed corpus, so every crash the fuzzers
+# found stays fixed in plain ctest. Included from tests/CMakeLists.txt. The sanitized replay and the fuzzing
+# itself: tests/fuzz/run_fuzz.sh.
+set(_qmmm_fz ${PROJECT_SOURCE_DIR}/tests/fuzz)
+
+# fuzz_capi draws its calls through LLVM's header-only FuzzedDataProvider, which comes with clang (any version).
+file(GLOB _qmmm_fdp /usr/lib/llvm-*/lib/clang/*/include/fuzzer/FuzzedDataProvider.h
+                    /usr/lib/clang/*/include/fuzzer/FuzzedDataProvider.h)
+
+# qmmm_fuzz_replay(NAME SOURCES src... [LIBS lib...]): NAME_replay and the test fuzz_replay_NAME.
+function(qmmm_fuzz_replay name)
+  cmake_parse_arguments(A "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name}_replay ${_qmmm_fz}/standalone_main.cpp ${A_SOURCES})
+  target_include_directories(${name}_replay PRIVATE ${_qmmm_fz})
+  target_link_libraries(${name}_replay PRIVATE ${A_LIBS})
+  set(dirs "")
+  foreach(d regressions corpus)
+    if(IS_DIRECTORY ${_qmmm_fz}/${d}/${name})
+      list(APPEND dirs ${_qmmm_fz}/${d}/${name})
+    endif()
+  endforeach()
+  add_test(NAME fuzz_replay_${name} COMMAND ${name}_replay ${dirs})
+  # No GPU for the replays: the targets' invariants assume AUTO means CPU, as in the fuzz build.
+  set_tests_properties(fuzz_replay_${name} PROPERTIES LABELS "cpu;fuzz" PASS_REGULAR_EXPRESSION "replayed [0-9]+ inputs"
+    ENVIRONMENT "CUDA_VISIBLE_DEVICES=;OMP_NUM_THREADS=1")
+endfunction()
+
+qmmm_fuzz_replay(fuzz_cube SOURCES ${_qmmm_fz}/fuzz_cube.cpp LIBS qmmm_accel)
+qmmm_fuzz_replay(fuzz_dcs_io SOURCES ${_qmmm_fz}/fuzz_dcs_io.cpp LIBS qmmm_dcs_io)
+qmmm_fuzz_replay(fuzz_rdf_io SOURCES ${_qmmm_fz}/fuzz_rdf_io.cpp LIBS qmmm_rdf_io)
+qmmm_fuzz_replay(fuzz_rdf_select SOURCES ${_qmmm_fz}/fuzz_rdf_select.cpp LIBS qmmm_rdf_io)
+qmmm_fuzz_replay(fuzz_vmc_readers SOURCES ${_qmmm_fz}/fuzz_vmc_readers.cpp LIBS qmmm_vmc_readers)
+if(_qmmm_fdp)
+  # Only that header, copied: clang's include folder also holds clang's own intrinsics headers, not for gcc.
+  list(GET _qmmm_fdp 0 _qmmm_fdp)
+  configure_file(${_qmmm_fdp} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include/fuzzer/FuzzedDataProvider.h COPYONLY)
+  qmmm_fuzz_replay(fuzz_capi SOURCES ${_qmmm_fz}/fuzz_capi.cpp LIBS qmmm_accel)
+  target_include_directories(fuzz_capi_replay PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include)
+else()
+  message(STATUS "qmmm-accel: no FuzzedDataProvider.h (comes with clang): fuzz_capi's inputs are replayed by "
+                 "tests/fuzz/run_fuzz.sh only")
+endif()
