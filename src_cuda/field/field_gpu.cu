@@ -196,8 +196,10 @@ private:
         mb->quit = 0;
         mb->seq = seq_;
         std::atomic_thread_fence(std::memory_order_release);
-        check(launch_persistent(precision_, dc_, mailbox_.dev, host_view(), ll_blocks_, seq_, kIdleNs, ll_stream_),
-              "persistent kernel launch");
+        const Relay init{seq_, 0u, 0, 0, {}};  // stream-ordered before the kernel; a past kernel left stop = 1
+        check(cudaMemcpyAsync(relay_.p, &init, sizeof(Relay), cudaMemcpyHostToDevice, ll_stream_), "relay reset");
+        check(launch_persistent(precision_, dc_, mailbox_.dev, relay_.p, host_view(), ll_blocks_, seq_, kIdleNs,
+                                ll_stream_), "persistent kernel launch");
         ll_running_ = true;
         ll_last_ = Clock::now();
     }
@@ -273,6 +275,7 @@ private:
         std::fill(seq_flags_.p, seq_flags_.p + nc, 0u);
         if (low_latency_) {
             mailbox_.ensure(1, "low-latency mailbox");
+            relay_.ensure(1, "low-latency relay");
             std::memset(mailbox_.p, 0, sizeof(Mailbox));
             check(cudaStreamCreateWithFlags(&ll_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
             ll_blocks_ = static_cast<int>(std::min<int64_t>(nc, n_sm_));
@@ -315,7 +318,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
-        part_.release(), seq_flags_.release(), mailbox_.release(), seg_part_.release();
+        part_.release(), seq_flags_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
@@ -336,6 +339,7 @@ private:
     PinnedBuf<double> part_;
     PinnedBuf<unsigned> seq_flags_;
     PinnedBuf<Mailbox> mailbox_;
+    DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;
     int tile_config_ = 0;
     bool latency_ = false, host_nuclear_ = true;

@@ -84,6 +84,18 @@ struct Mailbox {
     double xyz[3 * kLatencyMaxPoints];
 };
 
+// Low-latency mode, on the device: block 0 alone polls the host's mailbox and relays each request here, in device
+// memory, where the other blocks wait. (Every block polling mapped host memory put one PCIe read per SM in flight
+// all the time and made a call take ~0.9 ms on the H100 instead of a few microseconds.) The host sets seq to the
+// kernel's first sequence number and stop to 0 before each launch, in the kernel's stream.
+struct Relay {
+    unsigned seq;   // written last (release, GPU scope)
+    unsigned stop;  // 1: quit or idle, every block returns
+    int n;
+    int pad;
+    double xyz[3 * kLatencyMaxPoints];
+};
+
 // Electron term of n <= kLatencyMaxPoints points (one launch).
 cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, HostPartials out,
                            unsigned seq, cudaStream_t s);
@@ -91,8 +103,8 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 // The persistent kernel of the low-latency mode: `blocks` blocks take chunks blockIdx.x, + blocks, ...; each
 // request's results go to `out` as in launch_latency. It returns when mb->quit is set or after idle_ns without
 // a request (the host relaunches it on the next call).
-cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks,
-                              unsigned first_seq, unsigned long long idle_ns, cudaStream_t s);
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out,
+                              int blocks, unsigned first_seq, unsigned long long idle_ns, cudaStream_t s);
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).

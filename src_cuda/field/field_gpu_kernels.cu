@@ -212,11 +212,21 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-// Low-latency mode: each block waits for the host's next request in the mailbox (thread 0 polls mapped host
-// memory), computes its chunks and writes them like latency_kernel. No launch per call; the block holds its
-// SM share (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without a request.
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release_gpu(unsigned *p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Low-latency mode: block 0's thread 0 waits for the host's next request in the mailbox (mapped host memory) and
+// relays it through device memory (Relay), where the other blocks' thread 0 wait; every block then computes its
+// chunks and writes them like latency_kernel. No launch per call, one PCIe poller; each block holds its SM share
+// (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without a request.
 template <int PREC>
-__global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells c, const Mailbox *mb,
+__global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells c, const Mailbox *mb, Relay *relay,
                                                                      HostPartials out, unsigned last,
                                                                      unsigned long long idle_ns) {
     __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
@@ -228,20 +238,45 @@ __global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells
         if (threadIdx.x == 0) {
             int stop = 0;
             unsigned s = last;
-            for (;;) {
-                s = load_acquire_sys(&mb->seq);
-                if (s != last) break;
-                if (*reinterpret_cast<const volatile unsigned *>(&mb->quit) || global_ns() - since > idle_ns) {
-                    stop = 1;
-                    break;
+            if (blockIdx.x == 0) {
+                for (;;) {
+                    s = load_acquire_sys(&mb->seq);
+                    if (s != last) break;
+                    if (*reinterpret_cast<const volatile unsigned *>(&mb->quit) || global_ns() - since > idle_ns) {
+                        stop = 1;
+                        break;
+                    }
+                }
+                if (stop) {
+                    *reinterpret_cast<volatile unsigned *>(&relay->stop) = 1u;
+                } else {
+                    const int n = *reinterpret_cast<const volatile int *>(&mb->n);
+                    n_sh = n;
+                    for (int k = 0; k < 3 * n; ++k) {
+                        xyz[k] = reinterpret_cast<const volatile double *>(mb->xyz)[k];
+                        reinterpret_cast<volatile double *>(relay->xyz)[k] = xyz[k];
+                    }
+                    *reinterpret_cast<volatile int *>(&relay->n) = n;
+                    store_release_gpu(&relay->seq, s);  // the points and n before the sequence number
+                }
+            } else {
+                for (;;) {
+                    s = load_acquire_gpu(&relay->seq);
+                    if (s != last) break;
+                    if (*reinterpret_cast<const volatile unsigned *>(&relay->stop)) {
+                        stop = 1;
+                        break;
+                    }
+                }
+                if (!stop) {
+                    // Block 0 rewrites the relay only for the next request, which the host sends after every
+                    // block has written this one's chunks: these reads cannot meet the next request's points.
+                    const int n = *reinterpret_cast<const volatile int *>(&relay->n);
+                    n_sh = n;
+                    for (int k = 0; k < 3 * n; ++k) xyz[k] = reinterpret_cast<const volatile double *>(relay->xyz)[k];
                 }
             }
-            if (!stop) {
-                const int n = *reinterpret_cast<const volatile int *>(&mb->n);
-                n_sh = n;
-                for (int i = 0; i < 3 * n; ++i) xyz[i] = reinterpret_cast<const volatile double *>(mb->xyz)[i];
-                seq_sh = s;
-            }
+            seq_sh = s;
             stop_sh = stop;
         }
         __syncthreads();
@@ -481,9 +516,9 @@ cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, HostPartials o
 }
 
 template <int PREC>
-cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks, unsigned first_seq,
-                       unsigned long long idle_ns, cudaStream_t s) {
-    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, out, first_seq, idle_ns);
+cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out, int blocks,
+                       unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
+    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, relay, out, first_seq, idle_ns);
     return cudaGetLastError();
 }
 
@@ -528,12 +563,12 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
     }
 }
 
-cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, HostPartials out, int blocks,
-                              unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out,
+                              int blocks, unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, out, blocks, first_seq, idle_ns, s);
-        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, out, blocks, first_seq, idle_ns, s);
-        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, out, blocks, first_seq, idle_ns, s);
+        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
+        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
+        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
     }
 }
 
