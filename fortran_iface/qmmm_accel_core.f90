@@ -33,7 +33,7 @@ module qmmm_accel_core
     real(c_double) :: cell_volume = 0.0_c_double
     integer(c_int32_t) :: method = QMMM_METHOD_DIRECT
     integer(c_int32_t) :: flags = 0
-    real(c_double) :: tolerance = 0.0_c_double
+    real(c_double) :: tolerance = 1e-7_c_double  ! SPLIT's requested error, as qmmm_options_default sets it
     type(c_ptr) :: region = c_null_ptr   ! SPLIT: c_loc of real(c_double), target :: region(6) (lo xyz, hi xyz)
     integer(c_int32_t) :: reserved(2) = 0
   end type qmmm_options
@@ -43,7 +43,7 @@ module qmmm_accel_core
     type(c_ptr) :: ptr = c_null_ptr
   end type qmmm_field
 
-  public :: qmmm_error_message, qmmm_status_string, qmmm_version, qmmm_cuda_device_count
+  public :: qmmm_error_message, qmmm_status_string, qmmm_version, qmmm_cuda_device_count, qmmm_gpu_mps_active
   public :: qmmm_field_create, qmmm_field_eval, qmmm_field_eval_async, qmmm_field_wait
   public :: qmmm_field_backend, qmmm_field_sizes, qmmm_field_destroy
   public :: qmmm_region_around, qmmm_field_split_params, qmmm_field_split_stats
@@ -68,6 +68,11 @@ module qmmm_accel_core
     function c_qmmm_cuda_device_count(count) bind(c, name='qmmm_cuda_device_count') result(s)
       import :: c_int
       integer(c_int) :: count
+      integer(c_int) :: s
+    end function
+    function c_qmmm_gpu_mps_active(active) bind(c, name='qmmm_gpu_mps_active') result(s)
+      import :: c_int
+      integer(c_int) :: active
       integer(c_int) :: s
     end function
     function c_qmmm_field_create(f, n_cells, cell_xyz, cell_q, n_nuclei, nuc_xyz, nuc_z, opt) &
@@ -187,6 +192,15 @@ contains
     integer(c_int) :: n
     s = c_qmmm_cuda_device_count(n)
     count = n
+  end function
+
+  ! active = .true. when a CUDA MPS control daemon serves this process's pipe directory ($CUDA_MPS_PIPE_DIRECTORY,
+  ! default /tmp/nvidia-mps): a file check, also without CUDA; its limits are in qmmm_accel.h.
+  integer function qmmm_gpu_mps_active(active) result(s)
+    logical, intent(out) :: active
+    integer(c_int) :: a
+    s = c_qmmm_gpu_mps_active(a)
+    active = s == QMMM_SUCCESS .and. a /= 0
   end function
 
   ! Builds the field from cells (centres cell_xyz(3,M) in bohr, electron populations cell_q(M)) and

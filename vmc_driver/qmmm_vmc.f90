@@ -71,6 +71,7 @@ program qmmm_vmc
   end do
   call accum_finish(acc)
 
+  call field_split_totals(fld)   ! collective: the split field's points outside its region, all ranks
   call gather_results(info, wk%pos, [clock_seconds(clock_ticks() - t_start), clock_seconds(fld%ticks), &
        clock_seconds(smp%ticks_wf), clock_seconds(t_setup)])
   if (par_root) call report_final(inp, fld, smp, acc, info)

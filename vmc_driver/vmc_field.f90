@@ -5,16 +5,21 @@
 ! each measurement, the only place the field is used; 'batched' and 'per_walker' evaluate the moved
 ! electron at every step (one call per step, or one per walker: seed 004's structure). With the CUDA
 ! backend, 'measured' and 'batched' calls run asynchronously while the CPU works on the wavefunction.
+! Method (key field_method): 'direct' sums every cell; 'split' is the library's range-split field over the
+! box of the QM nuclei grown by field_margin, to field_tolerance (points outside it are summed directly).
 module vmc_field
   use, intrinsic :: iso_fortran_env, only: real64, int64
+  use, intrinsic :: iso_c_binding, only: c_loc
   use qmmm_accel
   use vmc_util
   use vmc_input, only: input_t
   use vmc_molden, only: basis_t
-  use vmc_par, only: par_select_device
+  use vmc_par, only: par_select_device, par_sum_int64, par_node_open, par_node_bcast_real, par_node_bcast_int64, &
+       par_node_close
   implicit none
   private
   public :: env_field_t, field_setup, field_start, field_start_all, field_finish, field_eval_all, field_destroy
+  public :: field_split_totals
 
   type env_field_t
     logical :: active = .false.          ! cubes were given
@@ -26,6 +31,13 @@ module vmc_field
     integer(int64) :: n_cells = 0, n_nuclei = 0
     real(real64) :: e_nuc_env = 0        ! -sum_A Z_A U_ES(R_A): QM nuclei in the environment
     integer(int64) :: ticks = 0          ! time in field calls (exposed time for asynchronous ones)
+    real(real64) :: create_seconds = 0   ! qmmm_field_create (the split's grid and cell list)
+    ! field_method = 'split': the region (lo xyz, hi xyz; bohr), what the library chose (alpha 1/bohr, r_cut and
+    ! spacing bohr, normwise error estimate), its tables (grid values, bytes), and after field_split_totals the
+    ! points evaluated and those outside the region (summed directly), over all ranks.
+    logical :: split = .false.
+    real(real64) :: region(6) = 0, alpha = 0, r_cut = 0, spacing = 0, error_estimate = 0
+    integer(int64) :: grid_values = 0, bytes = 0, n_points = 0, n_outside = 0
     type(qmmm_field) :: f
   end type
 
@@ -48,22 +60,18 @@ contains
     type(basis_t), intent(in) :: bs
     integer, intent(inout) :: local_rank, local_size
     integer, intent(in) :: n_threads
-    type(qmmm_env) :: env
     type(qmmm_options) :: opt
     real(real64) :: cell_volume, unuc(bs%natom)
-    integer :: st, i, backend_used, prec_used, device
+    real(real64), allocatable, target :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
+    real(real64), target :: region(6)
+    integer :: st, backend_used, prec_used, device
+    integer(int64) :: t0
     fld%calls = inp%field_calls
     fld%active = inp%n_cubes > 0
     fld%per_step = fld%active .and. inp%field_calls /= 'measured'
     if (.not. fld%active) return
-    st = qmmm_env_create(env)
-    call check(st, 'qmmm_env_create')
-    do i = 1, inp%n_cubes
-      st = qmmm_env_add_cube(env, trim(inp%cubes(i)), inp%density_threshold)
-      call check(st, trim(inp%cubes(i)))
-    end do
-    st = qmmm_env_sizes(env, fld%n_cells, fld%n_nuclei, cell_volume)
-    call check(st, 'qmmm_env_sizes')
+    call environment_read(inp, cell_xyz, cell_q, nuc_xyz, nuc_z, cell_volume)
+    fld%n_cells = size(cell_q, kind=int64); fld%n_nuclei = size(nuc_z, kind=int64)
     device = -1
     if (inp%backend /= 'cpu') then
       call par_select_device(inp%devices, device, local_rank, local_size, st)
@@ -75,12 +83,32 @@ contains
          inp%precision == 'mixed'), inp%precision == 'single')
     opt%n_threads = n_threads
     if (device >= 0) opt%device = device
-    st = qmmm_field_create_from_env(fld%f, env, opt)
-    call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // '''')
-    ! The constant is computed once, so always in double precision: with Z up to 8 a single or mixed field
-    ! would put 8x its error into every local energy (mixed: 5e-8 hartree on the water dimer, most of its
-    ! gap). A double field is used as it is; otherwise a CPU double field of the same environment.
-    if (opt%precision == QMMM_PRECISION_DOUBLE) then
+    fld%split = inp%field_method == 'split'
+    if (fld%split) then
+      st = qmmm_region_around(bs%xyz, inp%field_margin, region)
+      call check(st, 'the split field''s region (QM nuclei + field_margin)')
+      opt%method = QMMM_METHOD_SPLIT
+      opt%tolerance = inp%field_tolerance
+      opt%region = c_loc(region)   ! read by create only
+      fld%region = region
+    end if
+    t0 = clock_ticks()
+    opt%cell_volume = cell_volume   ! as qmmm_field_create_from_env takes it from the environment
+    st = qmmm_field_create(fld%f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=opt)
+    call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // &
+         ''' field_method=''' // trim(inp%field_method) // '''')
+    fld%create_seconds = clock_seconds(clock_ticks() - t0)
+    if (fld%split) then
+      st = qmmm_field_split_params(fld%f, fld%alpha, fld%r_cut, fld%spacing, fld%error_estimate)
+      call check(st, 'qmmm_field_split_params')
+      st = qmmm_field_split_stats(fld%f, grid_values=fld%grid_values, bytes=fld%bytes)
+      call check(st, 'qmmm_field_split_stats')
+    end if
+    ! The constant is computed once, so always in double precision by the direct sum: with Z up to 8 a single
+    ! or mixed field would put 8x its error into every local energy (mixed: 5e-8 hartree on the water dimer,
+    ! most of its gap), and the split's error is the tolerance, not rounding. A direct double field is used as
+    ! it is; otherwise a CPU direct double field of the same environment.
+    if (opt%precision == QMMM_PRECISION_DOUBLE .and. .not. fld%split) then
       st = qmmm_field_eval(fld%f, bs%xyz, unuc)
       call check(st, 'field at the QM nuclei')
     else
@@ -89,19 +117,83 @@ contains
         type(qmmm_field) :: f_dbl
         o_dbl%backend = QMMM_BACKEND_CPU
         o_dbl%n_threads = n_threads
-        st = qmmm_field_create_from_env(f_dbl, env, o_dbl)
+        o_dbl%cell_volume = cell_volume
+        st = qmmm_field_create(f_dbl, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=o_dbl)
         call check(st, 'double-precision field for the QM nuclei')
         st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
         call check(st, 'field at the QM nuclei')
         st = qmmm_field_destroy(f_dbl)
       end block
     end if
-    st = qmmm_env_destroy(env)
     st = qmmm_field_backend(fld%f, backend_used, prec_used, fld%device)
     call check(st, 'qmmm_field_backend')
     fld%backend = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
     fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls /= 'per_walker'
     fld%e_nuc_env = -sum(bs%z * unuc)
+  end subroutine
+
+  ! The environment's cells (centres, populations), nuclei and cell volume (0 for cubes of different dV), read
+  ! once per node: the node's rank 0 reads and parses the cubes and passes the arrays to the node's other
+  ! ranks, so setup does not grow with the ranks per node. The arrays are what each rank would have read, so
+  ! results are bitwise those of every rank reading (ranks of one node with different inputs each read their
+  ! own: par_node_open).
+  subroutine environment_read(inp, cell_xyz, cell_q, nuc_xyz, nuc_z, cell_volume)
+    type(input_t), intent(in) :: inp
+    real(real64), allocatable, intent(out) :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
+    real(real64), intent(out) :: cell_volume
+    type(qmmm_env) :: env
+    character(len=:), allocatable :: key
+    character(len=32) :: thr
+    integer(int64) :: n(2)
+    real(real64) :: v(1)
+    logical :: leader, shared
+    integer :: st, i
+    write(thr, '(es24.16e3)') inp%density_threshold
+    key = thr
+    do i = 1, inp%n_cubes
+      key = key // '|' // trim(inp%cubes(i))
+    end do
+    call par_node_open(key, leader, shared)
+    if (leader .or. .not. shared) then
+      st = qmmm_env_create(env)
+      call check(st, 'qmmm_env_create')
+      do i = 1, inp%n_cubes
+        st = qmmm_env_add_cube(env, trim(inp%cubes(i)), inp%density_threshold)
+        call check(st, trim(inp%cubes(i)))
+      end do
+      st = qmmm_env_sizes(env, n(1), n(2), v(1))
+      call check(st, 'qmmm_env_sizes')
+      allocate(cell_xyz(3, n(1)), cell_q(n(1)), nuc_xyz(3, n(2)), nuc_z(n(2)))
+      st = qmmm_env_copy(env, cell_xyz, cell_q, nuc_xyz, nuc_z)
+      call check(st, 'qmmm_env_copy')
+      st = qmmm_env_destroy(env)
+    end if
+    if (shared) then
+      call par_node_bcast_int64(n, 2)
+      call par_node_bcast_real(v, 1_int64)
+      if (.not. leader) allocate(cell_xyz(3, n(1)), cell_q(n(1)), nuc_xyz(3, n(2)), nuc_z(n(2)))
+      call par_node_bcast_real(cell_xyz, 3 * n(1))
+      call par_node_bcast_real(cell_q, n(1))
+      call par_node_bcast_real(nuc_xyz, 3 * n(2))
+      call par_node_bcast_real(nuc_z, n(2))
+    end if
+    call par_node_close()
+    cell_volume = v(1)
+  end subroutine
+
+  ! The split field's points evaluated and those outside its region, summed over the ranks (collective: every
+  ! rank calls it, before the report).
+  subroutine field_split_totals(fld)
+    type(env_field_t), intent(inout) :: fld
+    integer(int64) :: c(2)
+    integer :: st
+    c = 0
+    if (fld%active .and. fld%split) then
+      st = qmmm_field_split_stats(fld%f, n_points=c(1), n_outside=c(2))
+      call check(st, 'qmmm_field_split_stats')
+    end if
+    call par_sum_int64(c)
+    fld%n_points = c(1); fld%n_outside = c(2)
   end subroutine
 
   ! Starts the field at the proposed positions prop(3, nw) into uprop(nw): one call (asynchronous on

@@ -23,8 +23,8 @@ module vmc_input
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
        'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices', 'energy_every', &
-       'cusp_rc_z', 'cusp_rc_max', 'balance_walkers']
-  character(len=*), parameter :: KINDS = 'sSrlrriiiirlIsssiiisIlsirrl'
+       'cusp_rc_z', 'cusp_rc_max', 'balance_walkers', 'field_method', 'field_tolerance', 'field_margin']
+  character(len=*), parameter :: KINDS = 'sSrlrriiiirlIsssiiisIlsirrlsrr'
 
   type input_t
     character(len=512) :: path = ''       ! the input file itself (for messages)
@@ -40,6 +40,10 @@ module vmc_input
     integer(int64) :: seed = 0, first_walker = 0
     character(len=16) :: backend = 'auto', precision = 'double', field_calls = 'measured'
     character(len=64) :: devices = ''   ! CUDA device spec for the ranks of a node ('' = QMMM_DEVICE or round robin)
+    ! The field's method: 'direct' (every cell) or 'split' (range-split, QMMM_METHOD_SPLIT) with its requested
+    ! normwise error and the region around the QM nuclei (margin, bohr) where it interpolates.
+    character(len=16) :: field_method = 'direct'
+    real(real64) :: field_tolerance = 1e-7_real64, field_margin = 4.0_real64
   end type
 
   ! The reader's state: the file, the line of each key's assignment, the first error.
@@ -387,12 +391,13 @@ contains
     logical :: jastrow, tune_moves, cusp_correction, balance_walkers
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every, energy_every
     integer(int64) :: seed, first_walker
-    character(len=16) :: backend, precision, field_calls
+    character(len=16) :: backend, precision, field_calls, field_method
     character(len=64) :: devices
+    real(real64) :: field_tolerance, field_margin
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
          n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices, energy_every, &
-         cusp_rc_z, cusp_rc_max, balance_walkers
+         cusp_rc_z, cusp_rc_max, balance_walkers, field_method, field_tolerance, field_margin
     integer :: u, ios
     character(len=512) :: msg
 
@@ -403,6 +408,7 @@ contains
     n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
     backend = 'auto'; precision = 'double'; field_calls = 'measured'; devices = ''
     energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64; balance_walkers = .false.
+    field_method = 'direct'; field_tolerance = 1e-7_real64; field_margin = 4.0_real64
 
     msg = ''
     open(newunit=u, file=rd%path, status='old', action='read', iostat=ios, iomsg=msg)
@@ -425,6 +431,8 @@ contains
     inp%devices = adjustl(devices)
     inp%energy_every = energy_every; inp%cusp_rc_z = cusp_rc_z; inp%cusp_rc_max = cusp_rc_max
     inp%balance_walkers = balance_walkers
+    inp%field_method = lower(adjustl(field_method))
+    inp%field_tolerance = field_tolerance; inp%field_margin = field_margin
   end subroutine
 
   ! ---- values: every number through need (finite, in range), then the rules between keys ----
@@ -439,6 +447,9 @@ contains
     call need(rd, 'move_length', inp%move_length, 0.0_real64, 100.0_real64, '()', 'bohr')
     call need(rd, 'cusp_rc_z', inp%cusp_rc_z, 0.0_real64, 2.0_real64, '(]', 'bohr x Z')
     call need(rd, 'cusp_rc_max', inp%cusp_rc_max, 0.0_real64, 1.0_real64, '(]', 'bohr')
+    ! The library's range of the split method's tolerance (normwise, dimensionless).
+    call need(rd, 'field_tolerance', inp%field_tolerance, 1e-11_real64, 1e-3_real64, '[]', '(normwise error)')
+    call need(rd, 'field_margin', inp%field_margin, 0.0_real64, 100.0_real64, '[]', 'bohr')
     call need(rd, 'n_walkers', int(inp%n_walkers, int64), 1_int64, 10000000_int64, '')
     call need(rd, 'n_equil', int(inp%n_equil, int64), 0_int64, 1000000000_int64, 'sweeps')
     call need(rd, 'n_blocks', int(inp%n_blocks, int64), 2_int64, 100000000_int64, '(an error bar needs two blocks)')
@@ -481,6 +492,19 @@ contains
     case ('measured', 'batched', 'per_walker')
     case default
       call bad('field_calls', "must be 'measured', 'batched' or 'per_walker' (got '" // trim(inp%field_calls) // "')")
+    end select
+    select case (inp%field_method)
+    case ('direct')
+      ! Keys of the split method alone: given with 'direct' they would silently do nothing.
+      if (rd%key_line(key_number('field_tolerance')) > 0) call bad('field_tolerance', &
+           "applies to field_method = 'split' only (field_method is 'direct')")
+      if (rd%key_line(key_number('field_margin')) > 0) call bad('field_margin', &
+           "applies to field_method = 'split' only (field_method is 'direct')")
+    case ('split')
+      if (inp%precision /= 'double') call bad('field_method', "= 'split' needs precision = 'double' (got '" // &
+           trim(inp%precision) // "'): the range-split field runs in double precision only")
+    case default
+      call bad('field_method', "must be 'direct' or 'split' (got '" // trim(inp%field_method) // "')")
     end select
   contains
     subroutine bad(key, what)
@@ -527,7 +551,7 @@ contains
     character(len=24) :: s
     write(s, '(g0)') x
     if (x == aint(x) .and. abs(x) < 1e7_real64) write(s, '(i0)') int(x)
-    if (abs(x) >= 1e7_real64) write(s, '(es8.1)') x
+    if (abs(x) >= 1e7_real64 .or. (x /= 0 .and. abs(x) < 1e-2_real64)) write(s, '(es8.1)') x
     s = adjustl(s)
   end function
 

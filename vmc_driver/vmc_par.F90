@@ -15,10 +15,15 @@ module vmc_par
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
        par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi, &
-       par_rebalance, thread_id, threads_start
+       par_rebalance, thread_id, threads_start, par_node_open, par_node_bcast_real, par_node_bcast_int64, &
+       par_node_close
 
   integer, public, protected :: par_rank = 0, par_size = 1
   integer, allocatable :: share_n(:)   ! walkers per rank after par_rebalance (unallocated: even shares)
+#ifdef QMMM_VMC_MPI
+  type(MPI_Comm) :: node_comm          ! the ranks of this node, between par_node_open and par_node_close
+  integer(int64), parameter :: CHUNK = 2_int64**28   ! values per broadcast (MPI counts are default integers)
+#endif
   logical, public, protected :: par_root = .true.
   logical, parameter :: par_have_mpi = &
 #ifdef QMMM_VMC_MPI
@@ -244,6 +249,60 @@ contains
     call MPI_Comm_free(node)
 #else
     local_rank = 0; local_size = 1
+#endif
+  end subroutine
+
+  ! Data read once per node (the cubes): par_node_open makes the node's communicator (MPI_COMM_TYPE_SHARED);
+  ! leader = this rank is the node's rank 0; shared = every rank of the node has the leader's key (what it
+  ! would read), so the leader reads and par_node_bcast_* pass it on. Ranks that disagree (an MPMD launch with
+  ! different inputs) make shared false on the whole node: then every rank reads its own, as before, and
+  ! reports its own errors. Collective over MPI_COMM_WORLD; without MPI: leader, shared.
+  subroutine par_node_open(key, leader, shared)
+    character(len=*), intent(in) :: key
+    logical, intent(out) :: leader, shared
+#ifdef QMMM_VMC_MPI
+    character(len=:), allocatable :: k
+    integer :: r, n
+    logical :: same
+    call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, par_rank, MPI_INFO_NULL, node_comm)
+    call MPI_Comm_rank(node_comm, r)
+    leader = r == 0
+    n = len(key)
+    call MPI_Bcast(n, 1, MPI_INTEGER, 0, node_comm)   ! the leader's length, so every rank joins the next one
+    allocate(character(len=n) :: k)
+    if (leader) k = key
+    call MPI_Bcast(k, n, MPI_CHARACTER, 0, node_comm)
+    same = len(key) == n .and. k == key
+    call MPI_Allreduce(same, shared, 1, MPI_LOGICAL, MPI_LAND, node_comm)
+#else
+    leader = .true.; shared = .true.
+#endif
+  end subroutine
+
+  ! x(1:n) of the node's rank 0, on every rank of the node (after par_node_open gave shared).
+  subroutine par_node_bcast_real(x, n)
+    real(real64), intent(inout) :: x(*)
+    integer(int64), intent(in) :: n
+#ifdef QMMM_VMC_MPI
+    integer(int64) :: i, c
+    do i = 1, n, CHUNK
+      c = min(CHUNK, n - i + 1)
+      call MPI_Bcast(x(i), int(c), MPI_DOUBLE_PRECISION, 0, node_comm)
+    end do
+#endif
+  end subroutine
+
+  subroutine par_node_bcast_int64(x, n)
+    integer(int64), intent(inout) :: x(*)
+    integer, intent(in) :: n
+#ifdef QMMM_VMC_MPI
+    call MPI_Bcast(x, n, MPI_INTEGER8, 0, node_comm)
+#endif
+  end subroutine
+
+  subroutine par_node_close()
+#ifdef QMMM_VMC_MPI
+    call MPI_Comm_free(node_comm)
 #endif
   end subroutine
 

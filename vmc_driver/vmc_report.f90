@@ -10,6 +10,7 @@ module vmc_report
   use vmc_accum, only: accum_t
   use vmc_par, only: par_size, par_rank, par_root, par_have_mpi, par_host, par_gather_text, par_gather_int, &
        par_gather_real, par_gatherv_real
+  use qmmm_accel, only: qmmm_gpu_mps_active, QMMM_SUCCESS
   implicit none
   private
   public :: run_info_t, gather_rank_info, gather_results, report_header, report_blocks_start, report_final
@@ -17,24 +18,37 @@ module vmc_report
   ! What the report needs beyond the sampler's, accumulator's and field's own state (rank 0's copy).
   type run_info_t
     integer :: nw_total = 0, ne = 0, na = 0, nb = 0, nbf = 0
-    character(len=160), allocatable :: rank_lines(:)   ! one line per rank: host, device, walkers
-    integer, allocatable :: rank_info(:, :)            ! (5, ranks): device, local rank, first walker, walkers, threads
+    character(len=176), allocatable :: rank_lines(:)   ! one line per rank: host, device, walkers, MPS
+    integer, allocatable :: rank_info(:, :)            ! (6, ranks): device, local rank, first walker, walkers,
+                                                       ! threads, MPS (MPS_NONE, MPS_OFF, MPS_ON, MPS_UNKNOWN)
     real(real64), allocatable :: rank_times(:, :)      ! (4, ranks): total, field, wavefunction, setup (s)
     real(real64) :: checksum = 0                       ! sum of all final electron coordinates
   end type
 
+  ! Whether CUDA MPS serves a rank's GPU field (ranks sharing a GPU run concurrently only through it).
+  integer, parameter :: MPS_NONE = -1, MPS_OFF = 0, MPS_ON = 1, MPS_UNKNOWN = 2
+  character(len=7), parameter :: MPS_WORD(-1:2) = [character(len=7) :: 'none', 'off', 'on', 'unknown']
+
 contains
 
-  ! Every rank's place (host, node-local rank, device, walkers, threads) to rank 0; after par_rebalance
+  ! Every rank's place (host, node-local rank, device, walkers, threads, MPS) to rank 0; after par_rebalance
   ! (rebalanced) only the numbers, and rank 0 prints the new shares.
   subroutine gather_rank_info(info, fld, local_rank, local_size, w0, nw, nt, rebalanced)
     type(run_info_t), intent(inout) :: info
     type(env_field_t), intent(in) :: fld
     integer, intent(in) :: local_rank, local_size, w0, nw, nt
     logical, intent(in), optional :: rebalanced
+    integer :: mps
+    logical :: on
     if (.not. allocated(info%rank_info)) &
-         allocate(info%rank_lines(par_size), info%rank_info(5, par_size), info%rank_times(4, par_size))
-    call par_gather_int([fld%device, local_rank, w0, nw, nt], info%rank_info)
+         allocate(info%rank_lines(par_size), info%rank_info(6, par_size), info%rank_times(4, par_size))
+    mps = MPS_NONE
+    if (fld%backend == 'cuda') then
+      ! A pipe that cannot be inspected is reported, not fatal: MPS changes speed, never results.
+      mps = MPS_UNKNOWN
+      if (qmmm_gpu_mps_active(on) == QMMM_SUCCESS) mps = merge(MPS_ON, MPS_OFF, on)
+    end if
+    call par_gather_int([fld%device, local_rank, w0, nw, nt, mps], info%rank_info)
     if (present(rebalanced)) then
       if (par_root) write(output_unit, '(a,*(1x,i0))') '  walkers per rank after balancing (equilibration speed):', &
            info%rank_info(4, :)
@@ -42,8 +56,8 @@ contains
     end if
     call par_gather_text('  rank ' // itoa(par_rank) // ' host ' // trim(par_host()) // ' (local rank ' // &
          itoa(local_rank) // ' of ' // itoa(local_size) // ')  backend ' // trim(fld%backend) // '  device ' // &
-         itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1) // '  threads ' // itoa(nt), &
-         info%rank_lines)
+         itoa(fld%device) // '  walkers ' // itoa(w0) // '..' // itoa(w0 + nw - 1) // '  threads ' // itoa(nt) // &
+         trim(merge('  mps ' // MPS_WORD(mps), repeat(' ', 13), mps /= MPS_NONE)), info%rank_lines)
   end subroutine
 
   ! Final positions (their sum: the checksum of the configurations) and every rank's times to rank 0.
@@ -69,6 +83,7 @@ contains
     write(output_unit, '(a,i0,a,i0,a)') '  environment   ', fld%n_cells, ' cells, ', fld%n_nuclei, &
          ' nuclei; field backend ' // trim(fld%backend) // ', precision ' // trim(inp%precision) // ', calls ' // &
          trim(inp%field_calls)
+    if (fld%split) call report_split_setup(inp, fld)
     write(output_unit, '(a,l1,a,f8.4,a,f8.4,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', &
          inp%b_en, '  cusp_correction ', inp%cusp_correction
     write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', info%nw_total, ', equilibration sweeps ', &
@@ -79,6 +94,19 @@ contains
     do r = 1, par_size
       write(output_unit, '(a)') trim(info%rank_lines(r))
     end do
+  end subroutine
+
+  ! The range-split field: what was asked, the region, what the library chose and built, and its setup time.
+  subroutine report_split_setup(inp, fld)
+    type(input_t), intent(in) :: inp
+    type(env_field_t), intent(in) :: fld
+    write(output_unit, '(a,es8.1,a,f6.2,a,3f9.3,a,3f9.3,a)') '  field method  split, tolerance ', &
+         inp%field_tolerance, ', region = QM nuclei + ', inp%field_margin, ' bohr: (', fld%region(1:3), ') .. (', &
+         fld%region(4:6), ')'
+    write(output_unit, '(a,f7.3,a,f7.3,a,f7.4,a,es9.2,a,i0,a,f9.1,a,f8.3,a)') '                alpha ', fld%alpha, &
+         ' /bohr, r_cut ', fld%r_cut, ' bohr, spacing ', fld%spacing, ' bohr, error estimate ', fld%error_estimate, &
+         '; ', fld%grid_values, ' grid values, ', real(fld%bytes, real64) / 2.0_real64**20, ' MiB; setup ', &
+         fld%create_seconds, ' s'
   end subroutine
 
   subroutine report_blocks_start(delta)
@@ -119,6 +147,9 @@ contains
     write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a,f10.3,a)') '  time (s)      total ', t(1), '  field ', t(2), &
          '  wavefunction ', t(3), '  rest ', t(1) - t(2) - t(3)
     write(output_unit, '(a,f10.3,a)') '                (of which setup: cubes, field, walkers ', t(4), ')'
+    if (fld%split) write(output_unit, '(a,i0,a,i0,a,f7.3,a)') '  split field   ', fld%n_points, &
+         ' points evaluated, ', fld%n_outside, ' outside the region (summed directly: ', &
+         100 * real(fld%n_outside, real64) / max(fld%n_points, 1_int64), ' %)'
     if (par_size > 1) write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a)') '  ranks (max)   field ', &
          maxval(info%rank_times(2, :)), '  wavefunction ', maxval(info%rank_times(3, :)), '  setup ', &
          maxval(info%rank_times(4, :))
@@ -132,6 +163,23 @@ contains
     call js%put('backend', trim(fld%backend))
     call js%put('precision', trim(inp%precision))
     call js%put('field_calls', trim(inp%field_calls))
+    call js%put('field_method', trim(inp%field_method))
+    if (fld%split) then
+      call js%begin_object('field_split')   ! bohr; tolerance and error_estimate normwise; setup_seconds: create
+      call js%put('tolerance', inp%field_tolerance)
+      call js%put('margin', inp%field_margin)
+      call js%put('region', fld%region)
+      call js%put('alpha', fld%alpha)
+      call js%put('r_cut', fld%r_cut)
+      call js%put('spacing', fld%spacing)
+      call js%put('error_estimate', fld%error_estimate)
+      call js%put('grid_values', fld%grid_values)
+      call js%put('bytes', fld%bytes)
+      call js%put('setup_seconds', fld%create_seconds)
+      call js%put('n_points', fld%n_points)            ! all ranks
+      call js%put('n_outside', fld%n_outside)
+      call js%end()
+    end if
     call js%put('n_cells', fld%n_cells)
     call js%put('n_electrons', info%ne)
     call js%put('n_walkers', info%nw_total)
@@ -177,6 +225,7 @@ contains
       call js%put('first_walker', info%rank_info(3, r))
       call js%put('walkers', info%rank_info(4, r))
       call js%put('threads', info%rank_info(5, r))
+      if (info%rank_info(6, r) /= MPS_NONE) call js%put('mps', trim(MPS_WORD(info%rank_info(6, r))))
       call put_times(info%rank_times(:, r), .false.)
       call js%end()
     end do

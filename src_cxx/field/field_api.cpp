@@ -108,6 +108,7 @@ QMMM_API int qmmm_options_default(qmmm_options *opt) {
         opt->backend = QMMM_BACKEND_AUTO;
         opt->precision = QMMM_PRECISION_DOUBLE;
         opt->device = -1;
+        opt->tolerance = qmmm::kSplitDefaultTolerance;
         return QMMM_SUCCESS;
     });
 }

@@ -16,7 +16,6 @@ namespace qmmm {
 
 namespace {
 
-constexpr double kDefaultTolerance = 1e-7;
 constexpr double kMinTolerance = 1e-11, kMaxTolerance = 1e-3;
 // Interpolation error of a level is estimated as |I_2h L - L| / 2^8 (the order-8 error ratio of halving h)
 // times this safety factor, at the level's own nodes.
@@ -456,10 +455,11 @@ void check_split_options(const qmmm_options &o) {
             throw Error(QMMM_ERR_INVALID_ARG, "opt->region is set but opt->method is DIRECT (the region is for SPLIT)");
         return;
     }
-    if (!(o.tolerance == 0 || (o.tolerance >= kMinTolerance && o.tolerance <= kMaxTolerance)))
+    // 0 is refused too: a zeroed struct must not silently mean some tolerance (qmmm_options_default sets one).
+    if (!(o.tolerance >= kMinTolerance && o.tolerance <= kMaxTolerance))
         throw Error(QMMM_ERR_INVALID_ARG,
-                    strfmt("opt->tolerance = %g: the split method needs %g <= tolerance <= %g (0 = default %g)",
-                           o.tolerance, kMinTolerance, kMaxTolerance, kDefaultTolerance));
+                    strfmt("opt->tolerance = %g: the split method needs %g <= tolerance <= %g (qmmm_options_default "
+                           "sets %g)", o.tolerance, kMinTolerance, kMaxTolerance, kSplitDefaultTolerance));
     if (o.precision != QMMM_PRECISION_DOUBLE)
         throw Error(QMMM_ERR_UNSUPPORTED, strfmt("opt->precision = %d: the split method runs in double precision only "
                                                  "(QMMM_PRECISION_DOUBLE)", o.precision));
@@ -485,7 +485,7 @@ FieldData split_direct_data(const FieldData &d) {
 
 void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine) {
     const auto t0 = Clock::now();
-    const double tol = o.tolerance > 0 ? o.tolerance : kDefaultTolerance;
+    const double tol = o.tolerance;  // check_split_options has bounded it
     const double alpha = choose_alpha(tol);
     const double rc = erfc_inverse(kSplitTruncShare * tol) / alpha;
     m.info = SplitInfo{};

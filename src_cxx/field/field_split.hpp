@@ -20,6 +20,8 @@
 
 namespace qmmm {
 
+// opt->tolerance as qmmm_options_default sets it (SPLIT only; DIRECT never reads it).
+constexpr double kSplitDefaultTolerance = 1e-7;
 // Shares of the tolerance.
 constexpr double kSplitTruncShare = 0.1;
 constexpr double kSplitInterpShare = 0.4;

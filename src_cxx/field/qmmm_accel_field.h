@@ -31,7 +31,9 @@ typedef struct qmmm_options {
                            cell centre (see qmmm_field_eval); 0 = unknown (default) */
     int32_t method;     /* QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
     int32_t flags;      /* QMMM_FLAG_* bits; 0 = none (default) */
-    double tolerance;   /* SPLIT: requested max normwise error, 1e-11 .. 1e-3; 0 = the method's default (1e-7) */
+    double tolerance;   /* SPLIT: requested max normwise error, 1e-11 .. 1e-3 (default 1e-7); anything else,
+                           0 included, is QMMM_ERR_INVALID_ARG. DIRECT does not use it (0 stays valid there);
+                           for every method it must be finite and >= 0 */
     const double *region; /* SPLIT: the QM region where points are interpolated, 6 doubles lo_x lo_y lo_z hi_x hi_y
                              hi_z (bohr; qmmm_region_around makes one), read by create only; required for SPLIT */
     int32_t reserved[2];/* zero; room for later options without breaking the ABI (sizeof = 56 bytes) */

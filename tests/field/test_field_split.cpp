@@ -262,6 +262,10 @@ TEST(SplitOptions, BadOptionsAreRejectedWithTheirName) {
     const Case cases[] = {
         {"NaN tolerance", [](qmmm_options &o, const double *) { o.tolerance = std::nan(""); }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
         {"negative tolerance", [](qmmm_options &o, const double *) { o.tolerance = -1e-7; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
+        {"zero tolerance", [](qmmm_options &o, const double *) { o.tolerance = 0; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
+        {"negative zero tolerance", [](qmmm_options &o, const double *) { o.tolerance = -0.0; }, QMMM_ERR_INVALID_ARG,
+         "opt->tolerance"},
+        {"tolerance -1", [](qmmm_options &o, const double *) { o.tolerance = -1; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
         {"infinite tolerance", [](qmmm_options &o, const double *) { o.tolerance = INFINITY; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
         {"tolerance too small", [](qmmm_options &o, const double *) { o.tolerance = 1e-14; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
         {"tolerance too large", [](qmmm_options &o, const double *) { o.tolerance = 0.1; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
@@ -297,14 +301,36 @@ TEST(SplitOptions, BadOptionsAreRejectedWithTheirName) {
         EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), 0, nullptr, nullptr, &o), status[i]);
         EXPECT_NE(std::string(qmmm_error_message()).find("opt->region"), std::string::npos) << qmmm_error_message();
     }
-    // Tolerance 0 is the documented default (1e-7).
-    qmmm_field f = make_field(s, 0.0, QMMM_METHOD_SPLIT, 0.0, region);
-    ASSERT_NE(f, nullptr) << qmmm_error_message();
+    // qmmm_options_default's tolerance is the documented 1e-7: the split built with it estimates at most that.
+    qmmm_options def;
+    ASSERT_EQ(qmmm_options_default(&def), QMMM_SUCCESS);
+    EXPECT_EQ(def.tolerance, 1e-7);
+    def.backend = QMMM_BACKEND_CPU, def.method = QMMM_METHOD_SPLIT, def.region = region;
+    qmmm_field f = nullptr;
+    ASSERT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),
+                                s.nuc_z.data(), &def),
+              QMMM_SUCCESS)
+        << qmmm_error_message();
     double est = 0;
     ASSERT_EQ(qmmm_field_split_params(f, nullptr, nullptr, nullptr, &est), QMMM_SUCCESS);
     EXPECT_LE(est, 1e-7);
     EXPECT_GT(est, 0.0);
     qmmm_field_destroy(f);
+    // DIRECT does not use the tolerance: 0 (a zeroed struct, older callers) and the default give the same field,
+    // bitwise; a non-finite or negative one is refused for every method.
+    {
+        std::vector<double> p = qmmm_split_test::region_points(region, 64, 5), u0(64), u1(64);
+        qmmm_field d0 = make_field(s, 0.0, QMMM_METHOD_DIRECT, 0.0, nullptr);
+        qmmm_field d1 = make_field(s, 0.0, QMMM_METHOD_DIRECT, 1e-7, nullptr);
+        ASSERT_NE(d0, nullptr) << qmmm_error_message();
+        ASSERT_NE(d1, nullptr) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval(d0, 64, p.data(), u0.data()), QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_field_eval(d1, 64, p.data(), u1.data()), QMMM_SUCCESS);
+        for (int i = 0; i < 64; ++i) EXPECT_EQ(u0[i], u1[i]) << i;
+        qmmm_field_destroy(d0), qmmm_field_destroy(d1);
+        EXPECT_EQ(make_field(s, 0.0, QMMM_METHOD_DIRECT, std::nan(""), nullptr), nullptr);
+        EXPECT_NE(std::string(qmmm_error_message()).find("opt->tolerance"), std::string::npos) << qmmm_error_message();
+    }
     // The split's reports on a DIRECT field, and on no field.
     qmmm_field d = make_field(s, 0.0, QMMM_METHOD_DIRECT, 0, nullptr);
     EXPECT_EQ(qmmm_field_split_params(d, nullptr, nullptr, nullptr, nullptr), QMMM_ERR_UNSUPPORTED);

@@ -55,6 +55,9 @@ program test_field_split_fortran
   s = qmmm_field_create(fa, cells, q, nuc, z, backend=QMMM_BACKEND_CPU, method=QMMM_METHOD_SPLIT, &
        tolerance=-1.0_c_double, region=region)
   call expect(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'opt->tolerance') > 0, 'negative tolerance')
+  s = qmmm_field_create(fa, cells, q, nuc, z, backend=QMMM_BACKEND_CPU, method=QMMM_METHOD_SPLIT, &
+       tolerance=0.0_c_double, region=region)
+  call expect(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'opt->tolerance') > 0, 'zero tolerance')
   s = qmmm_field_create(fa, cells, q, nuc, z, backend=QMMM_BACKEND_CPU, method=QMMM_METHOD_SPLIT)
   call expect(s == QMMM_ERR_NULL_ARG .and. index(qmmm_error_message(), 'opt->region') > 0, 'no region')
 

@@ -32,8 +32,8 @@ set_target_properties(vmc_overlap_check PROPERTIES Fortran_MODULE_DIRECTORY ${CM
 foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden
     water_dimer/water1_embedded.molden)
   get_filename_component(n ${sys} NAME_WE)
-  add_test(NAME vmc_overlap_${n} COMMAND vmc_overlap_check ${PROJECT_SOURCE_DIR}/data/${sys} 1e-10)
-  set_tests_properties(vmc_overlap_${n} PROPERTIES LABELS "vmc" PASS_REGULAR_EXPRESSION "vmc_overlap_check: all passed")
+  qmmm_add_run_test(vmc_overlap_${n} EXPECT "vmc_overlap_check: all passed" LABELS vmc
+    COMMAND $<TARGET_FILE:vmc_overlap_check> ${PROJECT_SOURCE_DIR}/data/${sys} 1e-10)
 endforeach()
 
 set(VMC_OUT ${CMAKE_CURRENT_BINARY_DIR}/test_results)
@@ -103,6 +103,12 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 # the same values summed in the same order, so on the CPU field bitwise the same results.
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
+# Issue 16: the range-split field (tolerance 1e-8) against the direct one, same seed: the same configurations and
+# energies within 1e-6 hartree; the split run reports its field (field_split.*), and the nuclei's constant is
+# the direct sum's in both (bitwise).
+vmc_case(vmc_field_split_vs_direct IN1 field_method_split.nml IN2 field_method_direct.nml
+  ARGS close OUT1 OUT2 1e-6 && exact OUT1 field_split.n_points OUT1 field_split.n_points 0
+  && exact OUT1 parts.nucleus_environment OUT2 parts.nucleus_environment 0)
 # Walkers on threads: 1, 2, 3 threads (OMP_NUM_THREADS, and the key n_threads = 3 overriding it), per-step
 # field calls on 2 threads, and (with MPI) 2 ranks x 2 threads: all bitwise the same.
 set(thr_runs "1:${VMC_T}/inputs/threads_env.nml:0|2:${VMC_T}/inputs/threads_env.nml:0|3:${VMC_T}/inputs/threads_env.nml:0|1:${VMC_T}/inputs/threads_key.nml:0|2:${VMC_T}/inputs/threads_batched.nml:0")
@@ -146,6 +152,15 @@ vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000
 vmc_bad(two_values bad_two_values.nml "bad_two_values.nml:3: key 'n_walkers' takes one value, not '5 6'")
 vmc_bad(sweeps bad_sweeps.nml "bad_sweeps.nml:3: key 'n_blocks' x steps_per_block \\+ n_equil = 10000000100 sweeps")
 vmc_bad(threads bad_threads.nml "bad_threads.nml:3: key 'n_threads' = 5000 must be in \\[0, 1024\\]")
+vmc_bad(field_method bad_field_method.nml "bad_field_method.nml:3: key 'field_method' must be 'direct' or 'split'")
+vmc_bad(field_tolerance bad_field_tolerance.nml
+  "bad_field_tolerance.nml:3: key 'field_tolerance' = 0.0+ must be in \\[1.0E-11, 1.0E-03\\]")
+vmc_bad(field_tolerance_nan bad_field_tolerance_nan.nml
+  "bad_field_tolerance_nan.nml:3: key 'field_tolerance' = NaN is not a finite number")
+vmc_bad(field_split_single bad_field_split_single.nml
+  "bad_field_split_single.nml:4: key 'field_method' = 'split' needs precision = 'double' \\(got 'single'\\)")
+vmc_bad(field_margin_direct bad_field_margin_direct.nml
+  "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
 vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
