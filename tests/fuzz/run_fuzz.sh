@@ -95,18 +95,19 @@ run_one() {
 }
 
 status=0
-pids=()
 names=()
 for t in "${targets[@]}"; do
   [[ -x $bin/$t ]] || { echo "FAIL $t: not built"; status=1; continue; }
   while (($(jobs -rp | wc -l) >= parallel)); do sleep 0.2; done
   run_one "$t" >"$work/$t.result" &
-  pids+=($!)
   names+=("$t")
 done
-for i in "${!pids[@]}"; do
-  if ! wait "${pids[$i]}"; then status=1; fi
-  cat "$work/${names[$i]}.result"
+# Each target's outcome is its result file: `jobs` above may already have reaped a finished job, so waiting on
+# its pid could fail with "not a child of this shell" although the target passed.
+wait
+for t in "${names[@]}"; do
+  cat "$work/$t.result"
+  grep -q '^ok ' "$work/$t.result" || status=1
 done
 if ((status)); then
   for t in "${names[@]}"; do
