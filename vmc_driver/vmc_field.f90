@@ -200,8 +200,10 @@ contains
   ! CUDA) or one call per walker; field_finish completes it.
   subroutine field_start(fld, prop, uprop)
     type(env_field_t), intent(inout) :: fld
-    real(real64), intent(in) :: prop(:,:)
-    real(real64), intent(inout) :: uprop(:)
+    ! contiguous and target: the asynchronous call keeps uprop's address until field_finish, so it must be the
+    ! walkers' own array, never a packed temporary that is freed on return (that corrupted the heap on CUDA).
+    real(real64), intent(in), contiguous, target :: prop(:,:)
+    real(real64), intent(inout), contiguous, target :: uprop(:)
     integer(int64) :: t0
     integer :: w, st
     if (.not. fld%per_step) return

@@ -373,7 +373,9 @@ int qmmm_rdf_results(qmmm_rdf hh, double *r_mid, double *g, double *n_cum, int64
             const double cnt = double(h->hist[k]);
             if (g) {
                 const double ideal = double(h->frames) * h->n_pairs * kFourThirdsPi * (hi * hi * hi - lo * lo * lo) / (vbar > 0 ? vbar : 1);
-                g[k] = h->frames ? cnt / ideal : 0.0;
+                // A shell whose volume rounds to 0 (bins of ~1e-100) has no ideal count: g is 0 there, never NaN
+                // (found by fuzz_capi).
+                g[k] = h->frames && ideal > 0 && std::isfinite(ideal) ? cnt / ideal : 0.0;
             }
             cum += cnt * per_pair;
             if (n_cum) n_cum[k] = h->frames && n1 > 0 ? cum / (double(h->frames) * n1) : 0.0;
