@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "qmmm_accel.h"
@@ -42,13 +41,16 @@ void check_magic(const std::string &path, const std::string &format) {
                                               std::to_string(want) + ")");
 }
 
-// Big-endian XDR words from a whole file held in memory.
+// Big-endian XDR words read from the file, skipping frame bodies by seeking (trajectories may be many GB: only
+// the headers are read).
 struct Xdr {
-    std::vector<unsigned char> b;
-    size_t at = 0;
-    bool has(size_t n) const { return b.size() - at >= n; }
+    std::ifstream in;
+    size_t size = 0, at = 0;
+    bool has(size_t n) const { return size - at >= n; }
     int32_t i32() {
-        const unsigned char *p = &b[at];
+        unsigned char p[4] = {0, 0, 0, 0};
+        in.seekg(static_cast<std::streamoff>(at));
+        in.read(reinterpret_cast<char *>(p), 4);
         at += 4;
         return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
     }
@@ -59,9 +61,9 @@ struct Xdr {
 // GROMACS sees the file, so that such a file is a FILE_FORMAT error naming the frame. An incomplete last frame is
 // left to GROMACS, which reports it through t_trxframe::not_ok (pending()).
 void check_frame_headers(const std::string &path, const std::string &format) {
-    std::ifstream in(path, std::ios::binary);
     Xdr x;
-    x.b.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    x.in.open(path, std::ios::binary | std::ios::ate);
+    x.size = x.in ? static_cast<size_t>(x.in.tellg()) : 0;
     auto bad = [&](int64_t frame, const std::string &what) {
         return Error(QMMM_ERR_FILE_FORMAT, path + ": frame " + std::to_string(frame) + ": " + what);
     };
@@ -79,19 +81,22 @@ void check_frame_headers(const std::string &path, const std::string &format) {
             if (n != natoms0)
                 throw bad(frame, std::to_string(n) + " atoms, the first frame had " + std::to_string(natoms0));
             if (n <= 9) {  // stored uncompressed
-                x.at = std::min(x.b.size(), x.at + 12 * size_t(n));
+                x.at = std::min(x.size, x.at + 12 * size_t(n));
                 continue;
             }
             if (!x.has(36)) return;
             x.at += 32;  // precision, minint, maxint, smallidx
             const int32_t bytes = x.i32();
             if (bytes < 0) throw bad(frame, "negative compressed size " + std::to_string(bytes));
-            x.at = std::min(x.b.size(), x.at + ((size_t(bytes) + 3) / 4) * 4);
+            x.at = std::min(x.size, x.at + ((size_t(bytes) + 3) / 4) * 4);
         } else {
             if (magic != 1993) throw bad(frame, "not a TRR frame header (magic number " + std::to_string(magic) + ")");
             if (!x.has(4 + 4 + 12)) return;
             const int32_t slen = x.i32(), len = x.i32();
-            if (slen != 13 || len != 12 || std::memcmp(&x.b[x.at], "GMX_trn_file", 12) != 0)
+            char version[12] = {};
+            x.in.seekg(static_cast<std::streamoff>(x.at));
+            x.in.read(version, 12);
+            if (slen != 13 || len != 12 || std::memcmp(version, "GMX_trn_file", 12) != 0)
                 throw bad(frame, "not a TRR frame header (version string)");
             x.at += 12;
             if (!x.has(13 * 4)) return;
@@ -110,7 +115,7 @@ void check_frame_headers(const std::string &path, const std::string &format) {
             if (n != natoms0) throw bad(frame, std::to_string(n) + " atoms, the first frame had " + std::to_string(natoms0));
             size_t data = 2 * size_t(real);  // t, lambda
             for (int k : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) data += size_t(sz[k]);
-            x.at = std::min(x.b.size(), x.at + data);
+            x.at = std::min(x.size, x.at + data);
         }
     }
 }
