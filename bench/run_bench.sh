@@ -45,7 +45,8 @@ started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 status=${PIPESTATUS[0]}
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
-commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+# Without a git checkout (a copy of the tree on a GPU machine) QMMM_BENCH_COMMIT names the commit it was made from.
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo "${QMMM_BENCH_COMMIT:-unknown}")
 mapfile -t dirty < <(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | cut -c4-)
 gpus=()
 if command -v nvidia-smi > /dev/null; then
