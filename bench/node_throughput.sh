@@ -17,8 +17,8 @@
 #                  points, as one rank with every walker on threads makes) over the pair evaluations per
 #                  walker-sweep, electrons x cells / ENERGY_EVERY (field_calls 'measured': all electrons at each
 #                  measured sweep, none in between)
-# Throughput = WALKERS x (EQUIL + SWEEPS) / sampling, sampling = rank 0's total time minus the slowest rank's
-# setup (reading the cube, building the field), as in bench/mpi_scaling_report.py. A configuration that fails
+# Throughput = WALKERS x (EQUIL + SWEEPS) / sampling, sampling = the driver's "sampling" time: rank 0's total
+# minus its setup (reading the cube, building the field); the ranks wait for each other before sampling. A configuration that fails
 # or cannot run here is a row that says why; the script goes on. Writes OUT_DIR/node_throughput.{md,json}
 # and every run's input, log and JSON; bench/node_throughput_plot.sh OUT_DIR draws the plot (gnuplot).
 # Run from the repository root. Environment (defaults in brackets):
@@ -94,9 +94,9 @@ run() {
     row "$name" "$kind" "$r" "$t" "$gpu" "$mode" "failed (exit $rc): $why"; return
   fi
   local j=$out/$name.json su mr=null
-  su=$(maxof "$j" setup)
+  su=$(maxof "$j" setup)   # the driver waits for every rank's setup before sampling: rank 0's sampling is the job's
   [[ $gpu == true ]] && mr=$(grep -c '"mps": "on"' "$j")
-  local s; s=$(awk "BEGIN{printf \"%.6f\", $(get "$j" total) - $su}")
+  local s; s=$(get "$j" sampling)
   row "$name" "$kind" "$r" "$t" "$gpu" "$mode" ok "$s" "$(awk "BEGIN{printf \"%.3f\", $t1 - $t0}")" \
       "$(get "$j" energy)" "$(get "$j" field)" "$(get "$j" wavefunction)" "$su" "$mr"
 }
@@ -116,7 +116,7 @@ trap stop_mps EXIT
 trap 'exit 130' INT TERM
 start_mps() {   # sets mps_state: "" = MPS on; otherwise why the MPS rows cannot run
   if (( ngpu == 0 )); then mps_state="no GPU"; return; fi
-  if [[ -p $mps_pipe/control ]]; then echo "MPS: a daemon already serves $mps_pipe; used as it is"; return; fi
+  if [[ -p $mps_pipe/control || -S $mps_pipe/control ]]; then echo "MPS: a daemon already serves $mps_pipe; used as it is"; return; fi
   if ! command -v nvidia-cuda-mps-control > /dev/null; then mps_state="no nvidia-cuda-mps-control here"; return; fi
   if [[ $(id -u) != 0 ]]; then mps_state="not root: start MPS as root first (README.md)"; return; fi
   mkdir -p "$mps_pipe" "$mps_log"
@@ -126,9 +126,12 @@ start_mps() {   # sets mps_state: "" = MPS on; otherwise why the MPS rows cannot
   fi
   mps_started=1
   local i
-  for ((i = 0; i < 50; i++)); do [[ -p $mps_pipe/control ]] && break; sleep 0.1; done
-  if [[ -p $mps_pipe/control ]]; then echo "MPS: daemon started (pipe $mps_pipe, log $mps_log)"
-  else mps_state="the daemon started but made no $mps_pipe/control"; fi
+  for ((i = 0; i < 50; i++)); do [[ -p $mps_pipe/control || -S $mps_pipe/control ]] && break; sleep 0.1; done
+  if [[ -p $mps_pipe/control || -S $mps_pipe/control ]]; then echo "MPS: daemon started (pipe $mps_pipe, log $mps_log)"
+  else
+    ls -la "$mps_pipe" "$mps_log" >> "$out/mps_start.log" 2>&1; cat "$mps_log"/control.log >> "$out/mps_start.log" 2>/dev/null
+    mps_state="the daemon started but made no $mps_pipe/control (mps_start.log)"
+  fi
 }
 no_gpu() { row "$1" "$2" "$3" "$4" true "$5" "skipped: no GPU"; }
 
@@ -251,7 +254,7 @@ esc() { tr -d '"\\' <<<"$1"; }
   echo " \"gpu_precision\": \"$prec\", \"cores\": $ncores, \"host_cores\": $(nproc), \"gpus\": $ngpu, \"gpu_name\": \"$(esc "$gpu_name")\","
   echo " \"cpu\": \"$(esc "$cpu_name")\", \"mpiexec\": \"$(esc "$mpiexec")\", \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
   echo " \"commit\": \"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\","
-  echo " \"throughput\": \"walkers x (equil + sweeps) / sampling; sampling = rank 0 total - max setup over ranks\","
+  echo " \"throughput\": \"walkers x (equil + sweeps) / sampling; sampling = rank 0 total - rank 0 setup (the driver's ranks start sampling together, after a barrier)\","
   echo " \"limits\": {\"cpu_walker_sweeps_per_s\": $cpu_limit, \"cpu_note\": \"$(esc "$cpu_limit_note")\","
   echo "   \"gpu_walker_sweeps_per_s\": $gpu_limit, \"gpu_field_gpairs_per_s\": $gpu_rate, \"gpu_note\": \"$(esc "$gpu_limit_note")\","
   echo "   \"node_walker_sweeps_per_s\": $node_limit},"

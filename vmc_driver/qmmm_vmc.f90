@@ -51,6 +51,7 @@ program qmmm_vmc
   call gather_rank_info(info, fld, local_rank, local_size, w0, nw, nt)
   if (par_root) call report_header(inp, fld, info)
 
+  call par_barrier()   ! ranks set up at different speeds (CUDA contexts): sampling starts together
   t_setup = clock_ticks() - t_start   ! reading cubes, building the field, first walkers
   call sampler_init(smp, inp, bs)
   call sampler_equilibrate(smp, wk, wf, ws, inp)

@@ -15,7 +15,7 @@ module vmc_par
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
        par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi, &
-       par_rebalance, thread_id, threads_start, par_node_open, par_node_bcast_real, par_node_bcast_int64, &
+       par_rebalance, par_barrier, thread_id, threads_start, par_node_open, par_node_bcast_real, par_node_bcast_int64, &
        par_node_close
 
   integer, public, protected :: par_rank = 0, par_size = 1
@@ -84,6 +84,14 @@ contains
     call MPI_Abort(MPI_COMM_WORLD, 2)
   end subroutine
 #endif
+
+  ! Every rank waits for the others: the end of setup, so that every rank's sampling time covers the same
+  ! window (rank 0's total minus its setup is then the whole job's sampling time).
+  subroutine par_barrier()
+#ifdef QMMM_VMC_MPI
+    call MPI_Barrier(MPI_COMM_WORLD)
+#endif
+  end subroutine
 
   subroutine par_finalize()
 #ifdef QMMM_VMC_MPI

@@ -25,7 +25,9 @@ extern "C" QMMM_API int qmmm_gpu_mps_active(int *active) {
             throw qmmm::Error(QMMM_ERR_FILE_OPEN,
                               "cannot inspect the MPS control pipe " + control + ": " + std::strerror(errno));
         }
-        *active = S_ISFIFO(st.st_mode) ? 1 : 0;
+        // A named pipe in older drivers, a UNIX domain socket in newer ones (CUDA's MPS guide: "named pipes and
+        // UNIX domain sockets"); a plain file of that name is no daemon.
+        *active = (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) ? 1 : 0;
         return QMMM_SUCCESS;
     });
 }

@@ -1,8 +1,10 @@
-// test_core_mps.cpp -- qmmm_gpu_mps_active against pipe directories made here: a FIFO named "control" (what
-// the MPS control daemon creates) is "on"; no directory, no control entry, or a control entry that is not a
-// FIFO is "off". The reference for CUDA's default directory is std::filesystem's own FIFO test.
+// test_core_mps.cpp -- qmmm_gpu_mps_active against pipe directories made here: a FIFO or a UNIX socket named
+// "control" (what the MPS control daemon creates, by driver version) is "on"; no directory, no control entry,
+// or a control entry that is a plain file is "off". The reference for CUDA's default directory is std::filesystem's own FIFO test.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +53,21 @@ TEST_F(MpsDir, ControlFifoIsOn) {
     // The daemon's other pipes beside it change nothing.
     ASSERT_EQ(::mkfifo((dir_ / "control_0").c_str(), 0600), 0);
     EXPECT_EQ(active(), 1);
+}
+
+// Newer drivers (580 on the H100 machine) make "control" a UNIX domain socket, not a FIFO.
+TEST_F(MpsDir, ControlSocketIsOn) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = (dir_ / "control").string();
+    ASSERT_LT(path.size(), sizeof(addr.sun_path));
+    std::strcpy(addr.sun_path, path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    point_at(dir_);
+    EXPECT_EQ(active(), 1);
+    ::close(fd);
 }
 
 TEST_F(MpsDir, EmptyDirectoryIsOff) {

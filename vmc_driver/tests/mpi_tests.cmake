@@ -58,3 +58,10 @@ vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVI
 
 # The device choice over a communicator (test_mpi_select) is registered by the mpi family (src_cxx/mpi).
 
+
+# The same sharing through CUDA MPS (issue 14 item 3): a private daemon started and stopped by the test (root).
+add_test(NAME vmc_mpi_gpu_mps COMMAND bash ${MPI_T}/mps_check.sh $<TARGET_FILE:qmmm_vmc_nompi> $<TARGET_FILE:qmmm_vmc>
+  $<TARGET_FILE:vmc_check> ${MPIEXEC_EXECUTABLE} ${MPI_T}/inputs/mpi_gpu_cpu.nml ${MPI_T}/inputs/mpi_gpu_cuda.nml
+  ${VMC_OUT}/vmc_mpi_gpu_mps 3 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(vmc_mpi_gpu_mps PROPERTIES LABELS "vmc;mpi;gpu" TIMEOUT 300 PROCESSORS 2
+  SKIP_REGULAR_EXPRESSION "SKIPPED: " FAIL_REGULAR_EXPRESSION "FAILED: ")
