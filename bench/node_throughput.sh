@@ -25,7 +25,10 @@
 #   WALKERS [512]  SWEEPS [8, an even number: 2 blocks of SWEEPS/2]  EQUIL [0]  ENERGY_EVERY [1]
 #   PRECISION [single: the GPU rows' field; CPU rows are double]  FIELD_CALLS [measured]
 #   NCORES [nproc]  HYBRID ["1xNCORES 2x(NCORES/2) 4x(NCORES/4)"]  RUN_TIMEOUT [600 s per run]
-#   MPIEXEC [$QMMM_MPIEXEC, else mpiexec.mpich; may carry flags, e.g. "mpiexec.mpich -bind-to core"]
+#   MPIEXEC [$QMMM_MPIEXEC, else mpiexec.mpich; may carry flags]
+#   BIND [core: every rank bound to its own THREADS cores (hydra's -bind-to core:T; taskset for one rank),
+#        OpenMP threads to cores (OMP_PLACES=cores, OMP_PROC_BIND=close), as the CPU-limit jobs are; none: free]
+#   ONLY [all: the configurations to run, by name, e.g. "cpu_16 hyb_2x8"; the two limits always run]
 set -uo pipefail
 build=${1:?usage: node_throughput.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: node_throughput.sh BUILD_DIR OUT_DIR}
@@ -35,6 +38,7 @@ ncores=${NCORES:-$(nproc)}
 hybrid=${HYBRID:-$(for r in 1 2 4; do (( r <= ncores )) && printf '%s ' "${r}x$((ncores / r))"; done)}
 mpiexec=${MPIEXEC:-${QMMM_MPIEXEC:-mpiexec.mpich}}
 run_timeout=${RUN_TIMEOUT:-600}
+bind=${BIND:-core}; only=${ONLY:-}
 exe="$build/vmc_driver/qmmm_vmc"
 fbench="$build/field_bench"
 source "$(dirname "$0")/glycine_nml.sh"
@@ -69,20 +73,26 @@ row() {   # name kind ranks threads gpu mps status [sampling wall energy field w
 
 # run name kind ranks threads backend precision mps_mode(n/a|off|on): one qmmm_vmc job, recorded as a row.
 run() {
-  local name=$1 kind=$2 r=$3 t=$4 backend=$5 p=$6 mode=$7 gpu=false t0 t1 rc
+  local name=$1 kind=$2 r=$3 t=$4 backend=$5 p=$6 mode=$7 gpu=false t0 t1 rc pin=() mflags=()
+  [[ -n $only && " $only " != *" $name "* ]] && return
   [[ $backend == cuda ]] && gpu=true
+  if [[ $bind == core ]]; then
+    mflags=(-bind-to "core:$t")
+    command -v taskset > /dev/null && pin=(taskset -c "0-$((t - 1))")
+  fi
   if (( r * t > $(nproc) )); then row "$name" "$kind" "$r" "$t" "$gpu" "$mode" "skipped: $((r * t)) cores > $(nproc) here"; return; fi
   if (( r > walkers )); then row "$name" "$kind" "$r" "$t" "$gpu" "$mode" "skipped: more ranks than walkers"; return; fi
   nml "$out/$name.nml" "$backend" "$p" "$t"
   t0=$(date +%s.%N)
   (
     export OMP_NUM_THREADS="$t"
+    [[ $bind == core ]] && export OMP_PLACES=cores OMP_PROC_BIND=close
     [[ $mode == off ]] && export CUDA_MPS_PIPE_DIRECTORY="$out/no_mps_pipe"   # no control pipe there: no MPS
     [[ $mode == on ]] && export CUDA_MPS_PIPE_DIRECTORY="$mps_pipe"
     if (( r == 1 )); then
-      with_timeout "$exe" "$out/$name.nml" "$out/$name.json"
+      with_timeout "${pin[@]}" "$exe" "$out/$name.nml" "$out/$name.json"
     else
-      with_timeout $mpiexec -n "$r" "$exe" "$out/$name.nml" "$out/$name.json"
+      with_timeout $mpiexec "${mflags[@]}" -n "$r" "$exe" "$out/$name.nml" "$out/$name.json"
     fi
   ) > "$out/$name.log" 2>&1
   rc=$?
@@ -219,7 +229,7 @@ node_limit=$(awk -v a="$cpu_limit" -v b="$gpu_limit" 'BEGIN{
 {
   echo "Glycine fragment 1 in fragments 2+3 (${ncells:-?} cells, ${ne:-?} electrons), $walkers walkers x $sweeps sweeps" \
        "(+$equil equilibration), energy every $every, field_calls $calls, seed 4; GPU rows: $prec field; CPU rows: double."
-  echo "Machine $(hostname): $ncores of $(nproc) cores ($cpu_name), $ngpu x ${gpu_name:-no GPU}; launcher $mpiexec."
+  echo "Machine $(hostname): $ncores of $(nproc) cores ($cpu_name), $ngpu x ${gpu_name:-no GPU}; launcher $mpiexec, binding $bind."
   echo ""
   echo "| configuration | ranks x threads | GPU | MPS | walker-sweeps/s | % of node limit | sampling (s) | wall (s) | field (s) | wavefunction (s) | energy (hartree) | status |"
   echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
