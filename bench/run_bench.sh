@@ -45,9 +45,15 @@ started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 status=${PIPESTATUS[0]}
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
-# Without a git checkout (a copy of the tree on a GPU machine) QMMM_BENCH_COMMIT names the commit it was made from.
-commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo "${QMMM_BENCH_COMMIT:-unknown}")
-mapfile -t dirty < <(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | cut -c4-)
+# QMMM_BENCH_COMMIT names the commit of a clean tree that was copied without (or with a stale) git history, as
+# on the GPU machine; then the changes are recorded against it only where git there knows that commit.
+if [[ -n ${QMMM_BENCH_COMMIT:-} ]]; then
+  commit=$QMMM_BENCH_COMMIT
+  mapfile -t dirty < <(git -C "$root" diff --name-only "$commit" 2>/dev/null)
+else
+  commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+  mapfile -t dirty < <(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | cut -c4-)
+fi
 gpus=()
 if command -v nvidia-smi > /dev/null; then
   mapfile -t gpus < <(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null)

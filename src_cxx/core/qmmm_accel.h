@@ -74,10 +74,10 @@ QMMM_API const char *qmmm_version_string(void);
 QMMM_API int qmmm_cuda_device_count(int *count);
 /* Whether a CUDA MPS (Multi-Process Service) control daemon serves this process: *active = 1 when the pipe
  * directory CUDA clients use ($CUDA_MPS_PIPE_DIRECTORY, unset or empty: /tmp/nvidia-mps) holds the daemon's
- * FIFO "control", else 0. Under MPS, processes sharing a GPU run their kernels concurrently instead of
+ * FIFO or UNIX socket "control" (by driver version), else 0. Under MPS, processes sharing a GPU run their kernels concurrently instead of
  * time-slicing it (many MPI ranks per GPU). A file check: no CUDA call, works without CUDA or a GPU.
  * Limits of the test: it sees that a daemon was started for this pipe directory, not that this process's
- * CUDA context goes through it. A daemon killed without "quit" can leave a stale FIFO (1 although none
+ * CUDA context goes through it. A daemon killed without "quit" can leave a stale entry (1 although none
  * runs); a daemon serving other GPUs (its CUDA_VISIBLE_DEVICES), another user's daemon (whose server
  * refuses this user), a GPU in a compute mode that refuses MPS, or a container that does not share the
  * directory all give 1 or 0 regardless of what CUDA will do. A control pipe that cannot be inspected (a
