@@ -14,30 +14,15 @@
 #include <vector>
 
 #include "field_reference.hpp"
+#include "glycine_env.hpp"
 #include "qmmm_accel.h"
 #include "test_field_split_util.hpp"
 
 namespace {
 
 using namespace qmmm_split_test;
-const std::string kDir = std::string(QMMM_SOURCE_DIR) + "/data/glycine_trimer/";
-
-nlohmann::json reference() {
-    std::ifstream in(kDir + "reference.json");
-    return nlohmann::json::parse(in);
-}
-
-qmmm_test::System cube(double threshold, double *dv) {
-    qmmm_test::System s;
-    qmmm_env env = nullptr;
-    if (qmmm_cube_read(&env, (kDir + "fragments23_density.cube.gz").c_str(), threshold) != QMMM_SUCCESS) return s;
-    int64_t nc = 0, nn = 0;
-    qmmm_env_sizes(env, &nc, &nn, dv);
-    s.cell_xyz.resize(3 * nc), s.cell_q.resize(nc), s.nuc_xyz.resize(3 * nn), s.nuc_z.resize(nn);
-    qmmm_env_copy(env, s.cell_xyz.data(), s.cell_q.data(), s.nuc_xyz.data(), s.nuc_z.data());
-    qmmm_env_destroy(env);
-    return s;
-}
+using qmmm_glycine_test::cube;
+using qmmm_glycine_test::reference;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -49,9 +34,7 @@ TEST(SplitGlycine, FragmentRegionWithinTolerance) {
     double dv = 0;
     const qmmm_test::System s = cube(ref["density_threshold"].get<double>(), &dv);
     ASSERT_EQ(s.n_cells(), 268938) << qmmm_error_message();
-    std::vector<double> qm;
-    for (const auto &a : ref["qm_atoms"])
-        for (int k = 0; k < 3; ++k) qm.push_back(a["xyz_bohr"][k]);
+    const std::vector<double> qm = qmmm_glycine_test::qm_atoms(ref);
     double region[6];
     ASSERT_EQ(qmmm_region_around((int64_t)qm.size() / 3, qm.data(), 2.0, region), QMMM_SUCCESS);
     const auto t0 = std::chrono::steady_clock::now();

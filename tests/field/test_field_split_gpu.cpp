@@ -1,13 +1,17 @@
 // test_field_split_gpu.cpp -- QMMM_METHOD_SPLIT on the CUDA backend (label gpu; skips without a GPU): the water
-// dimer against the direct double sum at tolerances 1e-7 and 1e-9, against the CPU split (the same tables and
+// dimer against the direct double sum at tolerances 1e-5, 1e-7 and 1e-9, seed 004's glycine environment at the
+// three tolerances and its whole cube at 1e-7, against the CPU split (the same tables and
 // formulas: agreement to rounding), points outside the region and on cell centres, repeatability.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "field_reference.hpp"
+#include "glycine_env.hpp"
 #include "gpu_test.hpp"
 #include "qmmm_accel.h"
 #include "test_field_split_util.hpp"
@@ -81,7 +85,68 @@ TEST_P(SplitGpu, WaterDimerWithinToleranceAndAsTheCpu) {
     for (auto h : {g, c, d, a}) qmmm_field_destroy(h);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tolerances, SplitGpu, ::testing::Values(1e-7, 1e-9));
+INSTANTIATE_TEST_SUITE_P(Tolerances, SplitGpu, ::testing::Values(1e-5, 1e-7, 1e-9));
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Seed 004's glycine environment on the GPU: the cube at psi4's threshold (268,938 cells) and the whole cube
+// (1,099,098 cells), fragment 1's region (its nuclei + 2 bohr), random points (a fifth on the region's faces,
+// edges and corners) against the direct double sum on the CPU. Prints the setup time (grid and cell list).
+struct GlycineCase {
+    double threshold_scale;  // 1: psi4's threshold; 0: the whole cube
+    double tol;
+    int points;
+};
+
+class SplitGpuGlycine : public ::testing::TestWithParam<GlycineCase> {};
+
+TEST_P(SplitGpuGlycine, FragmentRegionWithinTolerance) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const GlycineCase k = GetParam();
+    const auto ref = qmmm_glycine_test::reference();
+    double dv = 0;
+    const qmmm_test::System sys = qmmm_glycine_test::cube(k.threshold_scale * ref["density_threshold"].get<double>(), &dv);
+    ASSERT_EQ(sys.n_cells(), k.threshold_scale > 0 ? 268938 : 1099098) << qmmm_error_message();
+    const std::vector<double> qm = qmmm_glycine_test::qm_atoms(ref);
+    double region[6];
+    ASSERT_EQ(qmmm_region_around((int64_t)qm.size() / 3, qm.data(), 2.0, region), QMMM_SUCCESS);
+    auto t0 = std::chrono::steady_clock::now();
+    qmmm_field g = make_field(sys, dv, QMMM_METHOD_SPLIT, k.tol, region, 0, QMMM_BACKEND_CUDA);
+    ASSERT_NE(g, nullptr) << qmmm_error_message();
+    const double setup = seconds_since(t0);
+    qmmm_field d = make_field(sys, dv, QMMM_METHOD_DIRECT, 0, nullptr), a = make_scale_field(sys, dv);
+    const auto p = region_points(region, k.points, 2027);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> u(n), r(n), sc(n);
+    t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(qmmm_field_eval(g, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    const double t_split = seconds_since(t0);
+    ASSERT_EQ(qmmm_field_eval(d, n, p.data(), r.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(a, n, p.data(), sc.data()), QMMM_SUCCESS);
+    const Worst w = worst_error(u, r, sc, p);
+    double alpha = 0, rc = 0, h = 0, est = 0;
+    int64_t values = 0, bytes = 0;
+    qmmm_field_split_params(g, &alpha, &rc, &h, &est);
+    qmmm_field_split_stats(g, &values, &bytes, nullptr, nullptr);
+    std::printf("glycine on the GPU, %lld cells, tolerance %.0e: max normwise error %.2e (estimate %.2e); alpha %.2f "
+                "R_c %.3f h %.3f; %lld grid values, %.0f MB; setup %.2f s; %lld points in %.4f s (not a benchmark)\n",
+                (long long)sys.n_cells(), k.tol, w.err, est, alpha, rc, h, (long long)values, bytes / 1e6, setup,
+                (long long)n, t_split);
+    EXPECT_LE(w.err, k.tol);
+    EXPECT_LE(est, k.tol);
+    for (auto x : {g, d, a}) qmmm_field_destroy(x);
+}
+
+GlycineCase gc(double threshold_scale, double tol, int points) { return GlycineCase{threshold_scale, tol, points}; }
+std::string glycine_name(const ::testing::TestParamInfo<GlycineCase> &i) {
+    const char *tol = i.param.tol > 1e-6 ? "1e5" : i.param.tol > 1e-8 ? "1e7" : "1e9";
+    return std::string(i.param.threshold_scale > 0 ? "Cut268938" : "Whole1099098") + "Tol" + tol;
+}
+INSTANTIATE_TEST_SUITE_P(Glycine, SplitGpuGlycine,
+                         ::testing::Values(gc(1, 1e-5, 10000), gc(1, 1e-7, 10000), gc(1, 1e-9, 10000), gc(0, 1e-7, 2000)),
+                         glycine_name);
 
 TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     QMMM_REQUIRE_GPU_OR_SKIP();
