@@ -36,21 +36,81 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
     return s;
 }
 
+// The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
+// with today's bins) takes the lane-redundant walk of split_for_ranges instead.
+constexpr int kMaxColumns = 64;
+
+// One cell's short-range term as split_pair, with the series' coefficients from shared memory and the device's
+// double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12).
+__device__ __forceinline__ double pair_term(const SplitView &v, const double *coef, double q, double d2, double self) {
+    if (!(d2 < v.rc2)) return 0.0;
+    if (d2 < kSingularRadius2) return q * (self - v.f0);
+    const double x = d2 * v.table.scale - 1.0, x2 = 2.0 * x;
+    double b0 = 0.0, b1 = 0.0;
+    for (int j = v.table.n - 1; j >= 1; --j) {
+        const double t = (x2 * b0 - b1) + coef[j];
+        b1 = b0, b0 = t;
+    }
+    return q * (rsqrt(d2) - ((x * b0 - b1) + 0.5 * coef[0]));
+}
+
+// Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
+// the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
 __global__ void split_kernel(SplitView v, bool interp, double self, int64_t n, const double *__restrict__ xyz,
                              double *__restrict__ out) {
-    const int lane = threadIdx.x & 31;
-    const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (i >= n) return;  // whole warps leave together
+    __shared__ double coef[kSplitMaxTerms];
+    __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
+    __shared__ int64_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // flat index of each column's first cell
+    for (int j = threadIdx.x; j < v.table.n; j += blockDim.x) coef[j] = v.table.c[j];
+    __syncthreads();
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + w;
+    if (i >= n) return;  // whole warps leave together, after the block's only barrier
     const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
     double s = interp ? interp_share(v.grid, p, lane) : 0.0;
-    int64_t base = 0;  // cells of the point's earlier ranges
-    split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-        for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) {
-            const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
-            s += split_pair(v, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
+    int32_t i0[3], i1[3];
+    if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {
+        const int ny = i1[1] - i0[1] + 1, ncol = ny * (i1[2] - i0[2] + 1);
+        if (ncol <= kMaxColumns) {
+            int64_t len[2];
+            for (int h = 0; h < 2; ++h) {
+                const int col = lane + 32 * h;
+                int64_t b = 0, e = 0;
+                if (col < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
+                col_begin[w][col] = b;
+                len[h] = e - b;
+            }
+            // Inclusive scans of the two halves' lengths, then the second half after the first's total.
+            int64_t inc[2] = {len[0], len[1]};
+            for (int off = 1; off < 32; off <<= 1)
+                for (int h = 0; h < 2; ++h) {
+                    const int64_t up = __shfl_up_sync(0xffffffffu, inc[h], off);
+                    if (lane >= off) inc[h] += up;
+                }
+            const int64_t first_total = __shfl_sync(0xffffffffu, inc[0], 31);
+            col_first[w][lane + 1] = inc[0];
+            col_first[w][lane + 33] = first_total + inc[1];
+            if (lane == 0) col_first[w][0] = 0;
+            __syncwarp();
+            const int64_t total = col_first[w][kMaxColumns];
+            int c = 0;
+            for (int64_t k = lane; k < total; k += 32) {
+                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                const int64_t m = col_begin[w][c] + (k - col_first[w][c]);
+                const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
+                s += pair_term(v, coef, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
+            }
+        } else {
+            int64_t base = 0;  // cells of the point's earlier ranges
+            split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
+                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) {
+                    const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
+                    s += pair_term(v, coef, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
+                }
+                base += e - b;
+            });
         }
-        base += e - b;
-    });
+    }
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
     if (lane == 0) out[i] = s;
 }

@@ -109,39 +109,53 @@ QMMM_HOST_DEVICE inline double split_pair(const SplitView &v, double q, double d
     return q * (1.0 / sqrt(d2) - split_f(v.table, d2));
 }
 
-// Calls range(begin, end) for every run of cells that may lie within sqrt(r2) of p: the cells of one (iy, iz)
-// column within the sphere's chord through the column's point nearest to p. Columns in iz-major, iy-minor order: a
-// fixed order per point.
-template <class F>
-QMMM_HOST_DEVICE inline void split_for_ranges(const SplitCellsView &c, const double *p, double r2, F &&range) {
-    if (c.nb[0] == 0) return;
+// The bins a sphere of radius sqrt(r2) about p can touch: i0[k] .. i1[k] per axis; false where it misses them all.
+QMMM_HOST_DEVICE inline bool split_bin_bounds(const SplitCellsView &c, const double *p, double r2, int32_t *i0, int32_t *i1) {
+    if (c.nb[0] == 0) return false;
     const double r = sqrt(r2);
-    int32_t i0[3], i1[3];
     for (int k = 0; k < 3; ++k) {
         const double a = floor((p[k] - r - c.lo[k]) * c.inv_bin), b = floor((p[k] + r - c.lo[k]) * c.inv_bin);
-        if (b < 0 || a >= c.nb[k]) return;  // the sphere misses the bins (also NaN-free: p is finite)
+        if (b < 0 || a >= c.nb[k]) return false;  // the sphere misses the bins (also NaN-free: p is finite)
         i0[k] = a < 0 ? 0 : static_cast<int32_t>(a);
         i1[k] = b >= c.nb[k] ? c.nb[k] - 1 : static_cast<int32_t>(b);
     }
-    for (int32_t iz = i0[2]; iz <= i1[2]; ++iz) {
-        const double z0 = c.lo[2] + iz * c.bin;
-        const double dz = p[2] < z0 ? z0 - p[2] : (p[2] > z0 + c.bin ? p[2] - z0 - c.bin : 0.0);
+    return true;
+}
+
+// The cells of column (iy, iz) within the sphere's chord through the column's point nearest to p: [*begin, *end)
+// (empty where the chord misses the column).
+QMMM_HOST_DEVICE inline void split_column_range(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
+                                                int64_t *begin, int64_t *end) {
+    *begin = *end = 0;
+    const double z0 = c.lo[2] + iz * c.bin;
+    const double dz = p[2] < z0 ? z0 - p[2] : (p[2] > z0 + c.bin ? p[2] - z0 - c.bin : 0.0);
+    const double y0 = c.lo[1] + iy * c.bin;
+    const double dy = p[1] < y0 ? y0 - p[1] : (p[1] > y0 + c.bin ? p[1] - y0 - c.bin : 0.0);
+    const double rest = r2 - dy * dy - dz * dz;
+    if (rest < 0) return;
+    const double rx = sqrt(rest);
+    const double a = floor((p[0] - rx - c.lo[0]) * c.inv_bin), b = floor((p[0] + rx - c.lo[0]) * c.inv_bin);
+    if (b < 0 || a >= c.nb[0]) return;
+    const int32_t x0 = a < 0 ? 0 : static_cast<int32_t>(a), x1 = b >= c.nb[0] ? c.nb[0] - 1 : static_cast<int32_t>(b);
+    const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy) * c.nb[0];
+    int64_t bg = c.start[row + x0], en = c.start[row + x1 + 1];
+    while (bg < en && c.x[bg] < p[0] - rx) ++bg;  // the end bins' cells beyond the chord
+    while (en > bg && c.x[en - 1] > p[0] + rx) --en;
+    *begin = bg, *end = en;
+}
+
+// Calls range(begin, end) for every non-empty column range (split_column_range) of the sphere of radius sqrt(r2)
+// about p, columns in iz-major, iy-minor order: a fixed order per point.
+template <class F>
+QMMM_HOST_DEVICE inline void split_for_ranges(const SplitCellsView &c, const double *p, double r2, F &&range) {
+    int32_t i0[3], i1[3];
+    if (!split_bin_bounds(c, p, r2, i0, i1)) return;
+    for (int32_t iz = i0[2]; iz <= i1[2]; ++iz)
         for (int32_t iy = i0[1]; iy <= i1[1]; ++iy) {
-            const double y0 = c.lo[1] + iy * c.bin;
-            const double dy = p[1] < y0 ? y0 - p[1] : (p[1] > y0 + c.bin ? p[1] - y0 - c.bin : 0.0);
-            const double rest = r2 - dy * dy - dz * dz;
-            if (rest < 0) continue;
-            const double rx = sqrt(rest);
-            const double a = floor((p[0] - rx - c.lo[0]) * c.inv_bin), b = floor((p[0] + rx - c.lo[0]) * c.inv_bin);
-            if (b < 0 || a >= c.nb[0]) continue;
-            const int32_t x0 = a < 0 ? 0 : static_cast<int32_t>(a), x1 = b >= c.nb[0] ? c.nb[0] - 1 : static_cast<int32_t>(b);
-            const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy) * c.nb[0];
-            int64_t begin = c.start[row + x0], end = c.start[row + x1 + 1];
-            while (begin < end && c.x[begin] < p[0] - rx) ++begin;  // the end bins' cells beyond the chord
-            while (end > begin && c.x[end - 1] > p[0] + rx) --end;
+            int64_t begin, end;
+            split_column_range(c, p, r2, iy, iz, &begin, &end);
             if (begin < end) range(begin, end);
         }
-    }
 }
 
 // Scalar short-range sum (the GPU and the CPU's reference path; the CPU's vector kernel sums the same ranges).
