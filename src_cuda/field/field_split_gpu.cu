@@ -2,7 +2,8 @@
 // split_build (field_split.cpp, shared with the CPU backend) with this GPU as its engine -- the direct CUDA backend
 // (DOUBLE, through FieldGpu) for the grid's direct sums and the split kernel (field_split_gpu_kernels.cu) for its
 // short-range sums -- then copied to the device. An evaluation sends the points inside the region to the split
-// kernel, the others to the direct backend, and adds the nuclear term on the host (double, fixed order).
+// kernel, which adds the nuclear term too, and the others to the direct backend, their nuclear term on the host
+// (double, the nuclei in order, in both places).
 //
 // Thread safety: as the C API (one handle, one thread at a time); each handle owns its stream and buffers.
 #include <cuda_runtime.h>
@@ -34,6 +35,8 @@ public:
         try {
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
             nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
+            upload(nx_, d.nuc_xyz, "split nuclei"), upload(nz_, d.nuc_z, "split nuclear charges");
+            nuc_.xyz = nx_.p, nuc_.z = nz_.p, nuc_.n = d.n_nuclei;
             qmmm_options od = opt;
             od.method = QMMM_METHOD_DIRECT, od.precision = QMMM_PRECISION_DOUBLE, od.region = nullptr, od.device = dev_;
             od.flags = 0;
@@ -60,26 +63,31 @@ public:
 
     int eval(int64_t n, const double *xyz, double *u) override {
         DeviceScope scope(dev_);
-        std::vector<double> in_pts, out_pts;
-        std::vector<int64_t> in_idx, out_idx;
+        in_pts_.clear(), out_pts_.clear(), in_idx_.clear(), out_idx_.clear();
         for (int64_t i = 0; i < n; ++i) {
             const double *p = xyz + 3 * i;
             const bool in = split_inside(model_.gv, p);
-            (in ? in_idx : out_idx).push_back(i);
-            (in ? in_pts : out_pts).insert((in ? in_pts : out_pts).end(), p, p + 3);
+            (in ? in_idx_ : out_idx_).push_back(i);
+            (in ? in_pts_ : out_pts_).insert((in ? in_pts_ : out_pts_).end(), p, p + 3);
         }
-        points_ += n, outside_ += static_cast<int64_t>(out_idx.size());
-        if (!in_idx.empty()) {
-            std::vector<double> v(in_idx.size());
-            run(dview_, true, model_.self, static_cast<int64_t>(in_idx.size()), in_pts.data(), v.data());
-            for (size_t k = 0; k < in_idx.size(); ++k) u[in_idx[k]] = v[k];
+        points_ += n, outside_ += static_cast<int64_t>(out_idx_.size());
+        if (out_idx_.empty()) {  // all inside (the usual case): straight into u
+            run(dview_, true, model_.self, nuc_, n, xyz, u);
+            return QMMM_SUCCESS;
         }
-        if (!out_idx.empty()) {  // the direct sum, plus the singular-cell rule it was built without
-            std::vector<double> v(out_idx.size());
-            if (int s = direct_->eval(static_cast<int64_t>(out_idx.size()), out_pts.data(), v.data())) return s;
-            for (size_t k = 0; k < out_idx.size(); ++k) u[out_idx[k]] = v[k] + split_singular_fix(model_, &out_pts[3 * k]);
+        if (!in_idx_.empty()) {  // the kernel adds the nuclear term
+            std::vector<double> v(in_idx_.size());
+            run(dview_, true, model_.self, nuc_, static_cast<int64_t>(in_idx_.size()), in_pts_.data(), v.data());
+            for (size_t k = 0; k < in_idx_.size(); ++k) u[in_idx_[k]] = v[k];
         }
-        add_nuclear_term(nuclei_, n, xyz, u);
+        if (!out_idx_.empty()) {  // the direct sum, plus the singular-cell rule it was built without, and the nuclei
+            const int64_t m = static_cast<int64_t>(out_idx_.size());
+            std::vector<double> v(out_idx_.size());
+            if (int s = direct_->eval(m, out_pts_.data(), v.data())) return s;
+            for (int64_t k = 0; k < m; ++k) v[k] += split_singular_fix(model_, &out_pts_[3 * k]);
+            add_nuclear_term(nuclei_, m, out_pts_.data(), v.data());
+            for (int64_t k = 0; k < m; ++k) u[out_idx_[k]] = v[k];
+        }
         return QMMM_SUCCESS;
     }
 
@@ -103,11 +111,11 @@ private:
         dview_.table.c = table_.p;
     }
     void short_range(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
-        run(dview_, false, self, n, xyz, out);
+        run(dview_, false, self, split::SplitNuclei{}, n, xyz, out);
     }
 
     // Points to the device, the kernel, values back (batches bound the device buffers).
-    void run(const SplitView &v, bool interp, double self, int64_t n, const double *xyz, double *out) {
+    void run(const SplitView &v, bool interp, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
         for (int64_t b = 0; b < n; b += kBatch) {
             const int64_t m = std::min(kBatch, n - b);
@@ -115,7 +123,7 @@ private:
             res_.ensure(static_cast<size_t>(m), "split results");
             check(cudaMemcpyAsync(pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double), cudaMemcpyHostToDevice, stream_),
                   "cudaMemcpyAsync (split points)");
-            check(split::launch_split(v, interp, self, m, pts_.p, res_.p, stream_), "split kernel launch");
+            check(split::launch_split(v, interp, self, nuc, m, pts_.p, res_.p, stream_), "split kernel launch");
             check(cudaMemcpyAsync(out + b, res_.p, static_cast<size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost, stream_),
                   "cudaMemcpyAsync (split results)");
             check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
@@ -131,7 +139,7 @@ private:
     }
 
     void release() {
-        for (auto *b : {&x_, &y_, &z_, &q_, &table_, &g0_, &pool_, &pts_, &res_}) b->release();
+        for (auto *b : {&x_, &y_, &z_, &q_, &table_, &g0_, &pool_, &pts_, &res_, &nx_, &nz_}) b->release();
         start_.release(), brick_.release(), blocks_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
@@ -143,7 +151,10 @@ private:
     std::unique_ptr<FieldBackend> direct_;
     SplitModel model_;
     SplitView dview_;
-    DeviceBuf<double> x_, y_, z_, q_, table_, g0_, pool_, pts_, res_;
+    DeviceBuf<double> x_, y_, z_, q_, table_, g0_, pool_, pts_, res_, nx_, nz_;
+    split::SplitNuclei nuc_;
+    std::vector<double> in_pts_, out_pts_;  // an evaluation's points inside and outside the region (reused)
+    std::vector<int64_t> in_idx_, out_idx_;
     DeviceBuf<int64_t> start_;
     DeviceBuf<int32_t> brick_;
     DeviceBuf<SplitBlock> blocks_;

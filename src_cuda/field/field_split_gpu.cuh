@@ -15,8 +15,15 @@ namespace qmmm::cuda::split {
 
 constexpr int kWarpsPerBlock = 8;
 
-// out[i] = (interp ? L(p_i) : 0) + S(p_i) with the singular-cell 1/r `self`; v holds device pointers.
-cudaError_t launch_split(const SplitView &v, bool interp, double self, int64_t n, const double *xyz, double *out,
-                         cudaStream_t s);
+// The environment's nuclei on the device (n = 0: none added).
+struct SplitNuclei {
+    const double *xyz = nullptr, *z = nullptr;
+    int64_t n = 0;
+};
+
+// out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
+// nucleus, as the host's add_nuclear_term: the nuclei in their order, one lane); v holds device pointers.
+cudaError_t launch_split(const SplitView &v, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
+                         double *out, cudaStream_t s);
 
 }  // namespace qmmm::cuda::split

@@ -201,4 +201,29 @@ TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     qmmm_field_destroy(d);
 }
 
+// The kernel adds the environment's nuclei itself: against the direct double sum, and a point on a nucleus inside
+// the region (alone or in a batch) is QMMM_ERR_SINGULAR, as on the host.
+TEST(SplitGpuNuclei, InTheKernelAsOnTheHost) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    qmmm_test::System sys = lattice_system(20, 0.2, false, 0, 1);
+    const double nuc[6] = {0.33, -0.41, 0.27, -0.8, 0.5, 0.1};  // inside the region, off the cell centres
+    sys.nuc_xyz.assign(nuc, nuc + 6), sys.nuc_z = {6.0, 1.0};
+    const double region[6] = {-1.5, -1.5, -1.5, 1.5, 1.5, 1.5};
+    qmmm_field g = make_field(sys, 0.008, QMMM_METHOD_SPLIT, 1e-8, region, 0, QMMM_BACKEND_CUDA);
+    ASSERT_NE(g, nullptr) << qmmm_error_message();
+    qmmm_field d = make_field(sys, 0.008, QMMM_METHOD_DIRECT, 0, nullptr), a = make_scale_field(sys, 0.008);
+    const auto p = region_points(region, 500, 5);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> u(n), r(n), sc(n);
+    ASSERT_EQ(qmmm_field_eval(g, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(d, n, p.data(), r.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(a, n, p.data(), sc.data()), QMMM_SUCCESS);
+    EXPECT_LE(worst_error(u, r, sc, p).err, 1e-8);
+    double v[3] = {0, 0, 0};
+    EXPECT_EQ(qmmm_field_eval(g, 1, &nuc[3], v), QMMM_ERR_SINGULAR);
+    const double batch[9] = {p[0], p[1], p[2], nuc[0], nuc[1], nuc[2], p[3], p[4], p[5]};
+    EXPECT_EQ(qmmm_field_eval(g, 3, batch, v), QMMM_ERR_SINGULAR);
+    for (auto h : {g, d, a}) qmmm_field_destroy(h);
+}
+
 }  // namespace
