@@ -22,7 +22,8 @@ struct SplitNuclei {
 };
 
 // out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
-// nucleus, as the host's add_nuclear_term: the nuclei in their order, one lane); v holds device pointers.
+// nucleus, as the host's add_nuclear_term; nucleus b in lane b mod 32, in the warp's fixed shuffle tree); v holds
+// device pointers.
 cudaError_t launch_split(const SplitView &v, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
                          double *out, cudaStream_t s);
 

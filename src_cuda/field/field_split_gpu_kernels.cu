@@ -56,7 +56,7 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const double *co
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
-__global__ void split_kernel(SplitView v, bool interp, double self, SplitNuclei nuc, int64_t n,
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 4) split_kernel(SplitView v, bool interp, double self, SplitNuclei nuc, int64_t n,
                              const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ double coef[kSplitMaxTerms];
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
@@ -111,19 +111,18 @@ __global__ void split_kernel(SplitView v, bool interp, double self, SplitNuclei 
             });
         }
     }
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    if (lane != 0) return;
-    // The nuclear term as add_nuclear_term (field_data.cpp) on the host: here it cost the host more than the
-    // kernel (8,192 points x 19 nuclei: ~0.5 ms of scalar divisions per call).
-    double t = 0.0;
+    // The nuclear term (the host's add_nuclear_term cost more than this kernel: 8,192 points x 19 nuclei, ~0.5 ms of
+    // scalar divisions per call): lane l takes nuclei l, l + 32, ...; the lanes' sums join the cells' in the tree.
     bool on = false;
-    for (int64_t b = 0; b < nuc.n; ++b) {
+    for (int64_t b = lane; b < nuc.n; b += 32) {
         const double dx = p[0] - nuc.xyz[3 * b], dy = p[1] - nuc.xyz[3 * b + 1], dz = p[2] - nuc.xyz[3 * b + 2];
         const double d2 = dx * dx + dy * dy + dz * dz;
         on |= d2 < kSingularRadius2;
-        t += nuc.z[b] / sqrt(d2);
+        s -= nuc.z[b] * rsqrt(d2);
     }
-    out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s - t;
+    on = __any_sync(0xffffffffu, on);
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
 }
 
 }  // namespace
