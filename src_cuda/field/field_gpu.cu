@@ -3,9 +3,9 @@
 //
 // Paths, chosen by n:
 // - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; each chunk's block
-//   writes its partials to device memory and takes a ticket; the last one adds them in chunk order and writes the
-//   sums and then a sequence number into mapped pinned host memory, which the host polls: one launch, no copy, no
-//   stream synchronisation; the nuclear term is computed on the host meanwhile. With QMMM_FLAG_LOW_LATENCY the same work is done
+//   writes its partials and then a sequence number straight into mapped pinned host memory, which the host
+//   polls and adds in chunk order: one launch, no copy, no stream synchronisation, no grid-wide sync on the
+//   GPU; the nuclear term is computed on the host meanwhile. With QMMM_FLAG_LOW_LATENCY the same work is done
 //   by a persistent kernel (one block per SM) that waits for the points in a mapped mailbox: no launch at all.
 // - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out.
 // A point's value depends only on the point, the field, the precision and the path; both are bitwise repeatable
@@ -146,8 +146,13 @@ public:
         DeviceScope scope(dev_);
         if (latency_) {
             poll(low_latency_ ? ll_stream_ : stream_);
-            // u = (partials in chunk order, added by the GPU's last block) + (-nuclear): bitwise what u -= nuclear gives.
-            for (int64_t p = 0; p < n_; ++p) u_[p] = sums_.p[p] + nuc_[p];
+            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives.
+            const double *part = part_.p;
+            for (int64_t p = 0; p < n_; ++p) {
+                double s = 0;
+                for (int64_t ch = 0; ch < n_chunks_; ++ch) s += part[ch * kLatencyMaxPoints + p];
+                u_[p] = s + nuc_[p];
+            }
             return QMMM_SUCCESS;
         }
         check(cudaStreamSynchronize(stream_), "field kernels (cudaStreamSynchronize)");
@@ -157,24 +162,26 @@ public:
     }
 
 private:
-    HostPartials host_view() const { return HostPartials{dpart_.p, ticket_.p, sums_.dev, done_.dev}; }
+    HostPartials host_view() const { return HostPartials{part_.dev, seq_flags_.dev}; }
 
-    // Spins until the call's last chunk has written the sequence number; asks the stream now and then, so that a
+    // Spins until every chunk has written the current sequence number; asks the stream now and then, so that a
     // failed (or vanished) kernel becomes an error instead of a hang.
     void poll(cudaStream_t s) {
-        const volatile unsigned *done = done_.p;
+        const volatile unsigned *flags = seq_flags_.p;
         auto next_query = Clock::now() + std::chrono::microseconds(200);
-        while (*done != seq_) {
-            if (Clock::now() < next_query) continue;
-            const cudaError_t e = cudaStreamQuery(s);
-            if (e == cudaErrorNotReady) {
-                next_query = Clock::now() + std::chrono::microseconds(50);
-                continue;
-            }
-            check(e, "latency kernel (cudaStreamQuery)");
-            if (*done != seq_) {
-                ll_running_ = false;
-                throw Error(QMMM_ERR_INTERNAL, "field kernel finished without writing its results");
+        for (int64_t ch = 0; ch < n_chunks_; ++ch) {
+            while (flags[ch] != seq_) {
+                if (Clock::now() < next_query) continue;
+                const cudaError_t e = cudaStreamQuery(s);
+                if (e == cudaErrorNotReady) {
+                    next_query = Clock::now() + std::chrono::microseconds(50);
+                    continue;
+                }
+                check(e, "latency kernel (cudaStreamQuery)");
+                if (flags[ch] != seq_) {
+                    ll_running_ = false;
+                    throw Error(QMMM_ERR_INTERNAL, "field kernel finished without writing chunk " + std::to_string(ch));
+                }
             }
         }
         std::atomic_thread_fence(std::memory_order_acquire);
@@ -263,12 +270,9 @@ private:
         quarters_.ensure(quarters.size(), "chunk quarters");
         check(cudaMemcpy(quarters_.p, quarters.data(), quarters.size() * sizeof(QuarterInfo), cudaMemcpyHostToDevice),
               "cudaMemcpy (quarters)");
-        dpart_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
-        ticket_.ensure(1, "latency ticket");
-        check(cudaMemset(ticket_.p, 0, sizeof(unsigned)), "cudaMemset (latency ticket)");
-        sums_.ensure(kLatencyMaxPoints, "latency sums");
-        done_.ensure(1, "latency sequence number");
-        done_.p[0] = 0u;
+        part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
+        seq_flags_.ensure(static_cast<size_t>(nc), "latency sequence numbers");
+        std::fill(seq_flags_.p, seq_flags_.p + nc, 0u);
         if (low_latency_) {
             mailbox_.ensure(1, "low-latency mailbox");
             relay_.ensure(1, "low-latency relay");
@@ -314,8 +318,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
-        dpart_.release(), ticket_.release(), sums_.release(), done_.release(), mailbox_.release(), relay_.release();
-        seg_part_.release();
+        part_.release(), seq_flags_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
@@ -333,10 +336,8 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<double> dpart_;
-    DeviceBuf<unsigned> ticket_;
-    PinnedBuf<double> sums_;
-    PinnedBuf<unsigned> done_;
+    PinnedBuf<double> part_;
+    PinnedBuf<unsigned> seq_flags_;
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;

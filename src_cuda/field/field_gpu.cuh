@@ -66,16 +66,12 @@ struct LatencyPoints {
     int n;
 };
 
-// The results of the latency paths: chunk ch writes its partials part[ch * kLatencyMaxPoints + p] to device memory
-// and takes a ticket (an integer atomic); the block that takes the last ticket adds every chunk's partials in chunk
-// order (the fixed order of every path), writes the n sums to mapped host memory, resets the ticket and then writes
-// done = the call's sequence number. The host waits for that one flag: one PCIe write of results and one flag per
-// call, instead of a partial and a flag per chunk (263 for 268,782 cells) that the host polled one by one.
+// The results of the latency paths go straight to mapped host memory: chunk ch writes its partials
+// part[ch * kLatencyMaxPoints + p] and then seq[ch] = the call's sequence number; the host waits for every
+// seq and adds the partials in chunk order (no grid-wide synchronisation on the GPU, no copy, no stream sync).
 struct HostPartials {
-    double *part = nullptr;      // device memory, n_chunks * kLatencyMaxPoints
-    unsigned *ticket = nullptr;  // device memory, 0 between calls
-    double *sum = nullptr;       // device view of mapped host memory, kLatencyMaxPoints
-    unsigned *done = nullptr;    // device view of mapped host memory
+    double *part = nullptr;      // device view of mapped host memory, n_chunks * kLatencyMaxPoints
+    unsigned *seq = nullptr;     // device view, n_chunks
 };
 
 // Low-latency mode: a persistent kernel waits for requests in this mapped host memory (written by the host:

@@ -151,8 +151,7 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
 
 // ---------------------------------------------------------------- latency paths
 // The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
-// consecutive cells: every load is coalesced, seed Eq. 8), then the chunk's ticket; the last chunk of the call
-// adds all partials and hands the sums to the host (HostPartials).
+// consecutive cells: every load is coalesced, seed Eq. 8), written to mapped host memory, then seq[ch].
 template <int PREC>
 __device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, const double *xyz, int n,
                                               HostPartials out, unsigned seq,
@@ -162,7 +161,6 @@ __device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, 
     using F = typename T::F;
     using Acc = typename T::Acc;
     using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
-    __shared__ int last;
     const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
     const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
     for (int p = 0; p < n; ++p) {
@@ -189,26 +187,10 @@ __device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, 
         if (threadIdx.x == 0) out.part[ch * kLatencyMaxPoints + p] = static_cast<double>(b);
         __syncthreads();  // tmp is reused
     }
-    __syncthreads();  // every thread has read the previous chunk's `last` (n = 0 has no barrier above)
     if (threadIdx.x == 0) {
-        __threadfence();  // the partials before the ticket (the last block reads them)
-        last = atomicAdd(out.ticket, 1u) == static_cast<unsigned>(c.n_chunks - 1);
+        __threadfence_system();  // the partials reach the host before the sequence number
+        *reinterpret_cast<volatile unsigned *>(&out.seq[ch]) = seq;
     }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    if (threadIdx.x < n) {  // chunk order, as every path adds its partials; L2 reads (never a stale L1 line)
-        double s = 0.0;
-        for (int64_t k = 0; k < c.n_chunks; ++k) s += __ldcg(&out.part[k * kLatencyMaxPoints + threadIdx.x]);
-        out.sum[threadIdx.x] = s;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        *out.ticket = 0u;        // for the next call, which starts after the host has seen done
-        __threadfence_system();  // the sums reach the host before the flag
-        *reinterpret_cast<volatile unsigned *>(out.done) = seq;
-    }
-    __syncthreads();  // `last` is rewritten by this block's next chunk
 }
 
 template <int PREC>
