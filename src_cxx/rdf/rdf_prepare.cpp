@@ -67,13 +67,18 @@ void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t
     start.assign(n_cells + 1, 0);
     std::vector<int32_t> count(size_t(T) * size_t(n_cells), 0);  // count[t * n_cells + cell], then offsets
     const auto chunk = [&](int t, int64_t &i0, int64_t &i1) { i0 = n * t / T, i1 = n * (t + 1) / T; };
+    // T chunks, whatever team OpenMP grants (fewer threads under OMP_THREAD_LIMIT, or when called from inside a
+    // caller's parallel region without nesting): thread k takes chunks k, k + team, ... The chunks, not the
+    // threads, fix the order, so the result never depends on the team.
 #pragma omp parallel num_threads(T)
     {
-        const int t = omp_get_thread_num();
-        int64_t i0, i1;
-        chunk(t, i0, i1);
-        int32_t *cnt = count.data() + size_t(t) * size_t(n_cells);
-        for (int64_t i = i0; i < i1; ++i) ++cnt[c[i] = cell_of(a[i], nc)];
+        const int tid = omp_get_thread_num(), team = omp_get_num_threads();
+        for (int t = tid; t < T; t += team) {
+            int64_t i0, i1;
+            chunk(t, i0, i1);
+            int32_t *cnt = count.data() + size_t(t) * size_t(n_cells);
+            for (int64_t i = i0; i < i1; ++i) ++cnt[c[i] = cell_of(a[i], nc)];
+        }
 #pragma omp barrier
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < n_cells; ++k) {  // per cell: the chunks' counts become their offsets in the cell
@@ -93,10 +98,15 @@ void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t
                 start[k + 1] += start[k];
             }
         }  // implied barrier
-        for (int64_t i = i0; i < i1; ++i) {
-            const int32_t p = start[c[i]] + cnt[c[i]]++;
-            sorted[p] = a[i];
-            if (cells) (*cells)[p] = c[i];
+        for (int t = tid; t < T; t += team) {
+            int64_t i0, i1;
+            chunk(t, i0, i1);
+            int32_t *cnt = count.data() + size_t(t) * size_t(n_cells);
+            for (int64_t i = i0; i < i1; ++i) {
+                const int32_t p = start[c[i]] + cnt[c[i]]++;
+                sorted[p] = a[i];
+                if (cells) (*cells)[p] = c[i];
+            }
         }
     }
     a.swap(sorted);

@@ -1,6 +1,7 @@
 // test_rdf_cpu.cpp -- RDF on the CPU against analytic cases (ideal gas, simple cubic and fcc shells) and a
 // double-precision reference counter (triclinic boxes, exclusions, overlapping selections).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -233,6 +234,39 @@ TEST(RdfCpu, ThreadCountDoesNotChangeCounts) {
         EXPECT_EQ(hist, base) << nt << " threads";
         qmmm_rdf_destroy(h);
     }
+}
+
+// Called from inside a caller's parallel region with nesting off, the library gets a team of one thread, fewer
+// than it asks for; its cell sort once filled only the first thread's share of the atoms then (g(r) off by a
+// factor, found with OMP_THREAD_LIMIT=1 on a 100,000-atom DCD). The counts must not depend on the team.
+TEST(RdfCpu, TeamSmallerThanAskedGivesTheSameCounts) {
+    const double box[9] = {30, 0, 0, 0, 30, 0, 0, 0, 30};
+    const auto s = rdfref::gas(20000, box, 11);
+    auto run = [&](bool nested) {
+        qmmm_rdf_options o;
+        qmmm_rdf_options_default(&o);
+        o.backend = QMMM_BACKEND_CPU, o.n_threads = 4, o.method = QMMM_RDF_METHOD_CELLS;
+        qmmm_rdf h;
+        EXPECT_EQ(qmmm_rdf_create(&h, 0.0, 6.0, 60, &o), 0);
+        EXPECT_EQ(qmmm_rdf_set_selection_self(h, s.n(), nullptr), 0);
+        if (nested) {
+            const int levels = omp_get_max_active_levels();
+            omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+            EXPECT_EQ(qmmm_rdf_add_frame(h, s.xyz.data(), nullptr, box), 0);
+            omp_set_max_active_levels(levels);
+        } else {
+            EXPECT_EQ(qmmm_rdf_add_frame(h, s.xyz.data(), nullptr, box), 0);
+        }
+        std::vector<int64_t> hist(60);
+        qmmm_rdf_results(h, nullptr, nullptr, nullptr, hist.data(), nullptr, nullptr);
+        qmmm_rdf_destroy(h);
+        return hist;
+    };
+    const auto free_team = run(false), one_thread = run(true);
+    EXPECT_GT(std::accumulate(free_team.begin(), free_team.end(), int64_t{0}), 0);
+    EXPECT_EQ(one_thread, free_team);
 }
 
 }  // namespace
