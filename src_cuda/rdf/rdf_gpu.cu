@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
 #include <memory>
 #include <string>
 #include <vector>
@@ -254,14 +255,68 @@ __global__ void __launch_bounds__(kBlock, 4)
     if (since_flush) flush(h, copies, nb, b0, hist, false);
 }
 
+// One atom's cell-list pairs counted into the 64-bit device histogram (the overflow fallback of cells_items).
+template <bool Tri, bool Id>
+__device__ void cells_direct(const Geom &g, const Atom &a, int64_t p, int c, const Atom *__restrict__ s,
+                             const int32_t *__restrict__ start, int n_st, int nx, int ny, int nz, int b0, int nb,
+                             unsigned long long *__restrict__ hist) {
+    const auto one = [&](const Atom &b) {
+        if (a.key == b.key) return;
+        const float r2 = rdf::dist2<Tri>(g, a.x, a.y, a.z, b.x, b.y, b.z);
+        if (!(r2 < g.hi2)) return;
+        const int bin = rdf::pair_bin(g, r2, a, b) - b0;
+        if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(hist + b0 + bin, 1ull);
+    };
+    const int cx = c % nx, cy = (c / nx) % ny, cz = c / (nx * ny);
+    if (Id)
+        for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j) one(s[j]);
+    for (int q = 0; q < n_st; ++q) {
+        int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
+        x += x < 0 ? nx : (x >= nx ? -nx : 0);
+        y += y < 0 ? ny : (y >= ny ? -ny : 0);
+        z += z < 0 ? nz : (z >= nz ? -nz : 0);
+        const int cq = x + nx * (y + ny * z);
+        for (int j = start[cq], e = start[cq + 1]; j < e; ++j) one(s[j]);
+    }
+}
+
+// The cell list built on the device (Frame::device_cells): each atom's cell (the shared rdf::cell_of), a stable
+// radix sort of (cell, input index) pairs (CUB), the atoms gathered in that order -- the order of the host's
+// counting sort -- and start[k] = the first sorted atom with cell >= k (each k written by one thread).
+__global__ void cell_keys(const Atom *__restrict__ a, int64_t n, int nx, int ny, int nz, uint32_t *__restrict__ key,
+                          int32_t *__restrict__ idx) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) key[i] = static_cast<uint32_t>(rdf::cell_of(a[i], nx, ny, nz)), idx[i] = static_cast<int32_t>(i);
+}
+__global__ void cell_gather(const Atom *__restrict__ raw, const int32_t *__restrict__ idx, int64_t n,
+                            Atom *__restrict__ out) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = raw[idx[i]];
+}
+__global__ void cell_starts(const uint32_t *__restrict__ key, int64_t n, int64_t n_cells, int32_t *__restrict__ start) {
+    const int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (p > n) return;
+    const int64_t c = p < n ? int64_t(key[p]) : n_cells, prev = p > 0 ? int64_t(key[p - 1]) : -1;
+    for (int64_t k = prev + 1; k <= c; ++k) start[k] = static_cast<int32_t>(p);
+}
+// The fullest cell (integer atomicMax of warp maxima: the same result in any order).
+__global__ void cell_max(const int32_t *__restrict__ start, int64_t n_cells, int32_t *__restrict__ max_cell) {
+    int m = 0;
+    for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n_cells; k += int64_t(gridDim.x) * blockDim.x)
+        m = max(m, start[k + 1] - start[k]);
+    m = __reduce_max_sync(0xffffffffu, m);
+    if ((threadIdx.x & 31) == 0) atomicMax(max_cell, m);
+}
+
 // Cell list: a block per item of 256 sel1 atoms (sorted by cell, so a warp mostly shares its cells); each
 // atom visits the stencil's cells; for identical selections the own cell's later atoms and a half stencil.
 // A block's counts stay below 2^32 (checked on the host: 256 x (stencil + 1) x fullest cell).
 template <bool Tri, bool Id, bool Excl, int M>
 __global__ void __launch_bounds__(kBlock, 4)
     cells_items(Geom geom, const Atom *__restrict__ a1, const int32_t *__restrict__ cell1, int64_t n1, int64_t k0,
-                const Atom *__restrict__ s, const int32_t *__restrict__ start, int n_st, int nx, int ny, int nz, int b0,
-                int nb, int copies, TableArgs ta, unsigned long long *__restrict__ hist) {
+                const Atom *__restrict__ s, const int32_t *__restrict__ start, const int32_t *__restrict__ max_cell,
+                int n_st, int nx, int ny, int nz, int b0, int nb, int copies, TableArgs ta,
+                unsigned long long *__restrict__ hist) {
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *h = reinterpret_cast<uint32_t *>(smem);
     const Fast g(geom);
@@ -272,6 +327,14 @@ __global__ void __launch_bounds__(kBlock, 4)
     __syncthreads();
     uint32_t *mine = h + ((threadIdx.x >> 5) % copies) * nb;
     const int64_t p = (k0 + blockIdx.x) * kBlock + threadIdx.x;
+    // A list the device sorted (max_cell given) was not checked on the host: if a block's 32-bit counters could
+    // overflow (256 atoms x stencil x fullest cell >= 2^32: >= 133,153 atoms in one cell), the block counts
+    // straight into the 64-bit histogram with the shared definition of a pair's bin. Never in a real system.
+    if (max_cell && 256ull * static_cast<unsigned long long>(n_st + 1) * static_cast<unsigned long long>(*max_cell) >=
+                        4294967295ull) {
+        if (p < n1) cells_direct<Tri, Id>(geom, a1[p], p, cell1[p], s, start, n_st, nx, ny, nz, b0, nb, hist);
+        return;
+    }
     if (p < n1) {
         const Atom a = biased(a1[p]);
         const int c = cell1[p];
@@ -375,11 +438,15 @@ void brute_row_starts(const rdf::Frame &f, std::vector<int64_t> &rows) {
 struct FrameBuf {
     Atom *a1 = nullptr, *a2 = nullptr;
     int32_t *cell1 = nullptr, *start = nullptr;
+    int32_t *max_cell = nullptr;  // the fullest cell of a list the device sorted
     int64_t *rows = nullptr;
     float *thr = nullptr;
     uint16_t *tab = nullptr;
-    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_thr = 0, cap_tab = 0;
+    size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_thr = 0, cap_tab = 0, cap_max_cell = 0;
     cudaEvent_t done[2] = {nullptr, nullptr};  // the kernels of the frame it holds, on stream 0 and 1
+    Atom *pin = nullptr;                       // page-locked staging of the atoms (device-sorted cell lists)
+    size_t cap_pin = 0;
+    cudaEvent_t staged = nullptr;              // the copies out of pin
     bool used = false;
 };
 
@@ -392,6 +459,12 @@ struct RdfDev {
     FrameBuf buf[2];
     int cur = 0;                     // the buffer of the last uploaded frame
     std::vector<int32_t> stencil;    // what c_stencil holds
+    // Cell-list construction (copy stream only): the atoms in input order, sort keys and indices, CUB's scratch.
+    Atom *raw = nullptr;
+    uint32_t *keys = nullptr, *keys_out = nullptr;
+    int32_t *idx = nullptr, *idx_out = nullptr;
+    unsigned char *sort_tmp = nullptr;
+    size_t cap_raw = 0, cap_keys = 0, cap_keys_out = 0, cap_idx = 0, cap_idx_out = 0, cap_sort_tmp = 0;
     unsigned long long *hist = nullptr, *counter = nullptr;
     size_t cap_hist = 0;
     std::vector<int64_t> host_rows;
@@ -419,8 +492,10 @@ RdfDev *rdf_dev_open(int device) {
     for (auto &s : d->stream) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaStreamCreateWithFlags(&d->copy, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&d->copied, cudaEventDisableTiming), "cudaEventCreate");
-    for (auto &b : d->buf)
+    for (auto &b : d->buf) {
         for (auto &e : b.done) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+        check(cudaEventCreateWithFlags(&b.staged, cudaEventDisableTiming), "cudaEventCreate");
+    }
     check(cudaMalloc(&d->counter, 2 * sizeof(unsigned long long)), "cudaMalloc (counters)");
     return d.release();
 }
@@ -428,12 +503,16 @@ RdfDev *rdf_dev_open(int device) {
 void rdf_dev_close(RdfDev *d) noexcept {
     if (!d) return;
     for (auto &b : d->buf) {
-        cudaFree(b.a1), cudaFree(b.a2), cudaFree(b.cell1), cudaFree(b.start), cudaFree(b.rows);
+        cudaFree(b.a1), cudaFree(b.a2), cudaFree(b.cell1), cudaFree(b.start), cudaFree(b.rows), cudaFree(b.max_cell);
         cudaFree(b.thr), cudaFree(b.tab);
         for (auto e : b.done)
             if (e) cudaEventDestroy(e);
+        if (b.staged) cudaEventSynchronize(b.staged), cudaEventDestroy(b.staged);
+        if (b.pin) cudaFreeHost(b.pin);
     }
     cudaFree(d->hist), cudaFree(d->counter);
+    cudaFree(d->raw), cudaFree(d->keys), cudaFree(d->keys_out), cudaFree(d->idx), cudaFree(d->idx_out);
+    cudaFree(d->sort_tmp);
     if (d->copied) cudaEventDestroy(d->copied);
     if (d->copy) cudaStreamDestroy(d->copy);
     for (auto s : d->stream)
@@ -443,11 +522,49 @@ void rdf_dev_close(RdfDev *d) noexcept {
 
 void rdf_dev_wait(RdfDev *d, int slot) { check(cudaStreamSynchronize(d->stream[slot & 1]), "RDF kernel"); }
 
+// Sorts n atoms (page-locked host memory, input order) by cell into out on stream st, stably, as sort_by_cell
+// does on the host: cells (if not null) gets each sorted atom's cell, start (if not null) the n_cells + 1 offsets
+// and max_cell the fullest cell. `host` must stay unchanged until the copy is done (an event after it).
+void sort_on_device(RdfDev *d, const Atom *host, int64_t n, const int32_t nc[3], Atom *out, int32_t *cells,
+                    int32_t *start, int32_t *max_cell, cudaStream_t st) {
+    const int64_t n_cells = int64_t{nc[0]} * nc[1] * nc[2];
+    int bits = 1;
+    while (bits < 32 && (int64_t{1} << bits) < n_cells) ++bits;
+    const size_t un = static_cast<size_t>(n);
+    ensure(d->raw, d->cap_raw, un, "cudaMalloc (cell sort)");
+    ensure(d->keys, d->cap_keys, un, "cudaMalloc (cell sort)");
+    ensure(d->keys_out, d->cap_keys_out, un, "cudaMalloc (cell sort)");
+    ensure(d->idx, d->cap_idx, un, "cudaMalloc (cell sort)");
+    ensure(d->idx_out, d->cap_idx_out, un, "cudaMalloc (cell sort)");
+    check(cudaMemcpyAsync(d->raw, host, un * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy atoms");
+    const unsigned grid = static_cast<unsigned>((n + kBlock - 1) / kBlock);
+    cell_keys<<<grid, kBlock, 0, st>>>(d->raw, n, nc[0], nc[1], nc[2], d->keys, d->idx);
+    check(cudaGetLastError(), "cell keys launch");
+    uint32_t *sorted_keys = cells ? reinterpret_cast<uint32_t *>(cells) : d->keys_out;
+    size_t tmp = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, tmp, d->keys, sorted_keys, d->idx, d->idx_out, n, 0, bits, st),
+          "cub radix sort (size)");
+    ensure(d->sort_tmp, d->cap_sort_tmp, tmp, "cudaMalloc (cell sort)");
+    check(cub::DeviceRadixSort::SortPairs(d->sort_tmp, tmp, d->keys, sorted_keys, d->idx, d->idx_out, n, 0, bits, st),
+          "cub radix sort");
+    cell_gather<<<grid, kBlock, 0, st>>>(d->raw, d->idx_out, n, out);
+    check(cudaGetLastError(), "cell gather launch");
+    if (start) {
+        cell_starts<<<static_cast<unsigned>((n + kBlock) / kBlock), kBlock, 0, st>>>(sorted_keys, n, n_cells, start);
+        check(cudaGetLastError(), "cell starts launch");
+        check(cudaMemsetAsync(max_cell, 0, sizeof(int32_t), st), "cudaMemsetAsync (fullest cell)");
+        const unsigned g = static_cast<unsigned>(std::min<int64_t>((n_cells + kBlock - 1) / kBlock, 4 * d->n_sm));
+        cell_max<<<g, kBlock, 0, st>>>(start, n_cells, max_cell);
+        check(cudaGetLastError(), "fullest cell launch");
+    }
+}
+
 // Copies the frame into the other buffer on the copy stream: it waits (on the device) only for the kernels of
-// the frame that buffer held before, not for the ones now running. The copies are from pageable memory, so
-// each returns once its data is staged: the host may change the frame after this returns. The kernel streams
-// wait for the copies (event). c_stencil is shared: a different stencil waits for all queued kernels first.
-void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
+// the frame that buffer held before, not for the ones now running. The copies are from pageable memory (each
+// returns once its data is staged) or, for a cell list the device sorts, from the buffer's own page-locked copy
+// of the atoms: either way the host may change the frame after this returns. The kernel streams wait for the
+// copies (event). c_stencil is shared: a different stencil waits for all queued kernels first.
+void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
     FrameBuf &prev = d->buf[d->cur];
     if (prev.used)  // the previous frame's kernels so far (launches after this upload belong to the new frame)
         for (int k = 0; k < 2; ++k) check(cudaEventRecord(prev.done[k], d->stream[k]), "cudaEventRecord");
@@ -458,18 +575,45 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
         for (int k = 0; k < 2; ++k) check(cudaStreamWaitEvent(st, b.done[k], 0), "cudaStreamWaitEvent");
     const size_t n1 = f.a1.size(), n2 = f.a2.size();
     ensure(b.a1, b.cap_a1, n1, "cudaMalloc (sel1)");
-    check(cudaMemcpyAsync(b.a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
-    if (!f.identical) {
-        ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
-        check(cudaMemcpyAsync(b.a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+    if (!f.identical) ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
+    const bool cells = f.method == QMMM_RDF_METHOD_CELLS;
+    if (cells && f.device_cells) {
+        const size_t n_cells = size_t(f.nc[0]) * f.nc[1] * f.nc[2];
+        ensure(b.cell1, b.cap_cell1, n1, "cudaMalloc (cells)");
+        ensure(b.start, b.cap_start, n_cells + 1, "cudaMalloc (cell starts)");
+        ensure(b.max_cell, b.cap_max_cell, 1, "cudaMalloc (fullest cell)");
+        // Staged through page-locked memory (the buffer's copies of two frames ago are long done): a pageable
+        // copy holds the host thread for the whole transfer, which was most of a multi-pair frame's host time.
+        check(cudaEventSynchronize(b.staged), "staging buffer");
+        if (n1 + n2 > b.cap_pin) {
+            if (b.pin) cudaFreeHost(b.pin);
+            b.pin = nullptr, b.cap_pin = 0;
+            check(cudaHostAlloc(&b.pin, (n1 + n2) * sizeof(Atom), cudaHostAllocDefault), "cudaHostAlloc (staging)");
+            b.cap_pin = n1 + n2;
+        }
+        rdf::host_copy(b.pin, f.a1.data(), n1 * sizeof(Atom), n_threads);
+        if (!f.identical) rdf::host_copy(b.pin + n1, f.a2.data(), n2 * sizeof(Atom), n_threads);
+        if (f.identical) {
+            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
+        } else {
+            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);
+            sort_on_device(d, b.pin + n1, int64_t(n2), f.nc, b.a2, nullptr, b.start, b.max_cell, st);
+        }
+        check(cudaEventRecord(b.staged, st), "cudaEventRecord");
+    } else {
+        check(cudaMemcpyAsync(b.a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
+        if (!f.identical)
+            check(cudaMemcpyAsync(b.a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
     }
-    if (f.method == QMMM_RDF_METHOD_CELLS) {
-        if (f.stencil.size() > size_t(kMaxStencil)) throw Error(QMMM_ERR_INTERNAL, "cell stencil too large");
+    if (cells && !f.device_cells) {
         ensure(b.cell1, b.cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
         ensure(b.start, b.cap_start, f.start.size(), "cudaMalloc (cell starts)");
         check(cudaMemcpyAsync(b.cell1, f.cell1.data(), f.cell1.size() * 4, cudaMemcpyHostToDevice, st), "copy cells");
         check(cudaMemcpyAsync(b.start, f.start.data(), f.start.size() * 4, cudaMemcpyHostToDevice, st),
               "copy cell starts");
+    }
+    if (cells) {
+        if (f.stencil.size() > size_t(kMaxStencil)) throw Error(QMMM_ERR_INTERNAL, "cell stencil too large");
         if (f.stencil != d->stencil) {  // kernels of earlier frames may still read c_stencil
             rdf_dev_wait(d, 0), rdf_dev_wait(d, 1);
             check(cudaMemcpyToSymbolAsync(c_stencil, f.stencil.data(), f.stencil.size() * 4, 0, cudaMemcpyHostToDevice, st),
@@ -555,7 +699,8 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
     } else {
         const int n_st = static_cast<int>(f.stencil.size() / 3);
         const dim3 grid(static_cast<unsigned>(k1 - k0));
-        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, fb.a1, fb.cell1, n1, k0, s, fb.start, n_st, f.nc[0],
+        RDF_DISPATCH(cells_items, grid, hist_bytes, st, f.g, fb.a1, fb.cell1, n1, k0, s, fb.start,
+                     f.device_cells ? fb.max_cell : nullptr, n_st, f.nc[0],
                      f.nc[1], f.nc[2], b0, nb, copies, ta, d->hist);
         check(cudaGetLastError(), "cell-list kernel launch");
     }
@@ -574,7 +719,7 @@ class RdfDeviceImpl final : public RdfDevice {
 public:
     explicit RdfDeviceImpl(int device) : d_(rdf_dev_open(device)) {}
     ~RdfDeviceImpl() override { rdf_dev_close(d_); }
-    void upload(const rdf::Frame &f) override { rdf_dev_upload(d_, f); }
+    void upload(const rdf::Frame &f, int n_threads) override { rdf_dev_upload(d_, f, n_threads); }
     void zero(int32_t n_bins) override { rdf_dev_zero(d_, n_bins); }
     void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) override {
         rdf_dev_launch(d_, f, k0, k1, b0, nb, kernel, slot);

@@ -131,6 +131,8 @@ double prepare_one(const qmmm_rdf_s *h, qmmm::rdf::Frame &f, const double *xyz1,
     if (h->backend == QMMM_BACKEND_CUDA && seed && f.g.triclinic)
         throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED handles orthorhombic boxes only");
     // A block's 32-bit shared counters must not overflow within one item: 256 atoms x stencil x fullest cell.
+    // (A cell list the GPU sorts itself has max_cell 0 here: its kernel reads the device's count and counts
+    // straight into the 64-bit histogram when that bound fails.)
     if (f.method == QMMM_RDF_METHOD_CELLS && 256.0 * double(f.stencil.size() / 3 + 1) * double(f.max_cell) >= 4294967295.0)
         qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, QMMM_RDF_METHOD_BRUTE, xyz1, h->key1, xyz2,
                                  h->key2, h->identical, volume, sort, n_threads);

@@ -28,6 +28,9 @@ struct Frame {
     std::vector<int32_t> start;
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
+    // CELLS for the GPU's fast kernels: a1 and a2 stay in input order and cell1, start and max_cell are left
+    // empty; each device sorts its copy by cell (the same stable order as sort_by_cell, rdf_gpu.cu).
+    bool device_cells = false;
     // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table; r_min = 0 and no cut):
     // thr[k] = edge_k^2 (float; thr[n_bins] = thr[n_bins + 1] = r_max^2); table[c] = the bin of the lowest
     // r^2 whose float bits >> tab_shift equal tab_base + c, built so that no cell holds more than one threshold:
@@ -49,12 +52,17 @@ void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, do
                double &limit, double frac[9], double widths[3]);
 // Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit).
 // gpu_fast: for the GPU's fast kernels: brute force with sel1 sorted into small cells (so a warp's atoms are
-// neighbours; counts are the same in any order) and the bin lookup table.
+// neighbours; counts are the same in any order), the cell list sorted by the device (Frame::device_cells), and
+// the bin lookup table.
 // n_threads: OpenMP threads for the preparation (0: the default).
 void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int32_t n_bins, double cut, int method,
                    const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
                    const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast = false,
                    int n_threads = 0);
+
+// memcpy on n_threads OpenMP threads (0: the default): the GPU backend stages a frame's atoms in page-locked
+// memory with it, so the upload runs at full PCIe speed without holding the host thread.
+void host_copy(void *dst, const void *src, size_t bytes, int n_threads);
 
 // CPU: adds the frame's counts to hist (n_bins). Threads keep private histograms merged at the end.
 void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
@@ -68,8 +76,8 @@ public:
     virtual ~RdfDevice() = default;
     // Uploads the frame's atoms into the other of two device buffers on a copy stream, so the copy overlaps the
     // counting of the previous frame (it waits for the frame before that); later launches count this frame.
-    // Returns when the host may change f.
-    virtual void upload(const Frame &f) = 0;
+    // Returns when the host may change f. n_threads: host threads for staging copies (0: the OpenMP default).
+    virtual void upload(const Frame &f, int n_threads) = 0;
     virtual void zero(int32_t n_bins) = 0;  // zeroes the device histogram
     // Queues items [k0, k1) x bins [b0, b0 + nb) on stream `slot` (0 or 1) and returns; the two streams let a
     // unit start while the previous one drains. Adds into the device histogram.

@@ -112,7 +112,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         wk->submit([&, w, wk](RdfDevice *dev) {
             job.guarded(wk->device(), [&] {
                 if (!dev) throw wk->open_error();
-                dev->upload(f);
+                dev->upload(f, 0);
                 dev->zero(f.g.n_bins);
                 int slot = 0;
                 for (int64_t u; !job.abort && (u = next++) < p.n_units; slot ^= 1) {
@@ -175,7 +175,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                         }
                         prep_s[w] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                         if (!zeroed) dev->zero(f.g.n_bins), zeroed = true;
-                        dev->upload(f);  // overlaps the previous frame's kernels (two device buffers)
+                        dev->upload(f, nt);  // overlaps the previous frame's kernels (two device buffers)
                         launch_frame(dev, f, kernel);
                         launched = true;
                         pairs[w] += f.pairs_visited;

@@ -1,5 +1,6 @@
 // rdf_prepare.cpp -- one frame made ready for counting: box geometry, fixed-point fractional coordinates,
-// the method (cell list or brute force) and, for the cell list, atoms sorted by cell (a counting sort).
+// the method (cell list or brute force) and, for the cell list on the CPU, atoms sorted by cell (a counting
+// sort; the GPU sorts its copy itself).
 #include <omp.h>
 
 #include <algorithm>
@@ -45,13 +46,6 @@ void to_fixed(const double *xyz, int64_t n, const double frac[9], const std::vec
     }
 }
 
-int32_t cell_of(const Atom &a, const int32_t nc[3]) {
-    const auto c = [](uint32_t u, int32_t n) {
-        return static_cast<int32_t>((uint64_t{u & kFixMask} * uint64_t(n)) >> kFixBits);
-    };
-    return c(a.x, nc[0]) + nc[0] * (c(a.y, nc[1]) + nc[1] * c(a.z, nc[2]));
-}
-
 // Stable counting sort of atoms by cell; start gets n_cells + 1 offsets, cells (if given) each atom's cell.
 // In parallel: each thread counts and then scatters one contiguous chunk of the atoms, the chunks' offsets
 // within a cell in chunk order, so the order is the serial sort's (a 1M-atom frame spent most of its
@@ -77,7 +71,7 @@ void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t
             int64_t i0, i1;
             chunk(t, i0, i1);
             int32_t *cnt = count.data() + size_t(t) * size_t(n_cells);
-            for (int64_t i = i0; i < i1; ++i) ++cnt[c[i] = cell_of(a[i], nc)];
+            for (int64_t i = i0; i < i1; ++i) ++cnt[c[i] = cell_of(a[i], nc[0], nc[1], nc[2])];
         }
 #pragma omp barrier
 #pragma omp for schedule(static)
@@ -156,6 +150,16 @@ void make_bin_table(Frame &f) {
 }
 
 }  // namespace
+
+void host_copy(void *dst, const void *src, size_t bytes, int n_threads) {
+    const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
+    const int64_t parts = bytes < (size_t{1} << 20) ? 1 : nt;  // below 1 MB a thread team costs more than it gains
+#pragma omp parallel for schedule(static) num_threads(nt) if (parts > 1)
+    for (int64_t t = 0; t < parts; ++t) {
+        const size_t b0 = bytes * size_t(t) / size_t(parts), b1 = bytes * size_t(t + 1) / size_t(parts);
+        std::memcpy(static_cast<char *>(dst) + b0, static_cast<const char *>(src) + b0, b1 - b0);
+    }
+}
 
 void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, double cut, Geom &g, double &volume,
                double &limit, double frac[9], double widths[3]) {
@@ -275,6 +279,7 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
                                               num(2.5 * r_max) + "; this box's smallest is " +
                                               num(std::min({w[0], w[1], w[2]})) + " (use AUTO or BRUTE)");
     f.method = (method == QMMM_RDF_METHOD_BRUTE || !fits) ? QMMM_RDF_METHOD_BRUTE : QMMM_RDF_METHOD_CELLS;
+    f.device_cells = false;
     if (f.method == QMMM_RDF_METHOD_BRUTE) {
         f.cell1.clear(), f.start.clear(), f.stencil.clear();
         f.nc[0] = f.nc[1] = f.nc[2] = 1;
@@ -311,7 +316,11 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
                 const bool positive = dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && dx > 0)));
                 if (identical ? positive : true) f.stencil.insert(f.stencil.end(), {dx, dy, dz});
             }
-    if (identical) {
+    f.device_cells = gpu_fast;
+    if (gpu_fast) {  // the GPU sorts by cell (rdf_gpu.cu): the host's sort was most of a large frame's preparation
+        f.cell1.clear(), f.start.clear();
+        f.max_cell = 0;
+    } else if (identical) {
         sort_by_cell(f.a1, f.nc, f.start, &f.cell1, f.max_cell, f.scratch, f.scratch_cells, nt);
     } else {
         int32_t max1;

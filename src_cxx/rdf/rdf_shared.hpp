@@ -96,6 +96,15 @@ RDF_HD uint32_t pack32(uint32_t f) {
     return (v & kFixMask) | (static_cast<uint32_t>(rest) << kFixBits);
 }
 
+// The cell of an atom in an nc[0] x nc[1] x nc[2] grid over the box (x fastest), from its 23-bit values. The one
+// definition for the host's counting sort and the GPU's radix sort (rdf_gpu.cu), so both lists are the same.
+RDF_HD int32_t cell_of(const Atom &a, const int32_t nc0, const int32_t nc1, const int32_t nc2) {
+    const auto c = [](uint32_t u, int32_t n) {
+        return static_cast<int32_t>((static_cast<uint64_t>(u & kFixMask) * static_cast<uint64_t>(n)) >> kFixBits);
+    };
+    return c(a.x, nc0) + nc0 * (c(a.y, nc1) + nc1 * c(a.z, nc2));
+}
+
 // The centred wrapped difference a - b (mod 2^23) in [-2^22, 2^22), as a float (exact).
 RDF_HD float fdiff(uint32_t a, uint32_t b) {
     return i2f(static_cast<int32_t>((a - b + kFixHalf) & kFixMask) - static_cast<int32_t>(kFixHalf));

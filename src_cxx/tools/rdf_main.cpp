@@ -1,7 +1,8 @@
 // rdf_main.cpp -- qmmm-rdf: g(r) and coordination numbers between pairs of selections of a trajectory.
 // Lengths in Angstrom (the trajectory's unit; GRO, XTC and TRR nm are converted). Several pairs in one pass
 // (--pairs "name OW:name OW" "name OW:name HW1 HW2" ...): every frame is read once and counted for each pair.
-// A reader thread reads and gathers the next frames while the library counts the previous ones (rdf_pipe.hpp).
+// A reader thread decodes and a gather thread copies the next frames while the library counts the previous
+// ones (rdf_pipe.hpp).
 // Prints r and one column set per pair, writes them as text, a JSON summary (with coordination numbers) and a
 // PNG through gnuplot when asked; a progress bar on a terminal.
 #include <unistd.h>
@@ -213,7 +214,7 @@ int run(int argc, char **argv) {
     const bool bar = !no_progress && isatty(2);
     // Frames go to the library in batches: several GPUs then count whole frames in parallel and the preparation of
     // a frame overlaps the counting of the previous one (qmmm_rdf_add_frames); a call drains the GPU at its end,
-    // so a batch is 8 frames per GPU where they fit in ~512 MB (3 batches circulate through the reader thread).
+    // so a batch is 8 frames per GPU where they fit in ~512 MB (3 batches circulate through the gather thread).
     size_t per_frame = 0;
     for (const auto &s : sel_atoms) per_frame += 3 * s.size();
     const bool batch_gpu = opt.backend != QMMM_BACKEND_CPU;

@@ -1,7 +1,8 @@
-// rdf_pipe.hpp -- qmmm-rdf's reader thread: reads the trajectory and gathers each selection's coordinates into
-// batches of frames while the main thread counts the previous batch (so reading and counting overlap; the
-// counts do not depend on it). `depth` batches circulate: the reader fills free ones, the counter returns them.
-// A reader error (bad file, frame without a box) ends the stream; rethrow() raises it on the main thread.
+// rdf_pipe.hpp -- qmmm-rdf's frame pipeline: a reader thread decodes the trajectory, a gather thread copies each
+// selection's coordinates into batches of frames, and the main thread counts the previous batch (so reading,
+// gathering and counting overlap; the counts do not depend on it). `depth` batches circulate: the gatherer fills
+// free ones, the counter returns them. A reader or gather error (bad file, frame without a box) ends the stream;
+// rethrow() raises it on the main thread.
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -35,8 +36,8 @@ struct Batch {
 class Pipe {
 public:
     // `frame0` is frame `src.first`, already read (the atoms it names made the selections).
-    Pipe(const Source &src, rdfio::Frame frame0, size_t batch, int depth = 3)
-        : src_(src), frame_(std::move(frame0)), batch_(batch) {
+    Pipe(const Source &src, rdfio::Frame frame0, size_t batch, int depth = 3, int raw_depth = 4)
+        : src_(src), batch_(batch) {
         for (int k = 0; k < depth; ++k) {
             auto b = std::make_unique<Batch>();
             b->xyz.resize(src.selections->size());
@@ -45,7 +46,13 @@ public:
             free_.push_back(b.get());
             all_.push_back(std::move(b));
         }
-        th_ = std::thread([this] { loop(); });
+        for (int k = 0; k < raw_depth; ++k) {
+            raws_.push_back(std::make_unique<Raw>());
+            raw_free_.push_back(raws_.back().get());
+        }
+        raw_free_.front()->f = std::move(frame0);
+        reader_ = std::thread([this] { read_loop(); });
+        gatherer_ = std::thread([this] { gather_loop(); });
     }
     ~Pipe() {
         {
@@ -53,7 +60,8 @@ public:
             stop_ = true;
         }
         cv_.notify_all();
-        th_.join();
+        reader_.join();
+        gatherer_.join();
     }
     Pipe(const Pipe &) = delete;
     Pipe &operator=(const Pipe &) = delete;
@@ -67,7 +75,7 @@ public:
         full_.pop_front();
         return b;
     }
-    // Hands a counted batch back to the reader.
+    // Hands a counted batch back to the gatherer.
     void done(Batch *b) {
         {
             std::lock_guard<std::mutex> g(m_);
@@ -82,53 +90,107 @@ public:
     double read_seconds() const { return read_s_; }  // reader busy time (valid after pop() returned null)
 
 private:
-    void loop() {
+    // Two threads, so the gather (a 24 MB copy for a 1M-atom selection, as long as decoding a DCD frame) does not
+    // slow the reading: the reader decodes frames into `raw_depth` frame buffers; the gatherer copies each
+    // selection's atoms out of them into batches of frames. Both stop at the first error, which pop() then ends on.
+    struct Raw {
+        rdfio::Frame f;
+        int64_t index = 0;
+    };
+
+    void read_loop() {
         try {
             int64_t index = src_.first;
-            bool have = true;
-            while (have) {
-                Batch *b = take();
-                if (!b) return;
+            for (bool first = true;; first = false) {
+                Raw *r = take(raw_free_);
+                if (!r) break;
                 const auto t0 = std::chrono::steady_clock::now();
-                b->indices.clear();
-                while (have && b->indices.size() < batch_) {
-                    put(*b, b->indices.size(), index);
-                    have = advance(index);
-                }
+                const bool have = first || advance(index, r->f);
                 read_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                std::lock_guard<std::mutex> g(m_);
-                full_.push_back(b);
-                cv_.notify_all();
+                if (!have) {
+                    give(raw_free_, r);
+                    break;
+                }
+                r->index = index;
+                give(raw_full_, r);
             }
         } catch (...) {
-            std::lock_guard<std::mutex> g(m_);
-            error_ = std::current_exception();
+            fail(std::current_exception());
+        }
+        std::lock_guard<std::mutex> g(m_);
+        read_done_ = true;
+        cv_.notify_all();
+    }
+    void gather_loop() {
+        try {
+            for (bool more = true; more;) {
+                Batch *b = take(free_);
+                if (!b) break;
+                b->indices.clear();
+                while (b->indices.size() < batch_) {
+                    Raw *r = take_raw_full();
+                    if (!r) {
+                        more = false;
+                        break;
+                    }
+                    put(*b, b->indices.size(), *r);
+                    give(raw_free_, r);
+                }
+                if (b->indices.empty()) break;
+                give(full_, b);
+            }
+        } catch (...) {
+            fail(std::current_exception());
         }
         std::lock_guard<std::mutex> g(m_);
         finished_ = true;
         cv_.notify_all();
     }
-    Batch *take() {
-        std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [&] { return !free_.empty() || stop_; });
-        if (stop_) return nullptr;
-        Batch *b = free_.front();
-        free_.pop_front();
-        return b;
+    void fail(std::exception_ptr e) {
+        std::lock_guard<std::mutex> g(m_);
+        if (!error_) error_ = e;
+        failed_ = true;
+        cv_.notify_all();
     }
-    // Frame `index` (in frame_) into slot k of b.
-    void put(Batch &b, size_t k, int64_t index) {
-        const double *box = src_.box_fixed ? src_.box_fixed : frame_.box;
-        if (!src_.box_fixed && !frame_.has_box)
+    // An item of q, or null once stopped or failed.
+    template <class T>
+    T *take(std::deque<T *> &q) {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [&] { return !q.empty() || stop_ || failed_; });
+        if (stop_ || failed_) return nullptr;
+        T *x = q.front();
+        q.pop_front();
+        return x;
+    }
+    // The next decoded frame, or null at the end (or once stopped or failed).
+    Raw *take_raw_full() {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [&] { return !raw_full_.empty() || read_done_ || stop_ || failed_; });
+        if (stop_ || failed_ || raw_full_.empty()) return nullptr;
+        Raw *r = raw_full_.front();
+        raw_full_.pop_front();
+        return r;
+    }
+    template <class T>
+    void give(std::deque<T *> &q, T *x) {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            q.push_back(x);
+        }
+        cv_.notify_all();
+    }
+    // Frame r into slot k of b.
+    void put(Batch &b, size_t k, const Raw &r) {
+        const double *box = src_.box_fixed ? src_.box_fixed : r.f.box;
+        if (!src_.box_fixed && !r.f.has_box)
             throw Error(QMMM_ERR_FILE_FORMAT,
-                        src_.traj + ": frame " + std::to_string(index) + " has no periodic box; give --box");
+                        src_.traj + ": frame " + std::to_string(r.index) + " has no periodic box; give --box");
         const auto &sels = *src_.selections;
         for (size_t s = 0; s < sels.size(); ++s) {
             double *dst = &b.xyz[s][3 * sels[s].size() * k];
             const int64_t *idx = sels[s].data(), m = static_cast<int64_t>(sels[s].size());
-            const double *xyz = frame_.xyz.data();
-            // A 1M-atom selection is a 24 MB gather, as long as reading the DCD frame itself (H100 host: the tool's
-            // read-only rate was half the reader's): a few threads of the cores that wait for the GPU. A copy, so
+            const double *xyz = r.f.xyz.data();
+            // A 1M-atom selection is a 24 MB gather: a few threads of the cores that wait for the GPU. A copy, so
             // the batch is the same whatever the thread count.
 #pragma omp parallel for schedule(static) num_threads(4) if (m >= 65536)
             for (int64_t i = 0; i < m; ++i) {
@@ -137,13 +199,13 @@ private:
             }
         }
         std::copy(box, box + 9, &b.boxes[9 * k]);
-        b.indices.push_back(index);
+        b.indices.push_back(r.index);
     }
-    // Reads the next frame to use into frame_; false at the end (or past --last).
-    bool advance(int64_t &index) {
+    // Reads the next frame to use into f; false at the end (or past --last).
+    bool advance(int64_t &index, rdfio::Frame &f) {
         for (int64_t k = 1; k <= src_.stride; ++k) {
             if (src_.last >= 0 && index + k > src_.last) return false;
-            const bool ok = k == src_.stride ? src_.reader->next(frame_) : src_.reader->skip();
+            const bool ok = k == src_.stride ? src_.reader->next(f) : src_.reader->skip();
             if (!ok) return false;
         }
         index += src_.stride;
@@ -151,16 +213,17 @@ private:
     }
 
     Source src_;
-    rdfio::Frame frame_;
     size_t batch_;
     std::vector<std::unique_ptr<Batch>> all_;
+    std::vector<std::unique_ptr<Raw>> raws_;
     std::mutex m_;
     std::condition_variable cv_;
     std::deque<Batch *> free_, full_;
-    bool stop_ = false, finished_ = false;
+    std::deque<Raw *> raw_free_, raw_full_;
+    bool stop_ = false, failed_ = false, read_done_ = false, finished_ = false;
     std::exception_ptr error_;
     double read_s_ = 0;
-    std::thread th_;  // last: starts after the members it uses exist
+    std::thread reader_, gatherer_;  // last: they start after the members they use exist
 };
 
 }  // namespace qmmm::rdfpipe

@@ -94,6 +94,27 @@ TEST_F(RdfGpu, DisjointAndOverlappingEqualCpu) {
     expect_equal(c, "molecule exclusions");
 }
 
+// The GPU sorts a cell list itself (Frame::device_cells), so the host no longer sees the fullest cell before the
+// count. 150,000 sel2 atoms in one cell could overflow a block's 32-bit counters (256 x 126 x 150,000 > 2^32):
+// the kernel must then count into the 64-bit histogram and still give the CPU's counts, as a cell list.
+TEST_F(RdfGpu, CrowdedCellEqualsCpu) {
+    const double box[9] = {60, 0, 0, 0, 60, 0, 0, 0, 60};
+    Case c;
+    c.self = false;
+    c.s1 = rdfref::gas(600, box, 9);
+    const double clump[9] = {1.5, 0, 0, 0, 1.5, 0, 0, 0, 1.5};
+    c.s2 = rdfref::gas(150000, clump, 10);
+    for (size_t i = 0; i < c.s2.xyz.size(); ++i) c.s2.xyz[i] += 31.0;  // inside one 5.45 A cell
+    std::copy(box, box + 9, c.s2.box);
+    c.rmax = 10, c.nb = 50;
+    qmmm_rdf_stats sc{}, sg{};
+    const auto cpu = run(c, QMMM_BACKEND_CPU, QMMM_RDF_METHOD_BRUTE, {}, 0, &sc);
+    const auto gpu = run(c, QMMM_BACKEND_CUDA, QMMM_RDF_METHOD_CELLS, {0}, 0, &sg);
+    EXPECT_EQ(sg.method, QMMM_RDF_METHOD_CELLS);
+    EXPECT_EQ(cpu, gpu);
+    EXPECT_GT(std::accumulate(cpu.begin(), cpu.end(), int64_t{0}), 300000);
+}
+
 TEST_F(RdfGpu, TriclinicAndManyBinsEqualCpu) {
     const double box[9] = {36, 0, 0, 9, 33, 0, -7, 6, 38};
     Case c;
