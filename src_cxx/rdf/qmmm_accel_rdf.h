@@ -60,7 +60,7 @@ enum { QMMM_RDF_KERNEL_FAST = 0, QMMM_RDF_KERNEL_SEED = 1 };
 
 typedef struct qmmm_rdf_options {
     int32_t backend;   /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present (env QMMM_BACKEND) */
-    int32_t n_threads; /* CPU threads, 0 = OpenMP default */
+    int32_t n_threads; /* CPU threads (counting on the CPU; with a GPU, preparing frames), 0 = OpenMP default */
     int32_t method;    /* QMMM_RDF_METHOD_* */
     int32_t kernel;    /* QMMM_RDF_KERNEL_* (GPU only) */
     int32_t n_devices; /* entries in devices; 0 = device 0 only. A device may be listed twice. */

@@ -254,13 +254,13 @@ int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, cons
         check_frames(h, 1, xyz1, xyz2, box);
         const auto t0 = std::chrono::steady_clock::now();
         auto &f = h->frame;
-        const double volume = prepare_one(h, f, xyz1, xyz2, box, 0);
+        const double volume = prepare_one(h, f, xyz1, xyz2, box, h->opt.n_threads);
         const auto t1 = std::chrono::steady_clock::now();
         std::vector<uint64_t> add(h->n_bins, 0);
         qmmm_rdf_stats st{};
         if (h->backend == QMMM_BACKEND_CUDA) {
             qmmm::rdf::GpuRunInfo info;
-            qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info);
+            qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info, h->opt.n_threads);
             set_gpu_stats(h, info, st);
         } else {
             qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());
@@ -309,7 +309,8 @@ int qmmm_rdf_add_frames(qmmm_rdf hh, int64_t n_frames, const double *xyz1, const
                 return v;
             };
             qmmm::rdf::GpuRunInfo info;
-            qmmm::rdf::gpu_count_frames(n_frames, prep, h->devices, h->opt.kernel, add.data(), volumes, &info);
+            qmmm::rdf::gpu_count_frames(n_frames, prep, h->devices, h->opt.kernel, add.data(), volumes, &info,
+                                        h->opt.n_threads);
             set_gpu_stats(h, info, st);
             st.pairs_visited = info.pairs_visited;
             st.prep_seconds = info.prep_seconds;
@@ -321,7 +322,7 @@ int qmmm_rdf_add_frames(qmmm_rdf hh, int64_t n_frames, const double *xyz1, const
                 frame_xyz(k, x1, x2);
                 const auto p0 = std::chrono::steady_clock::now();
                 try {
-                    volumes[k] = prepare_one(h, f, x1, x2, box + 9 * k, 0);
+                    volumes[k] = prepare_one(h, f, x1, x2, box + 9 * k, h->opt.n_threads);
                 } catch (const Error &e) {
                     throw Error(e.status, "frame " + std::to_string(k) + ": " + e.what());
                 }

@@ -104,15 +104,19 @@ struct GpuRunInfo {
 // A frame is split over several devices only when it is large enough to gain (kMinSplitPairs per device);
 // otherwise the first listed device counts it alone.
 constexpr double kMinSplitPairs = 1e10;  // ~10 ms of one H100 (measured: 5e9 pairs split over 2 H200s gained nothing)
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info);
+// n_threads: host threads for the upload's staging copies (0: the OpenMP default).
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info,
+               int n_threads = 0);
 
 // GPU, many frames: prepare(k, frame, n_threads) fills frame k (and returns its volume). Whole frames go to the
 // devices (each device's thread prepares its next frame while its GPU counts the previous one); when fewer
 // frames than devices remain, they are split over all devices like single frames. volumes[k] is set for
 // every frame. On error nothing is added to hist and the error of the lowest failing frame is thrown.
+// n_threads: host threads shared by the devices' preparations (0: every core), so a caller that reads and
+// gathers frames on other threads (qmmm-rdf) can keep cores for them.
 using PrepareFn = std::function<double(int64_t k, Frame &f, int n_threads)>;
 void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
-                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info);
+                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info, int n_threads = 0);
 void gpu_release();
 
 }  // namespace qmmm::rdf

@@ -86,7 +86,8 @@ void launch_frame(RdfDevice *dev, const Frame &f, int kernel) {
 
 }  // namespace
 
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info,
+               int n_threads) {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
     auto ws = workers_for(pl.workers, devices, open_device);
@@ -112,7 +113,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         wk->submit([&, w, wk](RdfDevice *dev) {
             job.guarded(wk->device(), [&] {
                 if (!dev) throw wk->open_error();
-                dev->upload(f, 0);
+                dev->upload(f, n_threads);
                 dev->zero(f.g.n_bins);
                 int slot = 0;
                 for (int64_t u; !job.abort && (u = next++) < p.n_units; slot ^= 1) {
@@ -137,7 +138,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
 }
 
 void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
-                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info) {
+                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info, int n_threads) {
     volumes.assign(n_frames, 0.0);
     const int64_t W = static_cast<int64_t>(devices.size());
     // Whole frames while every device can have one; the rest are split (W == 1: every frame is whole).
@@ -153,7 +154,8 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
         std::atomic<int64_t> next{0};
         std::vector<std::vector<uint64_t>> parts(W);
         std::vector<double> pairs(W, 0.0), prep_s(W, 0.0);
-        const int nt = std::max(1, omp_get_num_procs() / static_cast<int>(W));  // preparation threads per worker
+        const int all = n_threads > 0 ? n_threads : omp_get_num_procs();
+        const int nt = std::max(1, all / static_cast<int>(W));  // preparation threads per worker
         for (int64_t w = 0; w < W && whole > 0; ++w) {
             Worker *wk = ws[w];
             auto &slot = pl.frames[wk];
@@ -203,14 +205,14 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
     for (int64_t k = whole; k < n_frames; ++k) {
         const auto t0 = std::chrono::steady_clock::now();
         try {
-            volumes[k] = prepare(k, f, 0);
+            volumes[k] = prepare(k, f, n_threads);
         } catch (const Error &e) {
             throw Error(e.status, "frame " + std::to_string(k) + ": " + e.what());
         }
         total.prep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (acc.empty()) acc.assign(f.g.n_bins, 0);
         GpuRunInfo one;
-        gpu_count(f, devices, kernel, acc.data(), &one);
+        gpu_count(f, devices, kernel, acc.data(), &one, n_threads);
         total.pairs_visited += one.pairs_visited;
         total.n_units += one.n_units;
         for (size_t w = 0; w < one.units_per_worker.size() && w < size_t(W); ++w)
