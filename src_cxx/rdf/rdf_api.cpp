@@ -49,17 +49,6 @@ qmmm_rdf_s *live(qmmm_rdf h) {
     return h;
 }
 
-void check_finite(const char *name, const double *a, int64_t n, int n_threads = 0) {
-    int64_t bad = 0;  // counted in parallel; the first bad element is looked for only if there is one
-#pragma omp parallel for reduction(+ : bad) schedule(static) num_threads(n_threads > 0 ? n_threads : omp_get_max_threads())
-    for (int64_t i = 0; i < n; ++i) bad += std::isfinite(a[i]) ? 0 : 1;
-    if (!bad) return;
-    for (int64_t i = 0; i < n; ++i)
-        if (!std::isfinite(a[i]))
-            throw Error(QMMM_ERR_NONFINITE, std::string(name) + ": element " + std::to_string(i) + " (atom " +
-                                                std::to_string(i / 3) + ") is " + (std::isnan(a[i]) ? "NaN" : "Inf"));
-}
-
 std::vector<int> check_devices(const qmmm_rdf_options &o) {
     std::vector<int> devs = qmmm::check_devices(o.devices, o.n_devices, QMMM_RDF_MAX_DEVICES, "opt->devices");
     if (o.kernel == QMMM_RDF_KERNEL_SEED) {
@@ -114,7 +103,7 @@ void check_frames(qmmm_rdf_s *h, int64_t n_frames, const double *xyz1, const dou
     if (!xyz1) throw Error(QMMM_ERR_NULL_ARG, "xyz1 is NULL");
     if (!h->identical && !xyz2) throw Error(QMMM_ERR_NULL_ARG, "xyz2 is NULL (the selections are not identical)");
     if (!box) throw Error(QMMM_ERR_NULL_ARG, "box is NULL");
-    (void)n_frames;  // the coordinates are checked frame by frame in prepare_one (in parallel for batches)
+    (void)n_frames;  // the coordinates are checked frame by frame as they are converted (rdf_prepare.cpp, to_fixed)
 }
 
 // One frame made ready for counting (thread-safe: only reads the handle); returns the box volume.
@@ -123,8 +112,6 @@ double prepare_one(const qmmm_rdf_s *h, qmmm::rdf::Frame &f, const double *xyz1,
     const bool seed = h->opt.kernel == QMMM_RDF_KERNEL_SEED;
     const int method = seed ? QMMM_RDF_METHOD_BRUTE : h->opt.method;
     const bool sort = h->backend == QMMM_BACKEND_CUDA && !seed;
-    check_finite("xyz1", xyz1, 3 * static_cast<int64_t>(h->key1.size()), n_threads);
-    if (!h->identical) check_finite("xyz2", xyz2, 3 * static_cast<int64_t>(h->key2.size()), n_threads);
     double volume = 0;
     qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, method, xyz1, h->key1, xyz2, h->key2,
                              h->identical, volume, sort, n_threads);

@@ -50,7 +50,8 @@ struct Frame {
 // cut: pairs closer than max(r_min, cut) are not counted.
 void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, double cut, Geom &g, double &volume,
                double &limit, double frac[9], double widths[3]);
-// Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit).
+// Fills f from coordinates (3*n doubles) and keys. method AUTO picks; throws Error (r_max beyond the limit, a
+// coordinate that is NaN or Inf).
 // gpu_fast: for the GPU's fast kernels: brute force with sel1 sorted into small cells (so a warp's atoms are
 // neighbours; counts are the same in any order), the cell list sorted by the device (Frame::device_cells), and
 // the bin lookup table.
