@@ -2,7 +2,7 @@
 //
 //  frame rows   N water-like atoms (a third "O", two thirds "H", uniform at 0.1 / A^3), r_max 12 A, cell list,
 //               --frames frames in one qmmm_rdf_add_frames call per handle (after a warm-up call): ms per frame
-//               of the whole call (preparation, copies, counting), the median of three calls. "1 pair" = all atoms with themselves;
+//               of the whole call (preparation, copies, counting), the median of 5 calls (1 and 3 pairs alternate). "1 pair" = all atoms with themselves;
 //               "3 pairs" = O-O, O-H and H-H through three handles: the same pairs split three ways, so
 //               hist(OO) + hist(OH) + hist(HH) must equal hist(all) ("equal" column) and the ratio
 //               3 pairs / 1 pair is the cost of asking for them separately.
@@ -69,37 +69,46 @@ void ok(int s, const char *what) {
     }
 }
 
-// Frame rows: returns ms per frame and fills the histogram sum; prep_ms: the library's preparation per frame
-// (qmmm_rdf_stats::prep_seconds, summed over the handles; it overlaps the counting).
-double frame_rows(const Sys &s, int nf, int backend, bool three, int bins, std::vector<int64_t> &hist, double &prep_ms) {
-    qmmm_rdf_options o;
-    qmmm_rdf_options_default(&o);
-    o.backend = backend;
-    const int64_t n_h = s.n - s.n_o;
-    std::vector<Handle> hs(three ? 3 : 1);
-    std::vector<int64_t> ids(s.n);
-    for (int64_t i = 0; i < s.n; ++i) ids[i] = i;
-    for (auto &h : hs) ok(qmmm_rdf_create(&h.h, 0.0, 12.0, bins, &o), "create");
-    if (!three) ok(qmmm_rdf_set_selection_self(hs[0].h, s.n, nullptr), "selection");
-    else {
-        ok(qmmm_rdf_set_selection_self(hs[0].h, s.n_o, nullptr), "O-O");
-        ok(qmmm_rdf_set_selections(hs[1].h, s.n_o, ids.data(), nullptr, n_h, ids.data() + s.n_o, nullptr), "O-H");
-        ok(qmmm_rdf_set_selection_self(hs[2].h, n_h, nullptr), "H-H");
-    }
-    // nf copies of the frame (each handle reads its own selection's block: O first, then H)
+// Frame rows: one pair (all atoms with themselves) or three (O-O, O-H, H-H through three handles) over nf copies
+// of the frame. time() makes one timed call per handle and returns its seconds; prep_ms: the library's
+// preparation per frame in that call (qmmm_rdf_stats::prep_seconds, summed over the handles; it overlaps the
+// counting); hist: the last call's counts summed over the handles.
+struct FrameCase {
+    const Sys &s;
+    int nf;
+    bool three;
+    int bins;
+    std::vector<Handle> hs;
     std::vector<double> all, o_xyz, h_xyz, boxes;
-    const double box[9] = {s.L, 0, 0, 0, s.L, 0, 0, 0, s.L};
-    for (int f = 0; f < nf; ++f) {
-        if (!three) all.insert(all.end(), s.xyz.begin(), s.xyz.end());
+
+    FrameCase(const Sys &sys, int frames, int backend, bool three_pairs, int n_bins)
+        : s(sys), nf(frames), three(three_pairs), bins(n_bins), hs(three_pairs ? 3 : 1) {
+        qmmm_rdf_options o;
+        qmmm_rdf_options_default(&o);
+        o.backend = backend;
+        const int64_t n_h = s.n - s.n_o;
+        std::vector<int64_t> ids(s.n);
+        for (int64_t i = 0; i < s.n; ++i) ids[i] = i;
+        for (auto &h : hs) ok(qmmm_rdf_create(&h.h, 0.0, 12.0, bins, &o), "create");
+        if (!three) ok(qmmm_rdf_set_selection_self(hs[0].h, s.n, nullptr), "selection");
         else {
-            o_xyz.insert(o_xyz.end(), s.xyz.begin(), s.xyz.begin() + 3 * s.n_o);
-            h_xyz.insert(h_xyz.end(), s.xyz.begin() + 3 * s.n_o, s.xyz.end());
+            ok(qmmm_rdf_set_selection_self(hs[0].h, s.n_o, nullptr), "O-O");
+            ok(qmmm_rdf_set_selections(hs[1].h, s.n_o, ids.data(), nullptr, n_h, ids.data() + s.n_o, nullptr), "O-H");
+            ok(qmmm_rdf_set_selection_self(hs[2].h, n_h, nullptr), "H-H");
         }
-        boxes.insert(boxes.end(), box, box + 9);
+        // nf copies of the frame (each handle reads its own selection's block: O first, then H)
+        const double box[9] = {s.L, 0, 0, 0, s.L, 0, 0, 0, s.L};
+        for (int f = 0; f < nf; ++f) {
+            if (!three) all.insert(all.end(), s.xyz.begin(), s.xyz.end());
+            else {
+                o_xyz.insert(o_xyz.end(), s.xyz.begin(), s.xyz.begin() + 3 * s.n_o);
+                h_xyz.insert(h_xyz.end(), s.xyz.begin() + 3 * s.n_o, s.xyz.end());
+            }
+            boxes.insert(boxes.end(), box, box + 9);
+        }
+        time(1);  // warm-up (one frame: threads, device buffers)
     }
-    std::vector<double> ts;
-    for (int rep = 0; rep < 4; ++rep) {  // warm-up (one frame: threads, device buffers), then 3 timed calls
-        const int64_t k = rep == 0 ? 1 : nf;
+    double time(int64_t k, double *prep_ms = nullptr) {
         for (auto &h : hs) ok(qmmm_rdf_reset(h.h), "reset");
         const auto t0 = Clock::now();
         if (!three) ok(qmmm_rdf_add_frames(hs[0].h, k, all.data(), nullptr, boxes.data()), "frames");
@@ -108,21 +117,30 @@ double frame_rows(const Sys &s, int nf, int backend, bool three, int bins, std::
             ok(qmmm_rdf_add_frames(hs[1].h, k, o_xyz.data(), h_xyz.data(), boxes.data()), "O-H frames");
             ok(qmmm_rdf_add_frames(hs[2].h, k, h_xyz.data(), nullptr, boxes.data()), "H-H frames");
         }
-        if (rep > 0) ts.push_back(since(t0));
+        const double t = since(t0);
+        if (prep_ms) {
+            *prep_ms = 0;
+            for (auto &h : hs) {
+                qmmm_rdf_stats st{};
+                ok(qmmm_rdf_stats_last(h.h, &st), "stats");
+                *prep_ms += 1e3 * st.prep_seconds / double(k);
+            }
+        }
+        return t;
     }
-    std::sort(ts.begin(), ts.end());
-    const double t = ts[1];  // the median of the three (the host is shared)
-    hist.assign(bins, 0);
-    std::vector<int64_t> one(bins);
-    prep_ms = 0;
-    for (auto &h : hs) {
-        qmmm_rdf_stats st{};
-        ok(qmmm_rdf_stats_last(h.h, &st), "stats");
-        prep_ms += 1e3 * st.prep_seconds / nf;
-        ok(qmmm_rdf_results(h.h, nullptr, nullptr, nullptr, one.data(), nullptr, nullptr), "results");
-        for (int b = 0; b < bins; ++b) hist[b] += one[b];
+    std::vector<int64_t> hist() {
+        std::vector<int64_t> sum(bins, 0), one(bins);
+        for (auto &h : hs) {
+            ok(qmmm_rdf_results(h.h, nullptr, nullptr, nullptr, one.data(), nullptr, nullptr), "results");
+            for (int b = 0; b < bins; ++b) sum[b] += one[b];
+        }
+        return sum;
     }
-    return 1e3 * t / nf;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
 }
 
 void write_dcd(const std::string &path, const Sys &s, int frames) {
@@ -213,14 +231,22 @@ int main(int argc, char **argv) {
     nlohmann::json out = {{"bench", "rdf_pipeline"}, {"atoms", n}, {"r_max", 12.0}, {"bins", bins}};
     const Sys s = make_sys(n, 7);
     std::printf("%-8s %-10s %10s %12s %12s %8s\n", "rows", "config", "N", "ms/frame", "prep ms", "equal");
-    std::vector<int64_t> h1, h3;
-    double prep1 = 0, prep3 = 0;
-    const double one = frame_rows(s, frames, be, false, bins, h1, prep1);
-    const double three = frame_rows(s, frames, be, true, bins, h3, prep3);
-    const bool equal = h1 == h3;
+    // The two cases alternate, 5 timed calls each, and the medians are kept: the host is shared, and its load
+    // changes over seconds.
+    FrameCase c1(s, frames, be, false, bins), c3(s, frames, be, true, bins);
+    std::vector<double> t1, t3, p1, p3;
+    for (int rep = 0; rep < 5; ++rep) {
+        double p;
+        t1.push_back(1e3 * c1.time(frames, &p) / frames), p1.push_back(p);
+        t3.push_back(1e3 * c3.time(frames, &p) / frames), p3.push_back(p);
+    }
+    const double one = median(t1), three = median(t3), prep1 = median(p1), prep3 = median(p3);
+    const bool equal = c1.hist() == c3.hist();
     std::printf("%-8s %-10s %10lld %12.3f %12.3f %8s\n", "frame", "1 pair", (long long)n, one, prep1, "-");
     std::printf("%-8s %-10s %10lld %12.3f %12.3f %8s\n", "frame", "3 pairs", (long long)n, three, prep3, equal ? "yes" : "NO");
-    std::printf("  3 pairs / 1 pair per frame: %.2f\n", three / one);
+    std::printf("  3 pairs / 1 pair per frame: %.2f (median of 5 alternating calls; the five ratios:", three / one);
+    for (int rep = 0; rep < 5; ++rep) std::printf(" %.2f", t3[rep] / t1[rep]);
+    std::printf(")\n");
     qmmm_rdf_options o;
     qmmm_rdf_options_default(&o);
     o.backend = be;
@@ -235,7 +261,12 @@ int main(int argc, char **argv) {
     out["backend"] = st.backend == QMMM_BACKEND_CUDA ? "cuda" : "cpu";
     out["frame_rows"] = {{"frames", frames}, {"ms_per_frame_1pair", one}, {"ms_per_frame_3pairs", three},
                          {"ratio_3_to_1", three / one}, {"hist_3pairs_equal_1pair", equal},
-                         {"prep_ms_per_frame_1pair", prep1}, {"prep_ms_per_frame_3pairs", prep3}};
+                         {"prep_ms_per_frame_1pair", prep1}, {"prep_ms_per_frame_3pairs", prep3},
+                         {"calls_ms_per_frame_1pair", t1}, {"calls_ms_per_frame_3pairs", t3}};
+    // the same as records, for tables (scripts/readme_tables.py)
+    out["frame_list"] = {{{"config", "1 pair"}, {"ms_per_frame", one}, {"prep_ms_per_frame", prep1}, {"ratio_to_1pair", 1.0}},
+                         {{"config", "3 pairs"}, {"ms_per_frame", three}, {"prep_ms_per_frame", prep3},
+                          {"ratio_to_1pair", three / one}}};
 
     if (!tool.empty()) {
         std::vector<std::pair<std::string, std::string>> files = {{"dcd", tmp + "/rdf_pipeline_bench.dcd"}};
