@@ -41,6 +41,11 @@
  * wake-up of the host threads and the tails of the units cost more than the second device gains: a 5e9-pair
  * frame split over two H200s took as long as on one). The integer histograms are
  * summed, so every split gives the same bits as one device and the CPU.
+ *
+ * Frame pipeline on a GPU: the host converts a frame to fixed point (opt->n_threads threads; the NaN/Inf check
+ * is in the same pass) and stages it in page-locked memory; the device sorts its copy into the cell list (a
+ * stable radix sort, the order of the CPU's counting sort) and counts, while the host prepares the next frame.
+ * 1M atoms at r_max 12 A: about 6 ms per frame on an H100 (README, table rdf_frames).
  */
 #ifndef QMMM_ACCEL_RDF_H
 #define QMMM_ACCEL_RDF_H
