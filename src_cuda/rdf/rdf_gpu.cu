@@ -577,11 +577,7 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
     ensure(b.a1, b.cap_a1, n1, "cudaMalloc (sel1)");
     if (!f.identical) ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
     const bool cells = f.method == QMMM_RDF_METHOD_CELLS;
-    if (cells && f.device_cells) {
-        const size_t n_cells = size_t(f.nc[0]) * f.nc[1] * f.nc[2];
-        ensure(b.cell1, b.cap_cell1, n1, "cudaMalloc (cells)");
-        ensure(b.start, b.cap_start, n_cells + 1, "cudaMalloc (cell starts)");
-        ensure(b.max_cell, b.cap_max_cell, 1, "cudaMalloc (fullest cell)");
+    if (f.device_cells) {
         // Staged through page-locked memory (the buffer's copies of two frames ago are long done): a pageable
         // copy holds the host thread for the whole transfer, which was most of a multi-pair frame's host time.
         check(cudaEventSynchronize(b.staged), "staging buffer");
@@ -593,7 +589,16 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
         }
         rdf::host_copy(b.pin, f.a1.data(), n1 * sizeof(Atom), n_threads);
         if (!f.identical) rdf::host_copy(b.pin + n1, f.a2.data(), n2 * sizeof(Atom), n_threads);
-        if (f.identical) {
+        if (cells) {
+            ensure(b.cell1, b.cap_cell1, n1, "cudaMalloc (cells)");
+            ensure(b.start, b.cap_start, size_t(f.nc[0]) * f.nc[1] * f.nc[2] + 1, "cudaMalloc (cell starts)");
+            ensure(b.max_cell, b.cap_max_cell, 1, "cudaMalloc (fullest cell)");
+        }
+        if (!cells) {  // brute force: sel1 into small cells (a warp's atoms are neighbours), sel2 as it is
+            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, nullptr, nullptr, nullptr, st);
+            if (!f.identical)
+                check(cudaMemcpyAsync(b.a2, b.pin + n1, n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+        } else if (f.identical) {
             sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
         } else {
             sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);

@@ -19,8 +19,9 @@ struct Frame {
     bool exclusions = true;  // some counted-pair candidates share a key (false: the GPU skips the key test)
     int method = QMMM_RDF_METHOD_BRUTE;
     std::vector<Atom> a1, a2;  // BRUTE: input order; CELLS: sorted by cell
-    // CELLS: cells per axis, the cell of each a1 atom, the first atom of each cell in the searched
-    // selection (a1 if identical, else a2; n_cells + 1 entries), and the stencil of cell offsets.
+    // CELLS: cells per axis (BRUTE with device_cells: the small cells sel1 is sorted by), the cell of each a1
+    // atom, the first atom of each cell in the searched selection (a1 if identical, else a2; n_cells + 1
+    // entries), and the stencil of cell offsets.
     // For identical selections the stencil is half of the (2m+1)^3 block without (0,0,0), which is
     // handled separately (later atoms of the own cell only).
     int32_t nc[3] = {1, 1, 1};
@@ -28,8 +29,9 @@ struct Frame {
     std::vector<int32_t> start;
     std::vector<int32_t> stencil;  // dx,dy,dz triples
     int32_t max_cell = 0;          // most atoms in one cell of the searched selection
-    // CELLS for the GPU's fast kernels: a1 and a2 stay in input order and cell1, start and max_cell are left
-    // empty; each device sorts its copy by cell (the same stable order as sort_by_cell, rdf_gpu.cu).
+    // For the GPU's fast kernels a1 and a2 stay in input order and each device sorts its copy by the cells nc
+    // (the same stable order as sort_by_cell, rdf_gpu.cu). CELLS: cell1, start and max_cell are left empty;
+    // BRUTE (sel1 of 4096 atoms or more): only sel1 is sorted, into small cells, so a warp's atoms are neighbours.
     bool device_cells = false;
     // GPU bin lookup without a square root (rdf_prepare.cpp, make_bin_table; r_min = 0 and no cut):
     // thr[k] = edge_k^2 (float; thr[n_bins] = thr[n_bins + 1] = r_max^2); table[c] = the bin of the lowest

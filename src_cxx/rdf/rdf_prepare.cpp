@@ -298,11 +298,10 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
         if (gpu_fast && n1 >= 4096) {
             // Any order counts the same pairs. Sorted by cells of ~16 atoms, the 32 atoms of a GPU warp are
             // close together, so their distances to an atom agree and the warp mostly skips the binning of
-            // pairs beyond r_max as one (rdf_gpu.cu).
-            int32_t snc[3], smax;
+            // pairs beyond r_max as one (rdf_gpu.cu). The device sorts its copy (Frame::device_cells).
             const int32_t m = std::max(1, static_cast<int32_t>(std::cbrt(double(n1) / 16.0)));
-            for (int d = 0; d < 3; ++d) snc[d] = std::min(m, 1024);
-            sort_by_cell(f.a1, snc, f.scratch_start, nullptr, smax, f.scratch, f.scratch_cells, nt);
+            for (int d = 0; d < 3; ++d) f.nc[d] = std::min(m, 1024);
+            f.device_cells = true;
         }
         return;
     }
