@@ -446,7 +446,7 @@ struct FrameBuf {
     cudaEvent_t done[2] = {nullptr, nullptr};  // the kernels of the frame it holds, on stream 0 and 1
     Atom *pin = nullptr;                       // page-locked staging of the atoms (device-sorted cell lists)
     size_t cap_pin = 0;
-    cudaEvent_t staged = nullptr;              // the copies out of pin
+    cudaEvent_t staged = nullptr;              // the copies out of host memory (pin or a pinned frame)
     bool used = false;
 };
 
@@ -578,38 +578,44 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
     if (!f.identical) ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
     const bool cells = f.method == QMMM_RDF_METHOD_CELLS;
     if (f.device_cells) {
-        // Staged through page-locked memory (the buffer's copies of two frames ago are long done): a pageable
-        // copy holds the host thread for the whole transfer, which was most of a multi-pair frame's host time.
-        check(cudaEventSynchronize(b.staged), "staging buffer");
-        if (n1 + n2 > b.cap_pin) {
-            if (b.pin) cudaFreeHost(b.pin);
-            b.pin = nullptr, b.cap_pin = 0;
-            check(cudaHostAlloc(&b.pin, (n1 + n2) * sizeof(Atom), cudaHostAllocDefault), "cudaHostAlloc (staging)");
-            b.cap_pin = n1 + n2;
+        // Copied from page-locked memory: a pageable copy holds the host thread for the whole transfer, which was
+        // most of a multi-pair frame's host time. A pinned frame (qmmm_rdf_add_frames) is copied as it is (the
+        // pool calls reuse_wait before rewriting it); any other is staged in the buffer's own page-locked copy
+        // (whose copies of two frames ago are long done).
+        const Atom *h1 = f.a1.data(), *h2 = f.a2.data();
+        if (!f.pinned()) {
+            check(cudaEventSynchronize(b.staged), "staging buffer");
+            if (n1 + n2 > b.cap_pin) {
+                if (b.pin) cudaFreeHost(b.pin);
+                b.pin = nullptr, b.cap_pin = 0;
+                check(cudaHostAlloc(&b.pin, (n1 + n2) * sizeof(Atom), cudaHostAllocPortable), "cudaHostAlloc (staging)");
+                b.cap_pin = n1 + n2;
+            }
+            rdf::host_copy(b.pin, f.a1.data(), n1 * sizeof(Atom), n_threads);
+            if (!f.identical) rdf::host_copy(b.pin + n1, f.a2.data(), n2 * sizeof(Atom), n_threads);
+            h1 = b.pin, h2 = b.pin + n1;
         }
-        rdf::host_copy(b.pin, f.a1.data(), n1 * sizeof(Atom), n_threads);
-        if (!f.identical) rdf::host_copy(b.pin + n1, f.a2.data(), n2 * sizeof(Atom), n_threads);
         if (cells) {
             ensure(b.cell1, b.cap_cell1, n1, "cudaMalloc (cells)");
             ensure(b.start, b.cap_start, size_t(f.nc[0]) * f.nc[1] * f.nc[2] + 1, "cudaMalloc (cell starts)");
             ensure(b.max_cell, b.cap_max_cell, 1, "cudaMalloc (fullest cell)");
         }
         if (!cells) {  // brute force: sel1 into small cells (a warp's atoms are neighbours), sel2 as it is
-            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, nullptr, nullptr, nullptr, st);
+            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, nullptr, nullptr, nullptr, st);
             if (!f.identical)
-                check(cudaMemcpyAsync(b.a2, b.pin + n1, n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+                check(cudaMemcpyAsync(b.a2, h2, n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
         } else if (f.identical) {
-            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
+            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
         } else {
-            sort_on_device(d, b.pin, int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);
-            sort_on_device(d, b.pin + n1, int64_t(n2), f.nc, b.a2, nullptr, b.start, b.max_cell, st);
+            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);
+            sort_on_device(d, h2, int64_t(n2), f.nc, b.a2, nullptr, b.start, b.max_cell, st);
         }
-        check(cudaEventRecord(b.staged, st), "cudaEventRecord");
     } else {
         check(cudaMemcpyAsync(b.a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
         if (!f.identical)
             check(cudaMemcpyAsync(b.a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
     }
+    check(cudaEventRecord(b.staged, st), "cudaEventRecord");  // the copies out of host memory end here
     if (cells && !f.device_cells) {
         ensure(b.cell1, b.cap_cell1, f.cell1.size(), "cudaMalloc (cells)");
         ensure(b.start, b.cap_start, f.start.size(), "cudaMalloc (cell starts)");
@@ -640,6 +646,16 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
     check(cudaEventRecord(d->copied, st), "cudaEventRecord");
     for (auto k : d->stream) check(cudaStreamWaitEvent(k, d->copied, 0), "cudaStreamWaitEvent");
     b.used = true;
+}
+
+// The buffer the next upload takes holds the frame of two uploads ago: its copies out of host memory (the
+// staged event) and its kernels (which may still copy seed tiles from the frame's atoms) must be done before the
+// host rewrites that frame.
+void rdf_dev_reuse_wait(RdfDev *d) {
+    FrameBuf &b = d->buf[d->cur ^ 1];
+    check(cudaEventSynchronize(b.staged), "waiting for a frame's copies");
+    if (b.used)
+        for (auto e : b.done) check(cudaEventSynchronize(e), "waiting for a frame's kernels");
 }
 
 void rdf_dev_zero(RdfDev *d, int32_t n_bins) {
@@ -725,6 +741,7 @@ public:
     explicit RdfDeviceImpl(int device) : d_(rdf_dev_open(device)) {}
     ~RdfDeviceImpl() override { rdf_dev_close(d_); }
     void upload(const rdf::Frame &f, int n_threads) override { rdf_dev_upload(d_, f, n_threads); }
+    void reuse_wait() override { rdf_dev_reuse_wait(d_); }
     void zero(int32_t n_bins) override { rdf_dev_zero(d_, n_bins); }
     void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) override {
         rdf_dev_launch(d_, f, k0, k1, b0, nb, kernel, slot);
@@ -736,8 +753,23 @@ private:
     RdfDev *d_;
 };
 
+// Page-locked memory for the frames of qmmm_rdf_add_frames (portable: any device may copy from it).
+class PinnedMemory final : public rdf::HostMemory {
+public:
+    void *alloc(size_t bytes) const override {
+        void *p = nullptr;
+        check(cudaHostAlloc(&p, std::max<size_t>(bytes, 1), cudaHostAllocPortable), "cudaHostAlloc (frame atoms)");
+        return p;
+    }
+    void release(void *p) const noexcept override {
+        if (p) cudaFreeHost(p);
+    }
+};
+const PinnedMemory pinned_memory;
+
 class RdfGpuImpl final : public RdfGpu {
 public:
+    const rdf::HostMemory *host_memory() const override { return &pinned_memory; }
     std::unique_ptr<RdfDevice> open(int device) const override { return std::make_unique<RdfDeviceImpl>(device); }
     int32_t max_bins() const override { return rdf_dev_max_bins(); }
     int64_t items(const rdf::Frame &f, int kernel) const override { return rdf_dev_items(f, kernel); }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_registry.hpp"
@@ -13,12 +14,52 @@
 
 namespace qmmm::rdf {
 
+// Page-locked host memory (the CUDA backend's cudaHostAlloc), for the atoms of frames a GPU copies
+// asynchronously: the host converts a frame straight into memory the copy engine reads, with no staging copy.
+class HostMemory {
+public:
+    virtual ~HostMemory() = default;
+    virtual void *alloc(size_t bytes) const = 0;  // throws Error
+    virtual void release(void *p) const noexcept = 0;
+};
+// A vector allocator over HostMemory, or the heap where mem is null. Swapping vectors swaps their memory kinds.
+template <class T>
+struct HostAlloc {
+    using value_type = T;
+    using propagate_on_container_swap = std::true_type;
+    using propagate_on_container_move_assignment = std::true_type;
+    using propagate_on_container_copy_assignment = std::true_type;
+    using is_always_equal = std::false_type;
+    const HostMemory *mem = nullptr;
+    HostAlloc() = default;
+    explicit HostAlloc(const HostMemory *m) : mem(m) {}
+    template <class U>
+    HostAlloc(const HostAlloc<U> &o) : mem(o.mem) {}
+    T *allocate(size_t n) {
+        return static_cast<T *>(mem ? mem->alloc(n * sizeof(T)) : std::allocator<T>().allocate(n));
+    }
+    void deallocate(T *p, size_t n) noexcept {
+        if (mem) mem->release(p);
+        else std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const HostAlloc<U> &o) const { return mem == o.mem; }
+    template <class U>
+    bool operator!=(const HostAlloc<U> &o) const { return mem != o.mem; }
+};
+using AtomVec = std::vector<Atom, HostAlloc<Atom>>;
+
 struct Frame {
+    Frame() = default;
+    // pinned: page-locked memory for a1 and a2 (GPU frames of qmmm_rdf_add_frames), or null
+    explicit Frame(const HostMemory *pinned) : a1(HostAlloc<Atom>(pinned)), a2(HostAlloc<Atom>(pinned)) {}
+    bool pinned() const { return a1.get_allocator().mem != nullptr; }
+
     Geom g{};
     bool identical = false;  // sel2 is sel1: unordered pairs, a2 empty
     bool exclusions = true;  // some counted-pair candidates share a key (false: the GPU skips the key test)
     int method = QMMM_RDF_METHOD_BRUTE;
-    std::vector<Atom> a1, a2;  // BRUTE: input order; CELLS: sorted by cell
+    AtomVec a1, a2;  // BRUTE: input order; CELLS: sorted by cell (on the CPU)
     // CELLS: cells per axis (BRUTE with device_cells: the small cells sel1 is sorted by), the cell of each a1
     // atom, the first atom of each cell in the searched selection (a1 if identical, else a2; n_cells + 1
     // entries), and the stencil of cell offsets.
@@ -43,7 +84,7 @@ struct Frame {
     int32_t tab_shift = 0, tab_base = 0;
     bool tab_ok = false;
     float tab_key[4] = {-1, -1, -1, -1};  // rmin, inv_dr, rmax2, n_bins the table was made for
-    std::vector<Atom> scratch;     // reused between frames: fresh 16 MB buffers cost page faults every frame
+    AtomVec scratch;               // reused between frames: fresh 16 MB buffers cost page faults every frame
     std::vector<int32_t> scratch_cells, scratch_start;
     double pairs_visited = 0;
 };
@@ -81,6 +122,10 @@ public:
     // counting of the previous frame (it waits for the frame before that); later launches count this frame.
     // Returns when the host may change f. n_threads: host threads for staging copies (0: the OpenMP default).
     virtual void upload(const Frame &f, int n_threads) = 0;
+    // Before the host rewrites the frame it uploaded two uploads ago (gpu_count_frames alternates two frames and
+    // the device two buffers): waits until the device is done with that frame's host memory, which a
+    // page-locked frame (Frame::pinned) is copied from asynchronously.
+    virtual void reuse_wait() = 0;
     virtual void zero(int32_t n_bins) = 0;  // zeroes the device histogram
     // Queues items [k0, k1) x bins [b0, b0 + nb) on stream `slot` (0 or 1) and returns; the two streams let a
     // unit start while the previous one drains. Adds into the device histogram.
@@ -95,6 +140,7 @@ public:
     virtual std::unique_ptr<RdfDevice> open(int device) const = 0;  // binds the calling thread to `device`
     virtual int32_t max_bins() const = 0;                             // bins one unit may cover
     virtual int64_t items(const Frame &f, int kernel) const = 0;
+    virtual const HostMemory *host_memory() const = 0;  // page-locked memory for Frame(pinned)
 };
 
 struct GpuRunInfo {

@@ -159,7 +159,10 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
         for (int64_t w = 0; w < W && whole > 0; ++w) {
             Worker *wk = ws[w];
             auto &slot = pl.frames[wk];
-            if (!slot) slot.reset(new Frame[2]);
+            if (!slot) {  // page-locked atoms: the upload copies them with no staging copy (rdf_gpu.cu)
+                const HostMemory *pin = GpuRegistry<RdfGpu>::get().host_memory();
+                slot.reset(new Frame[2]{Frame(pin), Frame(pin)});
+            }
             Frame *fr = slot.get();
             wk->submit([&, w, wk, fr](RdfDevice *dev) {
                 int cur = 0;
@@ -168,6 +171,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                     if (!dev) throw wk->open_error();
                     for (int64_t k; !job.abort && (k = next++) < whole;) {
                         Frame &f = fr[cur ^ 1];
+                        dev->reuse_wait();  // f was uploaded two frames ago and may still be copied from
                         const auto t0 = std::chrono::steady_clock::now();
                         try {
                             volumes[k] = prepare(k, f, nt);
@@ -225,8 +229,8 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
 void gpu_release() {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
+    pl.frames.clear();  // page-locked frames first, while the devices' contexts are certainly alive
     pl.workers.clear();
-    pl.frames.clear();
 }
 
 }  // namespace qmmm::rdf

@@ -60,8 +60,8 @@ void to_fixed(const char *name, const double *xyz, int64_t n, const double frac[
 // In parallel: each thread counts and then scatters one contiguous chunk of the atoms, the chunks' offsets
 // within a cell in chunk order, so the order is the serial sort's (a 1M-atom frame spent most of its
 // preparation in the serial scatter). Threads are limited so their count arrays stay within ~4 n entries.
-void sort_by_cell(std::vector<Atom> &a, const int32_t nc[3], std::vector<int32_t> &start, std::vector<int32_t> *cells,
-                  int32_t &max_cell, std::vector<Atom> &sorted, std::vector<int32_t> &c, int nt) {
+void sort_by_cell(AtomVec &a, const int32_t nc[3], std::vector<int32_t> &start, std::vector<int32_t> *cells,
+                  int32_t &max_cell, AtomVec &sorted, std::vector<int32_t> &c, int nt) {
     const int64_t n_cells = int64_t{nc[0]} * nc[1] * nc[2];
     const int64_t n = static_cast<int64_t>(a.size());
     const int T = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(nt, (4 * n) / std::max<int64_t>(n_cells, 1)), 1, nt));
