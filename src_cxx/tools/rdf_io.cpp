@@ -439,18 +439,33 @@ public:
             if (!std::all_of(f.box, f.box + 9, [](double x) { return std::isfinite(x); }))
                 fail("frame " + std::to_string(frame_) + ": the unit cell is not finite (or its angles give no cell)");
         }
-        std::vector<float> v(n_);
-        f.xyz.resize(3 * size_t(n_));
+        std::vector<float> &v = record_;  // kept: a fresh 4 MB buffer per frame costs its page faults every frame
+        v.resize(size_t(n_));
+        const bool direct = !f.into.empty();
+        for (const auto &r : f.into)
+            if (r.first < 0 || r.count < 0 || r.first + r.count > n_ || (r.count > 0 && !r.dst))
+                throw Error(QMMM_ERR_INTERNAL, "DCD reader: a destination range is outside the frame's atoms");
+        if (!direct) f.xyz.resize(3 * size_t(n_));
         for (int d = 0; d < 3; ++d) {
             if (record_start("coordinates") != 4 * n_) fail("frame " + std::to_string(frame_) + ": coordinate record is not 4 x natoms bytes");
             raw(v.data(), 4 * size_t(n_), "coordinates");
             end_marker(4 * n_, "coordinates");
-            for (int32_t i = 0; i < n_; ++i) {
-                f.xyz[3 * size_t(i) + d] = fix(v[i]);
-                if (!std::isfinite(f.xyz[3 * size_t(i) + d]))
-                    fail("frame " + std::to_string(frame_) + ": atom " + std::to_string(i + 1) + " is not finite");
+            if (swap_)
+                for (auto &x : v) x = fix(x);
+            int bad = 0;  // every atom, whether it is written or not
+            for (int32_t i = 0; i < n_; ++i) bad |= std::isfinite(v[i]) ? 0 : 1;
+            if (bad)
+                for (int32_t i = 0; i < n_; ++i)
+                    if (!std::isfinite(v[i]))
+                        fail("frame " + std::to_string(frame_) + ": atom " + std::to_string(i + 1) + " is not finite");
+            if (direct) {
+                for (const auto &r : f.into)
+                    for (int64_t i = 0; i < r.count; ++i) r.dst[3 * i + d] = v[size_t(r.first + i)];
+            } else {
+                for (int32_t i = 0; i < n_; ++i) f.xyz[3 * size_t(i) + d] = v[i];
             }
         }
+        f.into_done = direct;
         ++frame_;
         return true;
     }
@@ -489,6 +504,7 @@ private:
     int64_t size_ = 0, data_ = 0, frame_bytes_ = 1, frame_ = 0;
     bool swap_ = false, cell_ = false;
     int32_t n_ = 0;
+    std::vector<float> record_;  // one coordinate record
 };
 
 bool in_ranges(int64_t v, const std::string &spec, const std::string &expr) {

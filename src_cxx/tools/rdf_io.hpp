@@ -24,6 +24,16 @@ struct Frame {
     std::vector<double> xyz;  // 3n, Angstrom
     double box[9] = {0};      // cell vectors a, b, c (Angstrom)
     bool has_box = false;
+    // Where a reader that decodes whole coordinate arrays (DCD) may write the coordinates instead of xyz:
+    // atoms [first, first + count) to dst (3 count doubles, x y z interleaved). qmmm-rdf points them at its
+    // batches when every selection is a range of atoms, so a frame is not copied again after decoding. A
+    // reader that wrote them sets into_done and leaves xyz as it was; the others ignore them and fill xyz.
+    struct Range {
+        int64_t first = 0, count = 0;
+        double *dst = nullptr;
+    };
+    std::vector<Range> into;
+    bool into_done = false;
 };
 
 class Reader {

@@ -1,8 +1,9 @@
 // rdf_pipe.hpp -- qmmm-rdf's frame pipeline: a reader thread decodes the trajectory, a gather thread copies each
 // selection's coordinates into batches of frames, and the main thread counts the previous batch (so reading,
-// gathering and counting overlap; the counts do not depend on it). `depth` batches circulate: the gatherer fills
-// free ones, the counter returns them. A reader or gather error (bad file, frame without a box) ends the stream;
-// rethrow() raises it on the main thread.
+// gathering and counting overlap; the counts do not depend on it). Where every selection is a range of atoms,
+// the reader decodes straight into the batches and there is no gather. `depth` batches circulate: the gatherer
+// (or the reader) fills free ones, the counter returns them. A reader or gather error (bad file, frame without a
+// box) ends the stream; rethrow() raises it on the main thread.
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -51,8 +52,17 @@ public:
             raw_free_.push_back(raws_.back().get());
         }
         raw_free_.front()->f = std::move(frame0);
-        reader_ = std::thread([this] { read_loop(); });
-        gatherer_ = std::thread([this] { gather_loop(); });
+        // Every selection a range of atoms (all atoms, or "index a-b"): the reader thread decodes straight into
+        // the batches (rdfio::Frame::into) and no thread copies the frame again.
+        bool ranges = true;
+        for (const auto &sel : *src.selections)
+            for (size_t i = 1; ranges && i < sel.size(); ++i) ranges = sel[i] == sel[0] + int64_t(i);
+        if (ranges) {
+            reader_ = std::thread([this] { direct_loop(); });
+        } else {
+            reader_ = std::thread([this] { read_loop(); });
+            gatherer_ = std::thread([this] { gather_loop(); });
+        }
     }
     ~Pipe() {
         {
@@ -61,7 +71,7 @@ public:
         }
         cv_.notify_all();
         reader_.join();
-        gatherer_.join();
+        if (gatherer_.joinable()) gatherer_.join();
     }
     Pipe(const Pipe &) = delete;
     Pipe &operator=(const Pipe &) = delete;
@@ -90,8 +100,8 @@ public:
     double read_seconds() const { return read_s_; }  // reader busy time (valid after pop() returned null)
 
 private:
-    // Two threads, so the gather (a 24 MB copy for a 1M-atom selection, as long as decoding a DCD frame) does not
-    // slow the reading: the reader decodes frames into `raw_depth` frame buffers; the gatherer copies each
+    // Any selections: two threads, so the gather (a 24 MB copy for a 1M-atom selection, as long as decoding a DCD
+    // frame) does not slow the reading: the reader decodes frames into `raw_depth` frame buffers; the gatherer copies each
     // selection's atoms out of them into batches of frames. Both stop at the first error, which pop() then ends on.
     struct Raw {
         rdfio::Frame f;
@@ -146,6 +156,45 @@ private:
         finished_ = true;
         cv_.notify_all();
     }
+    // Ranges mode: one thread reads each frame into its batch slot (a reader that cannot, a text format, fills
+    // the frame's xyz, which is then gathered here).
+    void direct_loop() {
+        try {
+            Raw &r = *raw_free_.front();  // frame0 first, then every frame decoded in place
+            int64_t index = src_.first;
+            bool have = true, first = true;
+            while (have) {
+                Batch *b = take(free_);
+                if (!b) break;
+                b->indices.clear();
+                while (b->indices.size() < batch_) {
+                    const size_t k = b->indices.size();
+                    r.f.into.clear();
+                    r.f.into_done = false;
+                    if (!first) {
+                        const auto &sels = *src_.selections;
+                        for (size_t s = 0; s < sels.size(); ++s)
+                            r.f.into.push_back({sels[s].front(), int64_t(sels[s].size()), &b->xyz[s][3 * sels[s].size() * k]});
+                        const auto t0 = std::chrono::steady_clock::now();
+                        have = advance(index, r.f);
+                        read_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        if (!have) break;
+                    }
+                    first = false;
+                    r.index = index;
+                    put(*b, k, r);
+                }
+                if (b->indices.empty()) break;
+                give(full_, b);
+            }
+        } catch (...) {
+            fail(std::current_exception());
+        }
+        std::lock_guard<std::mutex> g(m_);
+        read_done_ = true;
+        finished_ = true;
+        cv_.notify_all();
+    }
     void fail(std::exception_ptr e) {
         std::lock_guard<std::mutex> g(m_);
         if (!error_) error_ = e;
@@ -179,14 +228,14 @@ private:
         }
         cv_.notify_all();
     }
-    // Frame r into slot k of b.
+    // Frame r into slot k of b (its coordinates are there already if the reader wrote them in place).
     void put(Batch &b, size_t k, const Raw &r) {
         const double *box = src_.box_fixed ? src_.box_fixed : r.f.box;
         if (!src_.box_fixed && !r.f.has_box)
             throw Error(QMMM_ERR_FILE_FORMAT,
                         src_.traj + ": frame " + std::to_string(r.index) + " has no periodic box; give --box");
         const auto &sels = *src_.selections;
-        for (size_t s = 0; s < sels.size(); ++s) {
+        for (size_t s = 0; s < sels.size() && !r.f.into_done; ++s) {
             double *dst = &b.xyz[s][3 * sels[s].size() * k];
             const int64_t *idx = sels[s].data(), m = static_cast<int64_t>(sels[s].size());
             const double *xyz = r.f.xyz.data();

@@ -195,6 +195,43 @@ TEST(RdfTool, BackendsBatchesAndStridesAgree) {
     EXPECT_EQ(jb["pairs"][1]["hist"].get<std::vector<int64_t>>(), library({fs[1]}, o, h, 6, 60));
 }
 
+// DCD with selections that are ranges of atoms ("all", "index a-b"): the reader decodes straight into the
+// batches (rdf_pipe.hpp, no gather). The counts equal the library's on the frames as read, with every frame and
+// with a stride; so do those of a selection that is not a range ("name OW", every third atom: the gather path).
+TEST(RdfTool, DcdRangesDecodedInPlaceEqualTheLibrary) {
+    const std::string top = " --top '" + dir + "water.gro'";
+    const std::string common = " --rmax 6 --bins 60 -q --no-progress";
+    const auto fs = frames_of("water.dcd", "water.gro");
+    ASSERT_EQ(fs.size(), 3u);
+    const int64_t n = fs[0].n();
+    std::vector<int64_t> all(n), first(64), rest(n - 64);
+    for (int64_t i = 0; i < n; ++i) all[i] = i;
+    for (int64_t i = 0; i < 64; ++i) first[i] = i;
+    for (int64_t i = 64; i < n; ++i) rest[i - 64] = i;
+    const auto o = pick("water.gro", "name OW");
+    ASSERT_EQ(o.size(), 64u);
+    const std::string ranges = " --pairs 'all:all' 'index 0-63:index 64-" + std::to_string(n - 1) + "'";
+    for (const std::string backend : {"cpu", "auto"}) {
+        const std::string a = work + "rdf_dcd_ranges_" + backend + ".json", b = work + "rdf_dcd_names_" + backend + ".json",
+                          c = work + "rdf_dcd_stride_" + backend + ".json";
+        auto r = tool("'" + dir + "water.dcd'" + top + ranges + common + " --backend " + backend + " --json '" + a + "'");
+        ASSERT_EQ(r.status, 0) << r.out;
+        r = tool("'" + dir + "water.dcd'" + top + " --pairs 'name OW:all'" + common + " --backend " + backend + " --json '" +
+                 b + "'");
+        ASSERT_EQ(r.status, 0) << r.out;
+        r = tool("'" + dir + "water.dcd'" + top + ranges + common + " --backend " + backend + " --first 1 --stride 2 --json '" +
+                 c + "'");
+        ASSERT_EQ(r.status, 0) << r.out;
+        const json ja = load(a), jb = load(b), jc = load(c);
+        EXPECT_EQ(ja["frames"], 3);
+        EXPECT_EQ(ja["pairs"][0]["hist"].get<std::vector<int64_t>>(), library(fs, all, all, 6, 60)) << backend;
+        EXPECT_EQ(ja["pairs"][1]["hist"].get<std::vector<int64_t>>(), library(fs, first, rest, 6, 60)) << backend;
+        EXPECT_EQ(jb["hist"].get<std::vector<int64_t>>(), library(fs, o, all, 6, 60)) << backend;
+        EXPECT_EQ(jc["frames"], 1);
+        EXPECT_EQ(jc["pairs"][1]["hist"].get<std::vector<int64_t>>(), library({fs[1]}, first, rest, 6, 60)) << backend;
+    }
+}
+
 // --cut: pairs closer than the cut are left out (gmx rdf -cut); the O-H bonds (about 1 A) vanish. The bin the
 // cut is inside holds the pairs from the cut to its upper edge, as a double-precision count finds them.
 TEST(RdfTool, CutLeavesOutCloserPairs) {
