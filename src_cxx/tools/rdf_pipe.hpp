@@ -17,6 +17,7 @@
 
 #include "qmmm_accel.h"
 #include "rdf_io.hpp"
+#include "stream_store.hpp"
 
 namespace qmmm::rdfpipe {
 
@@ -239,12 +240,17 @@ private:
             double *dst = &b.xyz[s][3 * sels[s].size() * k];
             const int64_t *idx = sels[s].data(), m = static_cast<int64_t>(sels[s].size());
             const double *xyz = r.f.xyz.data();
-            // A 1M-atom selection is a 24 MB gather: a few threads of the cores that wait for the GPU. A copy, so
-            // the batch is the same whatever the thread count.
-#pragma omp parallel for schedule(static) num_threads(4) if (m >= 65536)
-            for (int64_t i = 0; i < m; ++i) {
-                const double *p = xyz + 3 * idx[i];
-                dst[3 * i] = p[0], dst[3 * i + 1] = p[1], dst[3 * i + 2] = p[2];
+            // A 1M-atom selection is a 24 MB gather: a few threads of the cores that wait for the GPU, streaming
+            // stores (the batch is far larger than the caches). A copy, so the batch is the same whatever the
+            // thread count.
+#pragma omp parallel num_threads(4) if (m >= 65536)
+            {
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < m; ++i) {
+                    const double *p = xyz + 3 * idx[i];
+                    stream_store(dst + 3 * i, p[0]), stream_store(dst + 3 * i + 1, p[1]), stream_store(dst + 3 * i + 2, p[2]);
+                }
+                stream_fence();
             }
         }
         std::copy(box, box + 9, &b.boxes[9 * k]);
