@@ -1,5 +1,5 @@
 // stream_store.hpp -- non-temporal ("streaming") stores, for filling buffers far larger than the caches that no
-// core reads soon (trajectory batches, page-locked frames a GPU copies): the line is not first read from memory
+// core reads soon (qmmm-rdf's batches of frames): the line is not first read from memory
 // (no read-for-ownership) and does not evict useful data. They are weakly ordered: the writing thread calls
 // stream_fence() before another thread or a device may read the data. Plain stores where there is no SSE2.
 #pragma once
@@ -19,16 +19,6 @@ inline void stream_store(double *p, double v) {
     _mm_stream_si64(reinterpret_cast<long long *>(p), b);
 #else
     *p = v;
-#endif
-}
-
-// 16 bytes at p (16-byte aligned): the words w0..w3 in memory order.
-inline void stream_store16(void *p, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
-#ifdef QMMM_STREAM_STORES
-    _mm_stream_si128(static_cast<__m128i *>(p), _mm_set_epi32(int(w3), int(w2), int(w1), int(w0)));
-#else
-    const uint32_t w[4] = {w0, w1, w2, w3};
-    std::memcpy(p, w, sizeof w);
 #endif
 }
 

@@ -11,7 +11,6 @@
 
 #include "error.hpp"
 #include "rdf_backend.hpp"
-#include "stream_store.hpp"
 
 namespace qmmm::rdf {
 namespace {
@@ -33,28 +32,24 @@ std::string num(double v) {
 // 23-bit values and 9-bit rests (rdf_shared.hpp, pack32). Checks the coordinates in the same pass (one read of
 // a 24 MB frame instead of two: the host's memory bandwidth bounds a large frame's preparation) and throws,
 // naming the first NaN or Inf, if any.
-// stream: streaming stores (a page-locked frame that the GPU, not this core, reads next).
+// Plain stores: a frame of the GPU path (page-locked, reused every other frame) mostly stays in the last-level
+// cache, from which the copy engine reads it; streaming stores sent it to memory and doubled the preparation.
 void to_fixed(const char *name, const double *xyz, int64_t n, const double frac[9], const std::vector<int32_t> &key,
-              Atom *out, int nt, bool stream) {
+              Atom *out, int nt) {
     constexpr double scale = 4294967296.0;  // 2^32
     int64_t bad = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : bad)
-    {
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i) {
-            uint32_t u[3];
-            bad += (std::isfinite(xyz[3 * i]) && std::isfinite(xyz[3 * i + 1]) && std::isfinite(xyz[3 * i + 2])) ? 0 : 1;
-            for (int d = 0; d < 3; ++d) {
-                double s = dot(frac + 3 * d, xyz + 3 * i);
-                if (!std::isfinite(s)) s = 0;  // a bad atom (reported below) must not reach llrint
-                s -= std::floor(s);
-                // Nearest grid point (error <= 2^-33 of the cell); 2^32 wraps to 0, the same point.
-                u[d] = pack32(static_cast<uint32_t>(static_cast<uint64_t>(std::llrint(s * scale)) & 0xFFFFFFFFu));
-            }
-            if (stream) stream_store16(&out[i], u[0], u[1], u[2], static_cast<uint32_t>(key[i]));
-            else out[i] = Atom{u[0], u[1], u[2], key[i]};
+#pragma omp parallel for schedule(static) num_threads(nt) reduction(+ : bad)
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t u[3];
+        bad += (std::isfinite(xyz[3 * i]) && std::isfinite(xyz[3 * i + 1]) && std::isfinite(xyz[3 * i + 2])) ? 0 : 1;
+        for (int d = 0; d < 3; ++d) {
+            double s = dot(frac + 3 * d, xyz + 3 * i);
+            if (!std::isfinite(s)) s = 0;  // a bad atom (reported below) must not reach llrint
+            s -= std::floor(s);
+            // Nearest grid point (error <= 2^-33 of the cell); 2^32 wraps to 0, the same point.
+            u[d] = pack32(static_cast<uint32_t>(static_cast<uint64_t>(std::llrint(s * scale)) & 0xFFFFFFFFu));
         }
-        if (stream) stream_fence();  // each thread's own stores, before the copy engine reads them
+        out[i] = Atom{u[0], u[1], u[2], key[i]};
     }
     if (!bad) return;
     for (int64_t i = 0; i < 3 * n; ++i)
@@ -272,11 +267,11 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
     const int64_t n1 = static_cast<int64_t>(key1.size()), n2 = static_cast<int64_t>(key2.size());
     f.identical = identical;
     f.a1.resize(n1);
-    to_fixed("xyz1", xyz1, n1, frac, key1, f.a1.data(), nt, f.pinned());
+    to_fixed("xyz1", xyz1, n1, frac, key1, f.a1.data(), nt);
     f.a2.clear();
     if (!identical) {
         f.a2.resize(n2);
-        to_fixed("xyz2", xyz2, n2, frac, key2, f.a2.data(), nt, f.pinned());
+        to_fixed("xyz2", xyz2, n2, frac, key2, f.a2.data(), nt);
     }
     const int64_t n_search = identical ? n1 : n2;
 
