@@ -255,6 +255,15 @@ __global__ void __launch_bounds__(kBlock, 4)
     if (since_flush) flush(h, copies, nb, b0, hist, false);
 }
 
+// Stencil entry q of cell (cx, cy, cz), wrapped periodically.
+__device__ __forceinline__ int stencil_cell(int cx, int cy, int cz, int q, int nx, int ny, int nz) {
+    int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
+    x += x < 0 ? nx : (x >= nx ? -nx : 0);
+    y += y < 0 ? ny : (y >= ny ? -ny : 0);
+    z += z < 0 ? nz : (z >= nz ? -nz : 0);
+    return x + nx * (y + ny * z);
+}
+
 // One atom's cell-list pairs counted into the 64-bit device histogram (the overflow fallback of cells_items).
 template <bool Tri, bool Id>
 __device__ void cells_direct(const Geom &g, const Atom &a, int64_t p, int c, const Atom *__restrict__ s,
@@ -271,11 +280,7 @@ __device__ void cells_direct(const Geom &g, const Atom &a, int64_t p, int c, con
     if (Id)
         for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j) one(s[j]);
     for (int q = 0; q < n_st; ++q) {
-        int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
-        x += x < 0 ? nx : (x >= nx ? -nx : 0);
-        y += y < 0 ? ny : (y >= ny ? -ny : 0);
-        z += z < 0 ? nz : (z >= nz ? -nz : 0);
-        const int cq = x + nx * (y + ny * z);
+        const int cq = stencil_cell(cx, cy, cz, q, nx, ny, nz);
         for (int j = start[cq], e = start[cq + 1]; j < e; ++j) one(s[j]);
     }
 }
@@ -343,11 +348,7 @@ __global__ void __launch_bounds__(kBlock, 4)
             for (int j = static_cast<int>(p) + 1, e = start[c + 1]; j < e; ++j)
                 pair_fast<Tri, Excl, M>(g, geom, t, a, s[j], mine, b0, nb);
         for (int q = 0; q < n_st; ++q) {
-            int x = cx + c_stencil[3 * q], y = cy + c_stencil[3 * q + 1], z = cz + c_stencil[3 * q + 2];
-            x += x < 0 ? nx : (x >= nx ? -nx : 0);
-            y += y < 0 ? ny : (y >= ny ? -ny : 0);
-            z += z < 0 ? nz : (z >= nz ? -nz : 0);
-            const int cq = x + nx * (y + ny * z);
+            const int cq = stencil_cell(cx, cy, cz, q, nx, ny, nz);
             for (int j = start[cq], e = start[cq + 1]; j < e; ++j) pair_fast<Tri, Excl, M>(g, geom, t, a, s[j], mine, b0, nb);
         }
     }
@@ -444,9 +445,7 @@ struct FrameBuf {
     uint16_t *tab = nullptr;
     size_t cap_a1 = 0, cap_a2 = 0, cap_cell1 = 0, cap_start = 0, cap_rows = 0, cap_thr = 0, cap_tab = 0, cap_max_cell = 0;
     cudaEvent_t done[2] = {nullptr, nullptr};  // the kernels of the frame it holds, on stream 0 and 1
-    Atom *pin = nullptr;                       // page-locked staging of the atoms (device-sorted cell lists)
-    size_t cap_pin = 0;
-    cudaEvent_t staged = nullptr;              // the copies out of host memory (pin or a pinned frame)
+    cudaEvent_t staged = nullptr;              // the copies out of the frame's host memory
     bool used = false;
 };
 
@@ -508,7 +507,6 @@ void rdf_dev_close(RdfDev *d) noexcept {
         for (auto e : b.done)
             if (e) cudaEventDestroy(e);
         if (b.staged) cudaEventSynchronize(b.staged), cudaEventDestroy(b.staged);
-        if (b.pin) cudaFreeHost(b.pin);
     }
     cudaFree(d->hist), cudaFree(d->counter);
     cudaFree(d->raw), cudaFree(d->keys), cudaFree(d->keys_out), cudaFree(d->idx), cudaFree(d->idx_out);
@@ -522,7 +520,7 @@ void rdf_dev_close(RdfDev *d) noexcept {
 
 void rdf_dev_wait(RdfDev *d, int slot) { check(cudaStreamSynchronize(d->stream[slot & 1]), "RDF kernel"); }
 
-// Sorts n atoms (page-locked host memory, input order) by cell into out on stream st, stably, as sort_by_cell
+// Sorts n atoms (host memory, input order) by cell into out on stream st, stably, as sort_by_cell
 // does on the host: cells (if not null) gets each sorted atom's cell, start (if not null) the n_cells + 1 offsets
 // and max_cell the fullest cell. `host` must stay unchanged until the copy is done (an event after it).
 void sort_on_device(RdfDev *d, const Atom *host, int64_t n, const int32_t nc[3], Atom *out, int32_t *cells,
@@ -560,11 +558,11 @@ void sort_on_device(RdfDev *d, const Atom *host, int64_t n, const int32_t nc[3],
 }
 
 // Copies the frame into the other buffer on the copy stream: it waits (on the device) only for the kernels of
-// the frame that buffer held before, not for the ones now running. The copies are from pageable memory (each
-// returns once its data is staged) or, for a cell list the device sorts, from the buffer's own page-locked copy
-// of the atoms: either way the host may change the frame after this returns. The kernel streams wait for the
-// copies (event). c_stencil is shared: a different stencil waits for all queued kernels first.
-void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
+// the frame that buffer held before, not for the ones now running. The frames of the GPU path are page-locked
+// (Frame::pinned): their copies run asynchronously at full PCIe speed and the buffer's `staged` event marks their
+// end (reuse_wait); a pageable copy would hold the host thread for the whole transfer. The kernel streams wait
+// for the copies (event). c_stencil is shared: a different stencil waits for all queued kernels first.
+void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
     FrameBuf &prev = d->buf[d->cur];
     if (prev.used)  // the previous frame's kernels so far (launches after this upload belong to the new frame)
         for (int k = 0; k < 2; ++k) check(cudaEventRecord(prev.done[k], d->stream[k]), "cudaEventRecord");
@@ -578,37 +576,20 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f, int n_threads) {
     if (!f.identical) ensure(b.a2, b.cap_a2, n2, "cudaMalloc (sel2)");
     const bool cells = f.method == QMMM_RDF_METHOD_CELLS;
     if (f.device_cells) {
-        // Copied from page-locked memory: a pageable copy holds the host thread for the whole transfer, which was
-        // most of a multi-pair frame's host time. A pinned frame (qmmm_rdf_add_frames) is copied as it is (the
-        // pool calls reuse_wait before rewriting it); any other is staged in the buffer's own page-locked copy
-        // (whose copies of two frames ago are long done).
-        const Atom *h1 = f.a1.data(), *h2 = f.a2.data();
-        if (!f.pinned()) {
-            check(cudaEventSynchronize(b.staged), "staging buffer");
-            if (n1 + n2 > b.cap_pin) {
-                if (b.pin) cudaFreeHost(b.pin);
-                b.pin = nullptr, b.cap_pin = 0;
-                check(cudaHostAlloc(&b.pin, (n1 + n2) * sizeof(Atom), cudaHostAllocPortable), "cudaHostAlloc (staging)");
-                b.cap_pin = n1 + n2;
-            }
-            rdf::host_copy(b.pin, f.a1.data(), n1 * sizeof(Atom), n_threads);
-            if (!f.identical) rdf::host_copy(b.pin + n1, f.a2.data(), n2 * sizeof(Atom), n_threads);
-            h1 = b.pin, h2 = b.pin + n1;
-        }
-        if (cells) {
+        if (!cells) {  // brute force: sel1 into small cells (a warp's atoms are neighbours), sel2 as it is
+            sort_on_device(d, f.a1.data(), int64_t(n1), f.nc, b.a1, nullptr, nullptr, nullptr, st);
+            if (!f.identical)
+                check(cudaMemcpyAsync(b.a2, f.a2.data(), n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
+        } else {
             ensure(b.cell1, b.cap_cell1, n1, "cudaMalloc (cells)");
             ensure(b.start, b.cap_start, size_t(f.nc[0]) * f.nc[1] * f.nc[2] + 1, "cudaMalloc (cell starts)");
             ensure(b.max_cell, b.cap_max_cell, 1, "cudaMalloc (fullest cell)");
-        }
-        if (!cells) {  // brute force: sel1 into small cells (a warp's atoms are neighbours), sel2 as it is
-            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, nullptr, nullptr, nullptr, st);
-            if (!f.identical)
-                check(cudaMemcpyAsync(b.a2, h2, n2 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel2");
-        } else if (f.identical) {
-            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
-        } else {
-            sort_on_device(d, h1, int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);
-            sort_on_device(d, h2, int64_t(n2), f.nc, b.a2, nullptr, b.start, b.max_cell, st);
+            if (f.identical) {
+                sort_on_device(d, f.a1.data(), int64_t(n1), f.nc, b.a1, b.cell1, b.start, b.max_cell, st);
+            } else {
+                sort_on_device(d, f.a1.data(), int64_t(n1), f.nc, b.a1, b.cell1, nullptr, nullptr, st);
+                sort_on_device(d, f.a2.data(), int64_t(n2), f.nc, b.a2, nullptr, b.start, b.max_cell, st);
+            }
         }
     } else {
         check(cudaMemcpyAsync(b.a1, f.a1.data(), n1 * sizeof(Atom), cudaMemcpyHostToDevice, st), "copy sel1");
@@ -740,7 +721,7 @@ class RdfDeviceImpl final : public RdfDevice {
 public:
     explicit RdfDeviceImpl(int device) : d_(rdf_dev_open(device)) {}
     ~RdfDeviceImpl() override { rdf_dev_close(d_); }
-    void upload(const rdf::Frame &f, int n_threads) override { rdf_dev_upload(d_, f, n_threads); }
+    void upload(const rdf::Frame &f) override { rdf_dev_upload(d_, f); }
     void reuse_wait() override { rdf_dev_reuse_wait(d_); }
     void zero(int32_t n_bins) override { rdf_dev_zero(d_, n_bins); }
     void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) override {

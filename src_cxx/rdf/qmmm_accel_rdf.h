@@ -43,7 +43,7 @@
  * summed, so every split gives the same bits as one device and the CPU.
  *
  * Frame pipeline on a GPU: the host converts a frame to fixed point (opt->n_threads threads; the NaN/Inf check
- * is in the same pass) and stages it in page-locked memory; the device sorts its copy into the cell list (a
+ * is in the same pass) into page-locked memory; the device sorts its copy into the cell list (a
  * stable radix sort, the order of the CPU's counting sort) and counts, while the host prepares the next frame.
  * 1M atoms at r_max 12 A: about 6 ms per frame on an H100 (README, table rdf_frames).
  */

@@ -172,7 +172,11 @@ int qmmm_rdf_create(qmmm_rdf *out, double r_min, double r_max, int32_t n_bins, c
             throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 SEED)");
         if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, "opt->n_threads = " + std::to_string(o.n_threads) + " < 0");
         h->backend = qmmm::resolve_backend(o.backend);
-        if (h->backend == QMMM_BACKEND_CUDA) h->devices = check_devices(o);
+        if (h->backend == QMMM_BACKEND_CUDA) {
+            h->devices = check_devices(o);
+            // page-locked atoms: the GPU copies them asynchronously, with no staging copy (rdf_gpu.cu)
+            h->frame = qmmm::rdf::Frame(qmmm::GpuRegistry<qmmm::rdf::RdfGpu>::get().host_memory());
+        }
         else if (o.kernel == QMMM_RDF_KERNEL_SEED)
             throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED is a GPU kernel; the CPU backend has one");
         h->r_min = r_min, h->r_max = r_max, h->n_bins = n_bins;
@@ -247,7 +251,7 @@ int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, cons
         qmmm_rdf_stats st{};
         if (h->backend == QMMM_BACKEND_CUDA) {
             qmmm::rdf::GpuRunInfo info;
-            qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info, h->opt.n_threads);
+            qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info);
             set_gpu_stats(h, info, st);
         } else {
             qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());

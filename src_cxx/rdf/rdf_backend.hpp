@@ -51,7 +51,7 @@ using AtomVec = std::vector<Atom, HostAlloc<Atom>>;
 
 struct Frame {
     Frame() = default;
-    // pinned: page-locked memory for a1 and a2 (GPU frames of qmmm_rdf_add_frames), or null
+    // pinned: page-locked memory for a1 and a2 (every frame of the GPU path), or null
     explicit Frame(const HostMemory *pinned) : a1(HostAlloc<Atom>(pinned)), a2(HostAlloc<Atom>(pinned)) {}
     bool pinned() const { return a1.get_allocator().mem != nullptr; }
 
@@ -104,10 +104,6 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
                    const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast = false,
                    int n_threads = 0);
 
-// memcpy on n_threads OpenMP threads (0: the default): the GPU backend stages a frame's atoms in page-locked
-// memory with it, so the upload runs at full PCIe speed without holding the host thread.
-void host_copy(void *dst, const void *src, size_t bytes, int n_threads);
-
 // CPU: adds the frame's counts to hist (n_bins). Threads keep private histograms merged at the end.
 void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
 
@@ -120,8 +116,9 @@ public:
     virtual ~RdfDevice() = default;
     // Uploads the frame's atoms into the other of two device buffers on a copy stream, so the copy overlaps the
     // counting of the previous frame (it waits for the frame before that); later launches count this frame.
-    // Returns when the host may change f. n_threads: host threads for staging copies (0: the OpenMP default).
-    virtual void upload(const Frame &f, int n_threads) = 0;
+    // Returns when the host may change f, except for a page-locked frame (Frame::pinned; every frame of the GPU
+    // path), which is copied asynchronously: see reuse_wait.
+    virtual void upload(const Frame &f) = 0;
     // Before the host rewrites the frame it uploaded two uploads ago (gpu_count_frames alternates two frames and
     // the device two buffers): waits until the device is done with that frame's host memory, which a
     // page-locked frame (Frame::pinned) is copied from asynchronously.
@@ -153,9 +150,8 @@ struct GpuRunInfo {
 // A frame is split over several devices only when it is large enough to gain (kMinSplitPairs per device);
 // otherwise the first listed device counts it alone.
 constexpr double kMinSplitPairs = 1e10;  // ~10 ms of one H100 (measured: 5e9 pairs split over 2 H200s gained nothing)
-// n_threads: host threads for the upload's staging copies (0: the OpenMP default).
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info,
-               int n_threads = 0);
+// Returns when the devices are done with f (its host memory too).
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info);
 
 // GPU, many frames: prepare(k, frame, n_threads) fills frame k (and returns its volume). Whole frames go to the
 // devices (each device's thread prepares its next frame while its GPU counts the previous one); when fewer

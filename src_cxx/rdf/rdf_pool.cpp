@@ -86,8 +86,7 @@ void launch_frame(RdfDevice *dev, const Frame &f, int kernel) {
 
 }  // namespace
 
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info,
-               int n_threads) {
+void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
     auto ws = workers_for(pl.workers, devices, open_device);
@@ -113,7 +112,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
         wk->submit([&, w, wk](RdfDevice *dev) {
             job.guarded(wk->device(), [&] {
                 if (!dev) throw wk->open_error();
-                dev->upload(f, n_threads);
+                dev->upload(f);
                 dev->zero(f.g.n_bins);
                 int slot = 0;
                 for (int64_t u; !job.abort && (u = next++) < p.n_units; slot ^= 1) {
@@ -181,7 +180,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                         }
                         prep_s[w] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                         if (!zeroed) dev->zero(f.g.n_bins), zeroed = true;
-                        dev->upload(f, nt);  // overlaps the previous frame's kernels (two device buffers)
+                        dev->upload(f);  // overlaps the previous frame's kernels (two device buffers)
                         launch_frame(dev, f, kernel);
                         launched = true;
                         pairs[w] += f.pairs_visited;
@@ -205,7 +204,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
         total.n_units = whole;
     }
     // The remaining frames (fewer than the devices): one at a time over all devices.
-    Frame f;
+    Frame f(GpuRegistry<RdfGpu>::get().host_memory());
     for (int64_t k = whole; k < n_frames; ++k) {
         const auto t0 = std::chrono::steady_clock::now();
         try {
@@ -216,7 +215,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
         total.prep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (acc.empty()) acc.assign(f.g.n_bins, 0);
         GpuRunInfo one;
-        gpu_count(f, devices, kernel, acc.data(), &one, n_threads);
+        gpu_count(f, devices, kernel, acc.data(), &one);
         total.pairs_visited += one.pairs_visited;
         total.n_units += one.n_units;
         for (size_t w = 0; w < one.units_per_worker.size() && w < size_t(W); ++w)

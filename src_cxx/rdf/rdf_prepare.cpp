@@ -163,16 +163,6 @@ void make_bin_table(Frame &f) {
 
 }  // namespace
 
-void host_copy(void *dst, const void *src, size_t bytes, int n_threads) {
-    const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
-    const int64_t parts = bytes < (size_t{1} << 20) ? 1 : nt;  // below 1 MB a thread team costs more than it gains
-#pragma omp parallel for schedule(static) num_threads(nt) if (parts > 1)
-    for (int64_t t = 0; t < parts; ++t) {
-        const size_t b0 = bytes * size_t(t) / size_t(parts), b1 = bytes * size_t(t + 1) / size_t(parts);
-        std::memcpy(static_cast<char *>(dst) + b0, static_cast<const char *>(src) + b0, b1 - b0);
-    }
-}
-
 void make_geom(const double *box, double r_min, double r_max, int32_t n_bins, double cut, Geom &g, double &volume,
                double &limit, double frac[9], double widths[3]) {
     for (int i = 0; i < 9; ++i)
