@@ -86,31 +86,29 @@ __device__ __forceinline__ void column_range(const SplitCellsView &c, const doub
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
 
-// kIlp cells' short-range terms as split_pair, with the series' coefficients from shared memory and the device's
-// double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). The kIlp
-// Clenshaw recurrences run interleaved: each is a chain of ~2 n dependent FP64 operations, and with one warp per
-// point there are too few warps on an SM to hide that latency otherwise (ncu: 24 % occupancy, latency-bound). A cell
-// beyond R_c (or a missing one, d2 = +inf) gives exactly 0, as the one-cell branch did.
+// kIlp cells' short-range terms as split_pair, with f's coefficients from shared memory (Horner, as split_f) and the
+// device's double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). The
+// kIlp recurrences run interleaved: each is a chain of n dependent FP64 operations, and with one warp per point there
+// are few warps on an SM to hide that latency (ncu: 24 % occupancy). A cell beyond R_c (or a missing one, d2 = +inf)
+// gives exactly 0, as the one-cell branch did.
 constexpr int kIlp = 4;
 __device__ __forceinline__ void pair_terms(const SplitView &v, const double *coef, const double *q, const double *d2,
                                            double self, double *term) {
-    double x[kIlp], x2[kIlp], b0[kIlp], b1[kIlp];
+    double x[kIlp], f[kIlp];
+    const double top = coef[v.table.n - 1];
 #pragma unroll
     for (int u = 0; u < kIlp; ++u) {
         // cells beyond R_c are evaluated at R_c^2 (x = 1): finite, and thrown away below
-        x[u] = fmin(d2[u], v.rc2) * v.table.scale - 1.0, x2[u] = 2.0 * x[u], b0[u] = 0.0, b1[u] = 0.0;
+        x[u] = fma(fmin(d2[u], v.rc2), v.table.scale, -1.0), f[u] = top;
     }
-    for (int j = v.table.n - 1; j >= 1; --j) {
+    for (int j = v.table.n - 2; j >= 0; --j) {
         const double cj = coef[j];
 #pragma unroll
-        for (int u = 0; u < kIlp; ++u) {
-            const double t = (x2[u] * b0[u] - b1[u]) + cj;
-            b1[u] = b0[u], b0[u] = t;
-        }
+        for (int u = 0; u < kIlp; ++u) f[u] = fma(f[u], x[u], cj);
     }
 #pragma unroll
     for (int u = 0; u < kIlp; ++u) {
-        const double far = q[u] * (rsqrt(d2[u]) - ((x[u] * b0[u] - b1[u]) + 0.5 * coef[0]));
+        const double far = q[u] * (rsqrt(d2[u]) - f[u]);
         term[u] = !(d2[u] < v.rc2) ? 0.0 : d2[u] < kSingularRadius2 ? q[u] * (self - v.f0) : far;
     }
 }

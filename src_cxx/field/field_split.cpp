@@ -52,21 +52,32 @@ long double f_exact(long double alpha, long double s) {
     return std::erf(alpha * r) / r;
 }
 
-// f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a Chebyshev series, computed in long double, with the fewest terms
-// whose error (checked densely) is at most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
+// f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a polynomial in x = 2 s / R_c^2 - 1 (its Chebyshev series in powers of
+// x), computed in long double, with the fewest terms whose error (checked densely, as split_f evaluates it) is at
+// most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
 void build_table(SplitModel &m, double alpha, double rc, double target) {
     const long double smax = static_cast<long double>(rc) * rc, pi = 3.14159265358979323846264338327950288L;
     m.tv.scale = static_cast<double>(2 / smax);
     for (int n = 8; n <= kSplitMaxTerms; ++n) {
-        m.table.assign(static_cast<size_t>(n), 0.0);
+        // Chebyshev coefficients (the first halved), then sum_j c_j T_j(x) in powers of x: T_{j+1} = 2x T_j - T_{j-1}.
+        std::vector<long double> cheb(static_cast<size_t>(n)), pw(static_cast<size_t>(n), 0.0L);
         for (int j = 0; j < n; ++j) {
             long double c = 0;
             for (int k = 0; k < n; ++k) {
                 const long double th = pi * (k + 0.5L) / n;
                 c += f_exact(alpha, smax * (0.5L + 0.5L * std::cos(th))) * std::cos(j * th);
             }
-            m.table[j] = static_cast<double>(2 * c / n);
+            cheb[j] = (j == 0 ? 1 : 2) * c / n;
         }
+        std::vector<long double> prev(static_cast<size_t>(n), 0.0L), cur(static_cast<size_t>(n), 0.0L), next(static_cast<size_t>(n));
+        cur[0] = 1;  // T_0
+        for (int j = 0; j < n; ++j) {
+            for (int i = 0; i <= j; ++i) pw[i] += cheb[j] * cur[i];
+            for (int i = 0; i < n; ++i)  // T_1 = x, T_{j+1} = 2x T_j - T_{j-1}
+                next[i] = (i > 0 ? (j == 0 ? 1 : 2) * cur[i - 1] : 0) - (j == 0 ? 0 : prev[i]);
+            prev.swap(cur), cur.swap(next);
+        }
+        m.table.assign(pw.begin(), pw.end());
         m.tv.c = m.table.data(), m.tv.n = n;
         double worst = 0;
         for (int i = 0; i <= 4096; ++i) {
@@ -75,7 +86,7 @@ void build_table(SplitModel &m, double alpha, double rc, double target) {
         }
         if (worst <= target) return;
     }
-    throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d Chebyshev terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
+    throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
 }
 
 void build_cells(SplitModel &m, const FieldData &d, double rc) {

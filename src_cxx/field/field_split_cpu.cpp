@@ -31,24 +31,21 @@ struct PairArgs {
     double scale;
 };
 
-// Adds cells [b, e)'s terms q (1/d - f(d^2)) within R_c (q * self_f0 on a centre) to acc: cell b + i to lane i mod 8.
-// Three implementations of one sequence of operations (the same fused multiply-adds, IEEE sqrt and division, lanes
-// added only where the cell is within R_c), so every CPU gives the same bits: AVX-512 (8 lanes), AVX2 + FMA (2 x 4
-// lanes) and plain C++ (std::fma). The vector ones read whole vectors, up to 7 cells past e (the arrays carry
-// kSplitCellPadding padding cells) and mask them off.
+// Adds cells [b, e)'s terms q (1/d - f(d^2)) within R_c (q * self_f0 on a centre) to acc: cell b + i to lane i mod 8,
+// f by Horner's rule (split_f). AVX2 + FMA (2 x 4 lanes) and plain C++ (std::fma) are one sequence of operations (the
+// same fused multiply-adds, IEEE sqrt and division, lanes added only where the cell is within R_c): the same bits.
+// AVX-512 (8 lanes) takes 1/d from the hardware's 2^-14 reciprocal square root and a series instead (within an ulp or
+// two): the IEEE square root and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a
+// pair. Each is deterministic on its machine. The vector ones read whole vectors, up to 7 cells past e (the arrays
+// carry kSplitCellPadding padding cells) and mask them off.
 void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a, double *acc) {
-    const double h0 = 0.5 * a.c[0];
     for (int64_t m = b; m < e; ++m) {
         const double dx = a.px - cv.x[m], dy = a.py - cv.y[m], dz = a.pz - cv.z[m];
         const double d2 = std::fma(dz, dz, std::fma(dy, dy, dx * dx));
         if (!(d2 < a.rc2)) continue;
-        const double x = std::fma(d2, a.scale, -1.0), x2 = x + x;
-        double b0 = 0.0, b1 = 0.0;
-        for (int j = a.n - 1; j >= 1; --j) {
-            const double t = std::fma(x2, b0, -b1) + a.c[j];
-            b1 = b0, b0 = t;
-        }
-        const double f = std::fma(x, b0, -b1) + h0;
+        const double x = std::fma(d2, a.scale, -1.0);
+        double f = a.c[a.n - 1];
+        for (int j = a.n - 2; j >= 0; --j) f = std::fma(f, x, a.c[j]);
         const double v = d2 < kSingularRadius2 ? a.self_f0 : 1.0 / std::sqrt(d2) - f;
         double &l = acc[(m - b) % kLanes];
         l = std::fma(cv.q[m], v, l);
@@ -61,7 +58,8 @@ __attribute__((target("avx512f"))) void range_avx512(const SplitCellsView &cv, i
     __m512d s = _mm512_loadu_pd(acc);
     const __m512d px = _mm512_set1_pd(a.px), py = _mm512_set1_pd(a.py), pz = _mm512_set1_pd(a.pz);
     const __m512d rc2 = _mm512_set1_pd(a.rc2), eps2 = _mm512_set1_pd(kSingularRadius2), scale = _mm512_set1_pd(a.scale);
-    const __m512d one = _mm512_set1_pd(1.0), h0 = _mm512_set1_pd(0.5 * a.c[0]), self = _mm512_set1_pd(a.self_f0);
+    const __m512d one = _mm512_set1_pd(1.0), self = _mm512_set1_pd(a.self_f0), top = _mm512_set1_pd(a.c[a.n - 1]);
+    const __m512d s1 = _mm512_set1_pd(0.5), s2 = _mm512_set1_pd(0.375), s3 = _mm512_set1_pd(0.3125), s4 = _mm512_set1_pd(0.2734375);
     for (int64_t i = b; i < e; i += kLanes) {
         const __mmask8 valid = e - i >= kLanes ? 0xff : static_cast<__mmask8>((1u << (e - i)) - 1);
         const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i)), dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i)),
@@ -69,14 +67,14 @@ __attribute__((target("avx512f"))) void range_avx512(const SplitCellsView &cv, i
         const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
         const __mmask8 in = _mm512_mask_cmp_pd_mask(valid, d2, rc2, _CMP_LT_OQ);
         if (!in) continue;
-        const __m512d x = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in, d2), scale, one), x2 = _mm512_add_pd(x, x);
-        __m512d b0 = _mm512_setzero_pd(), b1 = _mm512_setzero_pd();
-        for (int j = a.n - 1; j >= 1; --j) {
-            const __m512d t = _mm512_add_pd(_mm512_fmsub_pd(x2, b0, b1), _mm512_set1_pd(a.c[j]));
-            b1 = b0, b0 = t;
-        }
-        const __m512d f = _mm512_add_pd(_mm512_fmsub_pd(x, b0, b1), h0);
-        __m512d v = _mm512_sub_pd(_mm512_div_pd(one, _mm512_sqrt_pd(_mm512_mask_mov_pd(one, in, d2))), f);
+        const __m512d x = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in, d2), scale, one);
+        __m512d f = top;
+        for (int j = a.n - 2; j >= 0; --j) f = _mm512_fmadd_pd(f, x, _mm512_set1_pd(a.c[j]));
+        // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative)
+        const __m512d d2i = _mm512_mask_mov_pd(one, in, d2), y0 = _mm512_maskz_rsqrt14_pd(0xff, d2i);
+        const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2i, y0), y0, one);
+        const __m512d ps = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(s4, ee, s3), ee, s2), ee, s1);
+        __m512d v = _mm512_sub_pd(_mm512_fmadd_pd(_mm512_mul_pd(y0, ee), ps, y0), f);
         v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(d2, eps2, _CMP_LT_OQ), self);
         s = _mm512_mask3_fmadd_pd(_mm512_loadu_pd(cv.q + i), v, s, in);
     }
@@ -87,7 +85,7 @@ __attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, in
                                                    double *acc) {
     const __m256d px = _mm256_set1_pd(a.px), py = _mm256_set1_pd(a.py), pz = _mm256_set1_pd(a.pz);
     const __m256d rc2 = _mm256_set1_pd(a.rc2), eps2 = _mm256_set1_pd(kSingularRadius2), scale = _mm256_set1_pd(a.scale);
-    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), h0 = _mm256_set1_pd(0.5 * a.c[0]);
+    const __m256d one = _mm256_set1_pd(1.0), top = _mm256_set1_pd(a.c[a.n - 1]);
     const __m256d self = _mm256_set1_pd(a.self_f0), lane = _mm256_set_pd(3, 2, 1, 0);
     __m256d s[2] = {_mm256_loadu_pd(acc), _mm256_loadu_pd(acc + 4)};
     for (int64_t i = b; i < e; i += 4) {
@@ -98,13 +96,9 @@ __attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, in
         const __m256d d2 = _mm256_fmadd_pd(dz, dz, _mm256_fmadd_pd(dy, dy, _mm256_mul_pd(dx, dx)));
         const __m256d in = _mm256_and_pd(valid, _mm256_cmp_pd(d2, rc2, _CMP_LT_OQ));
         if (_mm256_movemask_pd(in) == 0) continue;
-        const __m256d x = _mm256_fmsub_pd(_mm256_and_pd(in, d2), scale, one), x2 = _mm256_add_pd(x, x);
-        __m256d b0 = zero, b1 = zero;
-        for (int j = a.n - 1; j >= 1; --j) {
-            const __m256d t = _mm256_add_pd(_mm256_fmsub_pd(x2, b0, b1), _mm256_set1_pd(a.c[j]));
-            b1 = b0, b0 = t;
-        }
-        const __m256d f = _mm256_add_pd(_mm256_fmsub_pd(x, b0, b1), h0);
+        const __m256d x = _mm256_fmsub_pd(_mm256_and_pd(in, d2), scale, one);
+        __m256d f = top;
+        for (int j = a.n - 2; j >= 0; --j) f = _mm256_fmadd_pd(f, x, _mm256_set1_pd(a.c[j]));
         __m256d v = _mm256_sub_pd(_mm256_div_pd(one, _mm256_sqrt_pd(_mm256_blendv_pd(one, d2, in))), f);
         v = _mm256_blendv_pd(v, self, _mm256_cmp_pd(d2, eps2, _CMP_LT_OQ));
         s[h] = _mm256_blendv_pd(s[h], _mm256_fmadd_pd(_mm256_loadu_pd(cv.q + i), v, s[h]), in);

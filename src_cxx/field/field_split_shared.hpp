@@ -6,8 +6,9 @@
 //   U_ES(r) = L(r) + S(r) - sum_b Z_b / |r - R_b|
 //   L(r) = sum_m q_m erf(a d_m) / d_m    (smooth: order-8 Lagrange interpolation on a grid over the QM region)
 //   S(r) = sum_{d_m < R_c} q_m erfc(a d_m) / d_m = sum_{d_m < R_c} q_m (1/d_m - f(d_m^2))
-//   f(s) = erf(a sqrt s) / sqrt s        (an entire function of s: one Chebyshev series on [0, R_c^2], no special
-//                                          functions and no table look-ups in the pair loop; f(0) = 2a/sqrt(pi))
+//   f(s) = erf(a sqrt s) / sqrt s        (an entire function of s: one polynomial on [0, R_c^2] from its Chebyshev
+//                                          series, no special functions and no table look-ups in the pair loop;
+//                                          f(0) = 2a/sqrt(pi))
 // A point within kSingularRadius of a cell centre takes q (self - f(0)) from that cell in S, so that L + S
 // gives it q * self, the direct sum's singular-cell rule.
 #pragma once
@@ -29,7 +30,7 @@ constexpr int kSplitBrick = 8;
 constexpr int kSplitMaxLevel = 4;
 // The finest spacing is the unit of the integer coordinates of grid nodes and blocks.
 constexpr int32_t kSplitUnits = 1 << kSplitMaxLevel;  // units per level-0 spacing
-// f(s): at most this many Chebyshev terms (degree 31 reaches 1e-16 for a^2 R_c^2 up to 26, tolerance 1e-11).
+// f(s): at most this many terms (degree 31 reaches 1e-16 for a^2 R_c^2 up to 26, tolerance 1e-11).
 constexpr int kSplitMaxTerms = 40;
 
 // The cells sorted into bins of side `bin` (x fastest), and by x within a bin: the cells of bins (ix0..ix1, iy, iz)
@@ -45,7 +46,10 @@ struct SplitCellsView {
     const double *x = nullptr, *y = nullptr, *z = nullptr, *q = nullptr;
 };
 
-// f(s) = sum_j' c_j T_j(x), x = s * scale - 1 (the first term halved), for 0 <= s <= R_c^2.
+// f(s) = sum_j c_j x^j, x = s * scale - 1, for 0 <= s <= R_c^2: the Chebyshev series of f on that interval
+// rewritten in powers of x (in long double, at create), so that a pair costs one fused multiply-add per term (Horner)
+// instead of Clenshaw's two operations. f is entire in s and its Chebyshev coefficients fall fast, so the power
+// coefficients stay of the size of f (their absolute sum is f(0) for today's tables): no cancellation.
 struct SplitTableView {
     const double *c = nullptr;
     int32_t n = 0;      // terms
@@ -91,15 +95,12 @@ QMMM_HOST_DEVICE inline bool split_inside(const SplitGridView &g, const double *
            p[2] <= g.hi[2];
 }
 
-// f(s) for 0 <= s <= R_c^2 (Clenshaw's recurrence, the order the CPU's vector kernels use too).
+// f(s) for 0 <= s <= R_c^2 (Horner's rule with fused multiply-adds, the order every CPU and GPU kernel uses).
 QMMM_HOST_DEVICE inline double split_f(const SplitTableView &t, double s) {
-    const double x = s * t.scale - 1.0, x2 = 2.0 * x;
-    double b0 = 0.0, b1 = 0.0;
-    for (int j = t.n - 1; j >= 1; --j) {
-        const double b = (x2 * b0 - b1) + t.c[j];
-        b1 = b0, b0 = b;
-    }
-    return (x * b0 - b1) + 0.5 * t.c[0];
+    const double x = fma(s, t.scale, -1.0);
+    double r = t.c[t.n - 1];
+    for (int j = t.n - 2; j >= 0; --j) r = fma(r, x, t.c[j]);
+    return r;
 }
 
 // One cell's short-range term for a squared distance d2: 0 beyond R_c, q (self - f0) on the centre.
