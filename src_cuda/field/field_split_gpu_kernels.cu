@@ -36,52 +36,6 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
     return s;
 }
 
-// split_column_range with the same result, but the end bins' trimming as counts over independent loads (8 at a
-// time) instead of a scan of dependent ones: a column's cells are sorted by x within a bin, so the cells before the
-// chord are the first bin's cells with x < p - r_x (no later bin has any) and those after it the last bin's with
-// x > p + r_x. With one warp per point the scans' chain of L2 latencies was a large part of a point's time.
-__device__ __forceinline__ int64_t count_below(const double *x, int64_t b, int64_t e, double t) {
-    int64_t n = 0;
-    for (int64_t m = b; m < e; m += 8) {
-        int k = 0;
-#pragma unroll
-        for (int u = 0; u < 8; ++u) k += (m + u < e && x[m + u] < t) ? 1 : 0;
-        n += k;
-        if (k < 8) break;  // sorted: the rest are >= t
-    }
-    return n;
-}
-__device__ __forceinline__ int64_t count_above(const double *x, int64_t b, int64_t e, double t) {
-    int64_t n = 0;
-    for (int64_t m = e; m > b; m -= 8) {
-        int k = 0;
-#pragma unroll
-        for (int u = 1; u <= 8; ++u) k += (m - u >= b && x[m - u] > t) ? 1 : 0;
-        n += k;
-        if (k < 8) break;
-    }
-    return n;
-}
-__device__ __forceinline__ void column_range(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
-                                             int64_t *begin, int64_t *end) {
-    *begin = *end = 0;
-    const double z0 = c.lo[2] + iz * c.bin;
-    const double dz = p[2] < z0 ? z0 - p[2] : (p[2] > z0 + c.bin ? p[2] - z0 - c.bin : 0.0);
-    const double y0 = c.lo[1] + iy * c.bin;
-    const double dy = p[1] < y0 ? y0 - p[1] : (p[1] > y0 + c.bin ? p[1] - y0 - c.bin : 0.0);
-    const double rest = r2 - dy * dy - dz * dz;
-    if (rest < 0) return;
-    const double rx = sqrt(rest);
-    const double a = floor((p[0] - rx - c.lo[0]) * c.inv_bin), b = floor((p[0] + rx - c.lo[0]) * c.inv_bin);
-    if (b < 0 || a >= c.nb[0]) return;
-    const int32_t x0 = a < 0 ? 0 : static_cast<int32_t>(a), x1 = b >= c.nb[0] ? c.nb[0] - 1 : static_cast<int32_t>(b);
-    const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy) * c.nb[0];
-    const int64_t f0 = c.start[row + x0], f1 = c.start[row + x0 + 1], l0 = c.start[row + x1], l1 = c.start[row + x1 + 1];
-    const int64_t bg = f0 + count_below(c.x, f0, f1, p[0] - rx);
-    const int64_t en = l1 - count_above(c.x, l0, l1, p[0] + rx);
-    *begin = bg, *end = en > bg ? en : bg;
-}
-
 // The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
@@ -135,7 +89,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 3) split_kernel(SplitView
             for (int h = 0; h < 2; ++h) {
                 const int col = lane + 32 * h;
                 int64_t b = 0, e = 0;
-                if (col < ncol) column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
+                if (col < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
                 col_begin[w][col] = b;
                 len[h] = e - b;
             }

@@ -123,8 +123,40 @@ QMMM_HOST_DEVICE inline bool split_bin_bounds(const SplitCellsView &c, const dou
     return true;
 }
 
+// Cells of [b, e) with x < t (split_count_below) or x > t (split_count_above), for x sorted increasingly: counted 8 at
+// a time over independent loads, without a data-dependent branch per cell (a scan that stops at the first cell past t
+// was a chain of dependent loads on the GPU and a mispredicted branch per column on the CPU).
+QMMM_HOST_DEVICE inline int64_t split_count_below(const double *x, int64_t b, int64_t e, double t) {
+    int64_t n = 0;
+    for (int64_t m = b; m < e; m += 8) {
+        int k = 0;
+        for (int u = 0; u < 8; ++u) {
+            const int64_t i = m + u < e ? m + u : e - 1;
+            k += (m + u < e) & (x[i] < t);
+        }
+        n += k;
+        if (k < 8) break;  // sorted: the rest are >= t
+    }
+    return n;
+}
+QMMM_HOST_DEVICE inline int64_t split_count_above(const double *x, int64_t b, int64_t e, double t) {
+    int64_t n = 0;
+    for (int64_t m = e; m > b; m -= 8) {
+        int k = 0;
+        for (int u = 1; u <= 8; ++u) {
+            const int64_t i = m - u >= b ? m - u : b;
+            k += (m - u >= b) & (x[i] > t);
+        }
+        n += k;
+        if (k < 8) break;
+    }
+    return n;
+}
+
 // The cells of column (iy, iz) within the sphere's chord through the column's point nearest to p: [*begin, *end)
-// (empty where the chord misses the column).
+// (empty where the chord misses the column). A column's cells are sorted by x within each bin, and a bin's cells lie
+// within its x bounds, so the cells before the chord are the first bin's with x < p - r_x and those after it the last
+// bin's with x > p + r_x.
 QMMM_HOST_DEVICE inline void split_column_range(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
                                                 int64_t *begin, int64_t *end) {
     *begin = *end = 0;
@@ -139,10 +171,9 @@ QMMM_HOST_DEVICE inline void split_column_range(const SplitCellsView &c, const d
     if (b < 0 || a >= c.nb[0]) return;
     const int32_t x0 = a < 0 ? 0 : static_cast<int32_t>(a), x1 = b >= c.nb[0] ? c.nb[0] - 1 : static_cast<int32_t>(b);
     const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy) * c.nb[0];
-    int64_t bg = c.start[row + x0], en = c.start[row + x1 + 1];
-    while (bg < en && c.x[bg] < p[0] - rx) ++bg;  // the end bins' cells beyond the chord
-    while (en > bg && c.x[en - 1] > p[0] + rx) --en;
-    *begin = bg, *end = en;
+    const int64_t f0 = c.start[row + x0], f1 = c.start[row + x0 + 1], l0 = c.start[row + x1], l1 = c.start[row + x1 + 1];
+    const int64_t bg = f0 + split_count_below(c.x, f0, f1, p[0] - rx), en = l1 - split_count_above(c.x, l0, l1, p[0] + rx);
+    *begin = bg, *end = en > bg ? en : bg;
 }
 
 // Calls range(begin, end) for every non-empty column range (split_column_range) of the sphere of radius sqrt(r2)
