@@ -40,42 +40,25 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
 
-// kIlp cells' short-range terms as split_pair, with f's coefficients from shared memory (Horner, as split_f) and the
-// device's double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). The
-// kIlp recurrences run interleaved: each is a chain of n dependent FP64 operations, and with one warp per point there
-// are few warps on an SM to hide that latency (ncu: 24 % occupancy). A cell beyond R_c (or a missing one, d2 = +inf)
-// gives exactly 0, as the one-cell branch did.
-constexpr int kIlp = 4;
-__device__ __forceinline__ void pair_terms(const SplitView &v, const double *coef, const double *q, const double *d2,
-                                           double self, double *term) {
-    double x[kIlp], f[kIlp];
-    const double top = coef[v.table.n - 1];
-#pragma unroll
-    for (int u = 0; u < kIlp; ++u) {
-        // cells beyond R_c are evaluated at R_c^2 (x = 1): finite, and thrown away below
-        x[u] = fma(fmin(d2[u], v.rc2), v.table.scale, -1.0), f[u] = top;
-    }
-    for (int j = v.table.n - 2; j >= 0; --j) {
-        const double cj = coef[j];
-#pragma unroll
-        for (int u = 0; u < kIlp; ++u) f[u] = fma(f[u], x[u], cj);
-    }
-#pragma unroll
-    for (int u = 0; u < kIlp; ++u) {
-        const double far = q[u] * (rsqrt(d2[u]) - f[u]);
-        term[u] = !(d2[u] < v.rc2) ? 0.0 : d2[u] < kSingularRadius2 ? q[u] * (self - v.f0) : far;
-    }
+// One cell's short-range term as split_pair, with f's coefficients from shared memory (t) and the device's double
+// reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12).
+__device__ __forceinline__ double pair_term(const SplitView &v, const SplitTableView &t, double q, double d2, double self) {
+    if (!(d2 < v.rc2)) return 0.0;
+    if (d2 < kSingularRadius2) return q * (self - v.f0);
+    return q * (rsqrt(d2) - split_f(t, d2));
 }
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 3) split_kernel(SplitView v, bool interp, double self, SplitNuclei nuc, int64_t n,
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 4) split_kernel(SplitView v, bool interp, double self, SplitNuclei nuc, int64_t n,
                              const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ double coef[kSplitMaxTerms];
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
     __shared__ int64_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // flat index of each column's first cell
     for (int j = threadIdx.x; j < v.table.n; j += blockDim.x) coef[j] = v.table.c[j];
     __syncthreads();
+    SplitTableView table = v.table;
+    table.c = coef;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + w;
     if (i >= n) return;  // whole warps leave together, after the block's only barrier
@@ -107,35 +90,18 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 3) split_kernel(SplitView
             __syncwarp();
             const int64_t total = col_first[w][kMaxColumns];
             int c = 0;
-            for (int64_t k0 = lane; k0 < total; k0 += 32 * kIlp) {
-                double d2[kIlp], q[kIlp], t[kIlp];
-#pragma unroll
-                for (int u = 0; u < kIlp; ++u) {
-                    const int64_t k = k0 + 32 * u;
-                    d2[u] = __longlong_as_double(0x7ff0000000000000LL), q[u] = 0.0;  // +inf: no cell
-                    if (k < total) {
-                        while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                        const int64_t m = col_begin[w][c] + (k - col_first[w][c]);
-                        const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
-                        d2[u] = dx * dx + dy * dy + dz * dz, q[u] = v.cells.q[m];
-                    }
-                }
-                pair_terms(v, coef, q, d2, self, t);
-                // the lane's cells in increasing k, as one at a time: the same sums
-#pragma unroll
-                for (int u = 0; u < kIlp; ++u)
-                    if (k0 + 32 * u < total) s += t[u];
+            for (int64_t k = lane; k < total; k += 32) {
+                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                const int64_t m = col_begin[w][c] + (k - col_first[w][c]);
+                const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
+                s += pair_term(v, table, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
                 for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) {
                     const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
-                    double d2[kIlp], q[kIlp], t[kIlp];
-                    for (int u = 0; u < kIlp; ++u) d2[u] = __longlong_as_double(0x7ff0000000000000LL), q[u] = 0.0;
-                    d2[0] = dx * dx + dy * dy + dz * dz, q[0] = v.cells.q[m];
-                    pair_terms(v, coef, q, d2, self, t);
-                    s += t[0];
+                    s += pair_term(v, table, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
                 }
                 base += e - b;
             });
