@@ -15,6 +15,7 @@ struct SplitBenchOptions {
     std::vector<int64_t> points = {1, 1024, 8192};   // per call
     double min_time = 0.3;                          // seconds of timed calls per row
     bool gpu = true;                                // CUDA rows when a device is present
+    bool cpu = true;                                // CPU split rows (the CPU reference is computed either way)
 };
 
 // Prints the table and adds js["split"]; throws std::runtime_error on a library failure.

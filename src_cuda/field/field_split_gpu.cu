@@ -66,8 +66,8 @@ public:
         points_ += n;
         int64_t first_out = 0;
         while (first_out < n && split_inside(model_.gv, xyz + 3 * first_out)) ++first_out;
-        if (first_out == n) {  // all inside (the usual case): straight through pinned buffers, no sorting
-            run_pinned(n, xyz, u);
+        if (first_out == n) {  // all inside (the usual case): no sorting
+            run(true, model_.self, nuc_, n, xyz, u);
             return QMMM_SUCCESS;
         }
         in_pts_.clear(), out_pts_.clear(), in_idx_.clear(), out_idx_.clear();
@@ -80,7 +80,7 @@ public:
         outside_ += static_cast<int64_t>(out_idx_.size());
         if (!in_idx_.empty()) {  // the kernel adds the nuclear term
             std::vector<double> v(in_idx_.size());
-            run(dview_, true, model_.self, nuc_, static_cast<int64_t>(in_idx_.size()), in_pts_.data(), v.data());
+            run(true, model_.self, nuc_, static_cast<int64_t>(in_idx_.size()), in_pts_.data(), v.data());
             for (size_t k = 0; k < in_idx_.size(); ++k) u[in_idx_[k]] = v[k];
         }
         if (!out_idx_.empty()) {  // the direct sum, plus the singular-cell rule it was built without, and the nuclei
@@ -97,8 +97,9 @@ public:
     const SplitInfo &split_info() const override { return model_.info; }
     int64_t points() const override { return points_; }
     int64_t points_outside() const override { return outside_; }
-    // Host tables, their device copies, and the direct backend's device cells (4 doubles per cell).
-    int64_t bytes() const override { return 2 * model_.bytes() + 32 * static_cast<int64_t>(model_.x.size()); }
+    // Host tables, their device copies (the cells as x alone and x y z q together: one double more per cell), and
+    // the direct backend's device cells (4 doubles per cell).
+    int64_t bytes() const override { return 2 * model_.bytes() + 40 * static_cast<int64_t>(model_.x.size()); }
 
 private:
     // SplitEngine.
@@ -106,65 +107,50 @@ private:
         if (int s = direct_->eval(n, xyz, out)) throw Error(s, "direct sum for the split grid failed");
     }
     void cells_ready(const SplitModel &m) override {
-        upload(x_, m.x, "split cells x"), upload(y_, m.y, "split cells y"), upload(z_, m.z, "split cells z");
-        upload(q_, m.q, "split cells q"), upload(start_, m.start, "split cell list"), upload(table_, m.table, "split f-table");
-        dview_ = m.view();
-        dview_.cells.x = x_.p, dview_.cells.y = y_.p, dview_.cells.z = z_.p, dview_.cells.q = q_.p;
-        dview_.cells.start = m.start.empty() ? nullptr : start_.p;
-        dview_.table.c = table_.p;
+        std::vector<split::SplitCellGpu> packed(m.x.size());
+        for (size_t i = 0; i < packed.size(); ++i) packed[i] = {m.x[i], m.y[i], m.z[i], m.q[i]};
+        upload(x_, m.x, "split cells x"), upload(cells_, packed, "split cells"), upload(start_, m.start, "split cell list");
+        if (m.table.size() > static_cast<size_t>(kSplitMaxTerms)) throw Error(QMMM_ERR_INTERNAL, "split f-table too long");
+        dev_view_.v = m.view();
+        SplitView &v = dev_view_.v;
+        v.cells.x = x_.p, v.cells.y = v.cells.z = v.cells.q = nullptr;  // the kernel reads dev_view_.cells
+        v.cells.start = m.start.empty() ? nullptr : start_.p;
+        v.table.c = nullptr;  // in dev_view_.coef
+        dev_view_.cells = cells_.p;
+        dev_view_.coef = split::SplitCoefs{};
+        std::copy(m.table.begin(), m.table.end(), dev_view_.coef.c);
     }
     void short_range(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
-        run(dview_, false, self, split::SplitNuclei{}, n, xyz, out);
+        run(false, self, split::SplitNuclei{}, n, xyz, out);
     }
 
-    // run() for an evaluation whose points are all inside: copies through mapped pinned buffers (a pageable copy
-    // is staged by the driver and cost ~50 us per 8,192 points), the nuclei added by the kernel.
-    void run_pinned(int64_t n, const double *xyz, double *u) {
+    // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
+    // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points).
+    void run(bool interp, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
         for (int64_t b = 0; b < n; b += kBatch) {
             const int64_t m = std::min(kBatch, n - b);
             pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
             pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
-            pts_.ensure(static_cast<size_t>(3 * m), "split points");
-            res_.ensure(static_cast<size_t>(m), "split results");
             std::memcpy(pin_pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double));
-            check(cudaMemcpyAsync(pts_.p, pin_pts_.p, static_cast<size_t>(3 * m) * sizeof(double), cudaMemcpyHostToDevice,
-                                  stream_), "cudaMemcpyAsync (split points)");
-            check(split::launch_split(dview_, true, model_.self, nuc_, m, pts_.p, res_.p, stream_), "split kernel launch");
-            check(cudaMemcpyAsync(pin_res_.p, res_.p, static_cast<size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost, stream_),
-                  "cudaMemcpyAsync (split results)");
+            check(split::launch_split(dev_view_, interp, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_), "split kernel launch");
             check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
-            std::memcpy(u + b, pin_res_.p, static_cast<size_t>(m) * sizeof(double));
-        }
-    }
-
-    // Points to the device, the kernel, values back (batches bound the device buffers).
-    void run(const SplitView &v, bool interp, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
-        constexpr int64_t kBatch = int64_t{1} << 20;
-        for (int64_t b = 0; b < n; b += kBatch) {
-            const int64_t m = std::min(kBatch, n - b);
-            pts_.ensure(static_cast<size_t>(3 * m), "split points");
-            res_.ensure(static_cast<size_t>(m), "split results");
-            check(cudaMemcpyAsync(pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double), cudaMemcpyHostToDevice, stream_),
-                  "cudaMemcpyAsync (split points)");
-            check(split::launch_split(v, interp, self, nuc, m, pts_.p, res_.p, stream_), "split kernel launch");
-            check(cudaMemcpyAsync(out + b, res_.p, static_cast<size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost, stream_),
-                  "cudaMemcpyAsync (split results)");
-            check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
+            std::memcpy(out + b, pin_res_.p, static_cast<size_t>(m) * sizeof(double));
         }
     }
 
     void upload_grid() {
         upload(g0_, model_.g0, "split grid"), upload(pool_, model_.pool, "split grid blocks");
         upload(brick_, model_.brick, "split bricks"), upload(blocks_, model_.blocks, "split blocks");
-        dview_.grid = model_.gv;
-        dview_.grid.g0 = g0_.p, dview_.grid.pool = pool_.p, dview_.grid.brick = brick_.p, dview_.grid.blocks = blocks_.p;
+        SplitGridView &g = dev_view_.v.grid;
+        g = model_.gv;
+        g.g0 = g0_.p, g.pool = pool_.p, g.brick = brick_.p, g.blocks = blocks_.p;
         check(cudaDeviceSynchronize(), "split tables upload");
     }
 
     void release() {
-        for (auto *b : {&x_, &y_, &z_, &q_, &table_, &g0_, &pool_, &pts_, &res_, &nx_, &nz_}) b->release();
-        start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
+        for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
+        cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -174,8 +160,9 @@ private:
     FieldData nuclei_;
     std::unique_ptr<FieldBackend> direct_;
     SplitModel model_;
-    SplitView dview_;
-    DeviceBuf<double> x_, y_, z_, q_, table_, g0_, pool_, pts_, res_, nx_, nz_;
+    split::SplitDevice dev_view_;
+    DeviceBuf<double> x_, g0_, pool_, nx_, nz_;
+    DeviceBuf<split::SplitCellGpu> cells_;
     PinnedBuf<double> pin_pts_, pin_res_;
     split::SplitNuclei nuc_;
     std::vector<double> in_pts_, out_pts_;  // an evaluation's points inside and outside the region (reused)

@@ -4,11 +4,24 @@
 namespace qmmm::cuda::split {
 namespace {
 
-// Lane `lane`'s share of the point's L: stencil rows (i, j) = lane and lane + 32 of the 64, 8 values each.
+// 1 / prod_{m != k} (o_k - o_m) for the nodes o_m = m - kSplitLow (split_weights' denominators).
+__constant__ double kLagrangeInvDen[kSplitOrder] = {-1.0 / 5040, 1.0 / 720, -1.0 / 240, 1.0 / 144,
+                                                    -1.0 / 144, 1.0 / 240, -1.0 / 720, 1.0 / 5040};
+
+// Lagrange weight k of the kSplitOrder nodes at t (split_weights' w[k], one product instead of all eight).
+__device__ __forceinline__ double lagrange_weight(double t, int k) {
+    double w = 1.0;
+#pragma unroll
+    for (int m = 0; m < kSplitOrder; ++m) w *= m == k ? 1.0 : t - (m - kSplitLow);
+    return w * kLagrangeInvDen[k];
+}
+
+// Lane l's share of the point's L: element k = l mod 8 of the stencil rows (i, j), j = l / 8 and l / 8 + 4, i = 0..7,
+// times its three weights. Eight neighbouring lanes read one row's 64 contiguous bytes, so each load instruction
+// fetches four whole rows (lane-per-row reads touched 32 rows per instruction, 8 bytes of each).
 __device__ double interp_share(const SplitGridView &g, const double *p, int lane) {
     const SplitBlock &b = g.blocks[split_leaf(g, p)];
     const double *grid;
-    int64_t n[3];
     double lo[3], inv;
     int32_t ni[3];
     if (b.offset < 0) {
@@ -18,91 +31,97 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
         grid = g.pool + b.offset, inv = 1.0 / b.h;
         for (int k = 0; k < 3; ++k) lo[k] = b.lo[k], ni[k] = b.n_int[k];
     }
-    double t[3], w[3][kSplitOrder];
+    double t[3];
     int32_t c[3];
-    for (int k = 0; k < 3; ++k) {
-        n[k] = ni[k] + kSplitOrder - 1;
-        c[k] = split_locate(p[k], lo[k], inv, ni[k], &t[k]);
-        split_weights(t[k], w[k]);
-    }
+    for (int k = 0; k < 3; ++k) c[k] = split_locate(p[k], lo[k], inv, ni[k], &t[k]);
+    const int kz = lane & 7, jy = lane >> 3;
+    const int64_t ny = ni[1] + kSplitOrder - 1, nz = ni[2] + kSplitOrder - 1;
+    const double wy0 = lagrange_weight(t[1], jy), wy1 = lagrange_weight(t[1], jy + 4);
+    const double *row = grid + (static_cast<int64_t>(c[0]) * ny + c[1] + jy) * nz + c[2] + kz;
+    double wx[kSplitOrder];
+    split_weights(t[0], wx);
     double s = 0.0;
-    for (int r = lane; r < kSplitOrder * kSplitOrder; r += 32) {
-        const int i = r / kSplitOrder, j = r % kSplitOrder;
-        const double *row = grid + ((c[0] + i) * n[1] + (c[1] + j)) * n[2] + c[2];
-        double sk = 0.0;
-        for (int k = 0; k < kSplitOrder; ++k) sk += w[2][k] * row[k];
-        s += w[0][i] * w[1][j] * sk;
-    }
-    return s;
+#pragma unroll
+    for (int i = 0; i < kSplitOrder; ++i, row += ny * nz) s = fma(wx[i], fma(wy0, row[0], wy1 * row[4 * nz]), s);
+    return s * lagrange_weight(t[2], kz);
 }
 
 // The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
 
-// One cell's short-range term as split_pair, with f's coefficients from shared memory (t) and the device's double
-// reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12).
-__device__ __forceinline__ double pair_term(const SplitView &v, const SplitTableView &t, double q, double d2, double self) {
+// f(s) as split_f, over NT (>= the table's n) zero-padded coefficients held in the kernel's parameter space.
+template <int NT>
+__device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, double s) {
+    const double x = fma(s, scale, -1.0);
+    double r = cf.c[NT - 1];
+#pragma unroll
+    for (int j = NT - 2; j >= 0; --j) r = fma(r, x, cf.c[j]);
+    return r;
+}
+
+// One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
+// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12).
+template <int NT>
+__device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
+                                            const double *p, double self) {
+    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
+    const double d2 = dx * dx + dy * dy + dz * dz;
     if (!(d2 < v.rc2)) return 0.0;
-    if (d2 < kSingularRadius2) return q * (self - v.f0);
-    return q * (rsqrt(d2) - split_f(t, d2));
+    if (d2 < kSingularRadius2) return zq.y * (self - v.f0);
+    return zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
 }
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 4) split_kernel(SplitView v, bool interp, double self, SplitNuclei nuc, int64_t n,
-                             const double *__restrict__ xyz, double *__restrict__ out) {
-    __shared__ double coef[kSplitMaxTerms];
+template <int NT>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 8)
+    split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
+                 const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
-    __shared__ int64_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // flat index of each column's first cell
-    for (int j = threadIdx.x; j < v.table.n; j += blockDim.x) coef[j] = v.table.c[j];
-    __syncthreads();
-    SplitTableView table = v.table;
-    table.c = coef;
+    __shared__ int32_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // offset of each column's first cell
+    const SplitView &v = d.v;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + w;
-    if (i >= n) return;  // whole warps leave together, after the block's only barrier
+    const int i = blockIdx.x * kWarpsPerBlock + w;
+    if (i >= n) return;
     const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
     double s = interp ? interp_share(v.grid, p, lane) : 0.0;
     int32_t i0[3], i1[3];
     if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {
         const int ny = i1[1] - i0[1] + 1, ncol = ny * (i1[2] - i0[2] + 1);
         if (ncol <= kMaxColumns) {
-            int64_t len[2];
+            int len[2];
             for (int h = 0; h < 2; ++h) {
                 const int col = lane + 32 * h;
                 int64_t b = 0, e = 0;
                 if (col < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
                 col_begin[w][col] = b;
-                len[h] = e - b;
+                len[h] = static_cast<int>(e - b);
             }
             // Inclusive scans of the two halves' lengths, then the second half after the first's total.
-            int64_t inc[2] = {len[0], len[1]};
+            int inc[2] = {len[0], len[1]};
             for (int off = 1; off < 32; off <<= 1)
                 for (int h = 0; h < 2; ++h) {
-                    const int64_t up = __shfl_up_sync(0xffffffffu, inc[h], off);
+                    const int up = __shfl_up_sync(0xffffffffu, inc[h], off);
                     if (lane >= off) inc[h] += up;
                 }
-            const int64_t first_total = __shfl_sync(0xffffffffu, inc[0], 31);
+            const int first_total = __shfl_sync(0xffffffffu, inc[0], 31);
             col_first[w][lane + 1] = inc[0];
             col_first[w][lane + 33] = first_total + inc[1];
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
-            const int64_t total = col_first[w][kMaxColumns];
+            const int total = col_first[w][kMaxColumns];
             int c = 0;
-            for (int64_t k = lane; k < total; k += 32) {
+            for (int k = lane; k < total; k += 32) {
                 while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                const int64_t m = col_begin[w][c] + (k - col_first[w][c]);
-                const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
-                s += pair_term(v, table, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
+                s += pair_term<NT>(v, d.coef, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) {
-                    const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
-                    s += pair_term(v, table, v.cells.q[m], dx * dx + dy * dy + dz * dz, self);
-                }
+                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) s += pair_term<NT>(v, d.coef, d.cells, m, p, self);
                 base += e - b;
             });
         }
@@ -121,13 +140,30 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 4) split_kernel(SplitView
     if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
 }
 
+template <int NT>
+void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int n, const double *xyz,
+            double *out, cudaStream_t s) {
+    split_kernel<NT><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out);
+}
+
 }  // namespace
 
-cudaError_t launch_split(const SplitView &v, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
+cudaError_t launch_split(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
                          double *out, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    const int64_t blocks = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    split_kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, s>>>(v, interp, self, nuc, n, xyz, out);
+    if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
+    const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    const int m = static_cast<int>(n), nt = d.v.table.n;
+    // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
+    static_assert(kSplitMaxTerms == 40, "instantiations below cover 8..40 terms");
+    if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 12) launch<12>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 16) launch<16>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 20) launch<20>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 24) launch<24>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 28) launch<28>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 32) launch<32>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else launch<40>(blocks, d, interp, self, nuc, m, xyz, out, s);
     return cudaGetLastError();
 }
 
