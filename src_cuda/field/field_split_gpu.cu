@@ -64,8 +64,7 @@ public:
     int eval(int64_t n, const double *xyz, double *u) override {
         DeviceScope scope(dev_);
         points_ += n;
-        int64_t first_out = 0;
-        while (first_out < n && split_inside(model_.gv, xyz + 3 * first_out)) ++first_out;
+        const int64_t first_out = split_inside_prefix(model_.gv, n, xyz);
         if (first_out == n) {  // all inside (the usual case): no sorting
             run(true, model_.self, nuc_, n, xyz, u);
             return QMMM_SUCCESS;

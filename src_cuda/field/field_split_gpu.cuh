@@ -13,7 +13,9 @@
 
 namespace qmmm::cuda::split {
 
-constexpr int kWarpsPerBlock = 4;
+// One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
+// slowest of 8 points held it; a point's cell count varies about 2x).
+constexpr int kWarpsPerBlock = 1;
 
 // The environment's nuclei on the device (n = 0: none added).
 struct SplitNuclei {

@@ -61,7 +61,8 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
 }
 
 // One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
-// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12).
+// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Without branches (both cases computed, one selected), so that
+// the two cells a lane takes per step interleave their loads and Horner chains.
 template <int NT>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
@@ -69,15 +70,14 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
     const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
     const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
     const double d2 = dx * dx + dy * dy + dz * dz;
-    if (!(d2 < v.rc2)) return 0.0;
-    if (d2 < kSingularRadius2) return zq.y * (self - v.f0);
-    return zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
+    return d2 < v.rc2 ? t : 0.0;
 }
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
 template <int NT>
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 8)
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
@@ -113,10 +113,19 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 8)
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
             const int total = col_first[w][kMaxColumns];
-            int c = 0;
-            for (int k = lane; k < total; k += 32) {
-                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                s += pair_term<NT>(v, d.coef, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
+            // Two cells per step, k and k + 32 (the second past the end on the last step: cell k again, its term
+            // dropped); k grows, so each lane's columns only move forward.
+            int c0 = 0, c1 = 0;
+            for (int k = lane; k < total; k += 64) {
+                const bool two = k + 32 < total;
+                const int k1 = two ? k + 32 : k;
+                while (col_first[w][c0 + 1] <= k) ++c0;
+                if (c1 < c0) c1 = c0;
+                while (col_first[w][c1 + 1] <= k1) ++c1;
+                const double t0 = pair_term<NT>(v, d.coef, d.cells, col_begin[w][c0] + (k - col_first[w][c0]), p, self);
+                const double t1 = pair_term<NT>(v, d.coef, d.cells, col_begin[w][c1] + (k1 - col_first[w][c1]), p, self);
+                s += t0;
+                s += two ? t1 : 0.0;
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
