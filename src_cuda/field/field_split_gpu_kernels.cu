@@ -61,8 +61,7 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
 }
 
 // One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
-// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Without branches (both cases computed, one selected), so that
-// the two cells a lane takes per step interleave their loads and Horner chains.
+// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one selected: no branch per cell.
 template <int NT>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
@@ -113,19 +112,11 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
             const int total = col_first[w][kMaxColumns];
-            // Two cells per step, k and k + 32 (the second past the end on the last step: cell k again, its term
-            // dropped); k grows, so each lane's columns only move forward.
-            int c0 = 0, c1 = 0;
-            for (int k = lane; k < total; k += 64) {
-                const bool two = k + 32 < total;
-                const int k1 = two ? k + 32 : k;
-                while (col_first[w][c0 + 1] <= k) ++c0;
-                if (c1 < c0) c1 = c0;
-                while (col_first[w][c1 + 1] <= k1) ++c1;
-                const double t0 = pair_term<NT>(v, d.coef, d.cells, col_begin[w][c0] + (k - col_first[w][c0]), p, self);
-                const double t1 = pair_term<NT>(v, d.coef, d.cells, col_begin[w][c1] + (k1 - col_first[w][c1]), p, self);
-                s += t0;
-                s += two ? t1 : 0.0;
+            // Cell k to lane k mod 32 (two cells per step, interleaved, measured no faster: 02a252a).
+            int c = 0;
+            for (int k = lane; k < total; k += 32) {
+                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                s += pair_term<NT>(v, d.coef, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
