@@ -2,11 +2,12 @@
 // layout at create, per handle one stream, pinned buffers and device buffers grown on demand.
 //
 // Paths, chosen by n:
-// - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; each chunk's block
-//   writes its partials and then a sequence number straight into mapped pinned host memory, which the host
-//   polls and adds in chunk order: one launch, no copy, no stream synchronisation, no grid-wide sync on the
-//   GPU; the nuclear term is computed on the host meanwhile. With QMMM_FLAG_LOW_LATENCY the same work is done
-//   by a persistent kernel (one block per SM) that waits for the points in a mapped mailbox: no launch at all.
+// - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; one block per chunk
+//   writes its partials to device memory, and the last block to finish sums them and writes the n sums as LL
+//   words (field_gpu.cuh) straight into mapped pinned host memory, which the host polls: one launch, no copy,
+//   no stream synchronisation, no fence to host memory; the nuclear term is computed on the host meanwhile.
+//   With QMMM_FLAG_LOW_LATENCY the same work is done by a persistent kernel (one block per SM) that waits for
+//   the points as LL words in a mapped mailbox: no launch at all.
 // - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out.
 // A point's value depends only on the point, the field, the precision and the path; both are bitwise repeatable
 // (the latency kernel and the persistent kernel compute the same bits).
@@ -107,17 +108,23 @@ public:
         host_nuclear_ = !cells_.p || latency_;
         if (latency_ && low_latency_) {
             start_persistent();
-            Mailbox *mb = mailbox_.p;
-            std::memcpy(mb->xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
-            mb->n = static_cast<int>(n);
-            std::atomic_thread_fence(std::memory_order_release);  // the points before the sequence number
-            *reinterpret_cast<volatile unsigned *>(&mb->seq) = ++seq_;
+            seq_ = ll_next(seq_);
+            // One 8-byte store per word (atomic on x86-64): each word is whole, old or new, when the GPU reads it.
+            volatile unsigned long long *w = mailbox_.p->w;
+            for (int64_t k = 0; k < 3 * n; ++k) {
+                unsigned long long bits;
+                std::memcpy(&bits, &xyz[k], sizeof bits);
+                w[1 + 2 * k] = ll_word(seq_, static_cast<unsigned>(bits));
+                w[2 + 2 * k] = ll_word(seq_, static_cast<unsigned>(bits >> 32));
+            }
+            w[0] = ll_word(seq_, static_cast<unsigned>(n));
             ll_last_ = Clock::now();
         } else if (latency_) {
             LatencyPoints lp{};
             std::memcpy(lp.xyz, xyz, static_cast<size_t>(3 * n) * sizeof(double));
             lp.n = static_cast<int>(n);
-            check(launch_latency(precision_, dc_, lp, host_view(), ++seq_, stream_), "latency kernel launch");
+            seq_ = ll_next(seq_);
+            check(launch_latency(precision_, dc_, lp, lat_out(), seq_, stream_), "latency kernel launch");
         } else if (cells_.p) {
             const int64_t batch = std::min(n, kMaxBatch);
             xyz_host_.ensure(static_cast<size_t>(3 * n), "points");
@@ -146,11 +153,12 @@ public:
         DeviceScope scope(dev_);
         if (latency_) {
             poll(low_latency_ ? ll_stream_ : stream_);
-            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives.
-            const double *part = part_.p;
+            // u = (electron sum) + (-nuclear): bitwise what u -= nuclear gives.
             for (int64_t p = 0; p < n_; ++p) {
-                double s = 0;
-                for (int64_t ch = 0; ch < n_chunks_; ++ch) s += part[ch * kLatencyMaxPoints + p];
+                const unsigned long long bits = static_cast<unsigned long long>(ll_data(result_.p[2 * p])) |
+                                                static_cast<unsigned long long>(ll_data(result_.p[2 * p + 1])) << 32;
+                double s;
+                std::memcpy(&s, &bits, sizeof s);
                 u_[p] = s + nuc_[p];
             }
             return QMMM_SUCCESS;
@@ -162,15 +170,15 @@ public:
     }
 
 private:
-    HostPartials host_view() const { return HostPartials{part_.dev, seq_flags_.dev}; }
+    LatencyOut lat_out() const { return LatencyOut{part_.p, arrived_.p, result_.dev}; }
 
-    // Spins until every chunk has written the current sequence number; asks the stream now and then, so that a
-    // failed (or vanished) kernel becomes an error instead of a hang.
+    // Spins until every word of the result carries the current sequence number; asks the stream now and then, so
+    // that a failed (or vanished) kernel becomes an error instead of a hang.
     void poll(cudaStream_t s) {
-        const volatile unsigned *flags = seq_flags_.p;
+        const volatile unsigned long long *words = result_.p;
         auto next_query = Clock::now() + std::chrono::microseconds(200);
-        for (int64_t ch = 0; ch < n_chunks_; ++ch) {
-            while (flags[ch] != seq_) {
+        for (int64_t k = 0; k < 2 * n_; ++k) {
+            while (ll_seq(words[k]) != seq_) {
                 if (Clock::now() < next_query) continue;
                 const cudaError_t e = cudaStreamQuery(s);
                 if (e == cudaErrorNotReady) {
@@ -178,9 +186,9 @@ private:
                     continue;
                 }
                 check(e, "latency kernel (cudaStreamQuery)");
-                if (flags[ch] != seq_) {
+                if (ll_seq(words[k]) != seq_) {
                     ll_running_ = false;
-                    throw Error(QMMM_ERR_INTERNAL, "field kernel finished without writing chunk " + std::to_string(ch));
+                    throw Error(QMMM_ERR_INTERNAL, "field kernel finished without writing result word " + std::to_string(k));
                 }
             }
         }
@@ -192,13 +200,10 @@ private:
     void start_persistent() {
         if (ll_running_ && Clock::now() - ll_last_ < kReuseWindow) return;
         if (ll_running_) stop_persistent();
-        Mailbox *mb = mailbox_.p;
-        mb->quit = 0;
-        mb->seq = seq_;
-        std::atomic_thread_fence(std::memory_order_release);
-        const Relay init{seq_, 0u, 0, 0, {}};  // stream-ordered before the kernel; a past kernel left stop = 1
-        check(cudaMemcpyAsync(relay_.p, &init, sizeof(Relay), cudaMemcpyHostToDevice, ll_stream_), "relay reset");
-        check(launch_persistent(precision_, dc_, mailbox_.dev, relay_.p, host_view(), ll_blocks_, seq_, kIdleNs,
+        *reinterpret_cast<volatile unsigned *>(&mailbox_.p->quit) = 0u;
+        // Stream-ordered before the kernel; a past kernel left stop = 1.
+        check(cudaMemsetAsync(relay_.p, 0, sizeof(Relay), ll_stream_), "relay reset");
+        check(launch_persistent(precision_, dc_, mailbox_.dev, relay_.p, lat_out(), ll_blocks_, seq_, kIdleNs,
                                 ll_stream_), "persistent kernel launch");
         ll_running_ = true;
         ll_last_ = Clock::now();
@@ -271,8 +276,10 @@ private:
         check(cudaMemcpy(quarters_.p, quarters.data(), quarters.size() * sizeof(QuarterInfo), cudaMemcpyHostToDevice),
               "cudaMemcpy (quarters)");
         part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
-        seq_flags_.ensure(static_cast<size_t>(nc), "latency sequence numbers");
-        std::fill(seq_flags_.p, seq_flags_.p + nc, 0u);
+        arrived_.ensure(1, "latency arrival counter");
+        check(cudaMemset(arrived_.p, 0, sizeof(unsigned)), "cudaMemset (arrival counter)");
+        result_.ensure(2 * kLatencyMaxPoints, "latency results");
+        std::fill(result_.p, result_.p + 2 * kLatencyMaxPoints, 0ULL);  // sequence 0: never current
         if (low_latency_) {
             mailbox_.ensure(1, "low-latency mailbox");
             relay_.ensure(1, "low-latency relay");
@@ -318,7 +325,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
-        part_.release(), seq_flags_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
+        part_.release(), arrived_.release(), result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
@@ -336,8 +343,9 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
     DeviceBuf<QuarterInfo> quarters_;
-    PinnedBuf<double> part_;
-    PinnedBuf<unsigned> seq_flags_;
+    DeviceBuf<double> part_;
+    DeviceBuf<unsigned> arrived_;
+    PinnedBuf<unsigned long long> result_;
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;

@@ -66,45 +66,57 @@ struct LatencyPoints {
     int n;
 };
 
-// The results of the latency paths go straight to mapped host memory: chunk ch writes its partials
-// part[ch * kLatencyMaxPoints + p] and then seq[ch] = the call's sequence number; the host waits for every
-// seq and adds the partials in chunk order (no grid-wide synchronisation on the GPU, no copy, no stream sync).
-struct HostPartials {
-    double *part = nullptr;      // device view of mapped host memory, n_chunks * kLatencyMaxPoints
-    unsigned *seq = nullptr;     // device view, n_chunks
+// Small messages between host and GPU travel as "LL" words (NCCL's low-latency protocol): 8 bytes that hold 32
+// bits of data and the call's sequence number, written by one 8-byte store. A reader knows a word is current
+// from the word itself, so a whole message is read in one round trip, with no flag written after a fence.
+// Sequence numbers skip 0 (ll_next), so zeroed memory is never current.
+__host__ __device__ inline unsigned long long ll_word(unsigned seq, unsigned data) {
+    return (static_cast<unsigned long long>(seq) << 32) | data;
+}
+__host__ __device__ inline unsigned ll_seq(unsigned long long w) { return static_cast<unsigned>(w >> 32); }
+__host__ __device__ inline unsigned ll_data(unsigned long long w) { return static_cast<unsigned>(w); }
+__host__ __device__ inline unsigned ll_next(unsigned s) { return s + 1u == 0u ? 1u : s + 1u; }
+
+// A request of n points: word 0 holds n, words 1 + 2k and 2 + 2k the low and high halves of xyz[k].
+constexpr int kRequestWords = 1 + 6 * kLatencyMaxPoints;
+
+// Where the latency paths put a call's work: every block writes its chunk partials (point-major,
+// part[p * n_chunks + ch]) to device memory and counts itself in `arrived`; the last block to arrive sums each
+// point's partials in a fixed order (lanes over chunks, then a butterfly: the same bits whatever block is last)
+// and writes the n sums as 2n LL words to `result`, mapped host memory, which the host polls.
+struct LatencyOut {
+    double *part = nullptr;              // device, kLatencyMaxPoints * n_chunks
+    unsigned *arrived = nullptr;         // device, one counter (the last block resets it)
+    unsigned long long *result = nullptr;  // device view of mapped host memory, 2 * kLatencyMaxPoints LL words
 };
 
-// Low-latency mode: a persistent kernel waits for requests in this mapped host memory (written by the host:
-// the points and n first, then seq; quit ends the kernel).
+// Low-latency mode: a persistent kernel waits for requests in this mapped host memory (LL words written by the
+// host; quit ends the kernel).
 struct Mailbox {
-    unsigned seq;
+    unsigned long long w[kRequestWords];
     unsigned quit;
-    int n;
-    int pad;
-    double xyz[3 * kLatencyMaxPoints];
+    unsigned pad;
 };
 
 // Low-latency mode, on the device: block 0 alone polls the host's mailbox and relays each request here, in device
-// memory, where the other blocks wait. (Every block polling mapped host memory put one PCIe read per SM in flight
-// all the time and made a call take ~0.9 ms on the H100 instead of a few microseconds.) The host sets seq to the
-// kernel's first sequence number and stop to 0 before each launch, in the kernel's stream.
+// memory, as the same LL words, where the other blocks wait. (Every block polling mapped host memory put one PCIe
+// read per SM in flight all the time and made a call take ~0.9 ms on the H100 instead of a few microseconds.)
+// The host zeroes it before each launch, in the kernel's stream.
 struct Relay {
-    unsigned seq;   // written last (release, GPU scope)
+    unsigned long long w[kRequestWords];
     unsigned stop;  // 1: quit or idle, every block returns
-    int n;
-    int pad;
-    double xyz[3 * kLatencyMaxPoints];
+    unsigned pad;
 };
 
 // Electron term of n <= kLatencyMaxPoints points (one launch).
-cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, HostPartials out,
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, LatencyOut out,
                            unsigned seq, cudaStream_t s);
 
 // The persistent kernel of the low-latency mode: `blocks` blocks take chunks blockIdx.x, + blocks, ...; each
-// request's results go to `out` as in launch_latency. It returns when mb->quit is set or after idle_ns without
-// a request (the host relaunches it on the next call).
-cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out,
-                              int blocks, unsigned first_seq, unsigned long long idle_ns, cudaStream_t s);
+// request's results go to `out` as in launch_latency. It waits for the request after `last`, returns when
+// mb->quit is set or after idle_ns without a request (the host relaunches it on the next call).
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
+                              int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s);
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).

@@ -150,13 +150,20 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
 }
 
 // ---------------------------------------------------------------- latency paths
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
 // The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
-// consecutive cells: every load is coalesced, seed Eq. 8), written to mapped host memory, then seq[ch].
+// consecutive cells: every load is coalesced, seed Eq. 8), to out.part[p * n_chunks + ch].
 template <int PREC>
-__device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, const double *xyz, int n,
-                                              HostPartials out, unsigned seq,
-                                              typename cub::BlockReduce<typename Traits<PREC>::Acc,
-                                                                        kLatencyThreads>::TempStorage &tmp) {
+__device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
+                                               const LatencyOut &out,
+                                               typename cub::BlockReduce<typename Traits<PREC>::Acc,
+                                                                         kLatencyThreads>::TempStorage &tmp) {
     using T = Traits<PREC>;
     using F = typename T::F;
     using Acc = typename T::Acc;
@@ -184,26 +191,56 @@ __device__ __forceinline__ void chunk_to_host(const DeviceCells &c, int64_t ch, 
         }
         if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
         const Acc b = Reduce(tmp).Sum(a);
-        if (threadIdx.x == 0) out.part[ch * kLatencyMaxPoints + p] = static_cast<double>(b);
+        if (threadIdx.x == 0) out.part[p * c.n_chunks + ch] = static_cast<double>(b);
         __syncthreads();  // tmp is reused
     }
+}
+
+__device__ __forceinline__ void store_sys(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long load_sys(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned load_sys(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Called by every block of a latency launch after its chunks: the last block to arrive sums each point's
+// partials (warp w takes point w: lanes over chunks, then the butterfly) and writes the sums as LL words.
+__device__ __forceinline__ void finish(int64_t n_chunks, int n, const LatencyOut &out, unsigned seq) {
+    __shared__ int last;
+    __syncthreads();  // every partial of this block is written
     if (threadIdx.x == 0) {
-        __threadfence_system();  // the partials reach the host before the sequence number
-        *reinterpret_cast<volatile unsigned *>(&out.seq[ch]) = seq;
+        __threadfence();  // ... and visible to the block that arrives last
+        last = atomicAdd(out.arrived, 1u) == gridDim.x - 1;
+        if (last) {
+            *out.arrived = 0;  // for the next call, which no block starts before the host has this call's result
+            __threadfence();   // the other blocks' partials are read after their arrival
+        }
     }
+    __syncthreads();
+    if (!last) return;
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (w >= n) return;
+    double s = 0;
+    // L2 only: this SM's L1 may hold an earlier call's partials at the same addresses.
+    for (int64_t ch = lane; ch < n_chunks; ch += 32) s += __ldcg(&out.part[w * n_chunks + ch]);
+    s = warp_sum(s);
+    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(s));
+    if (lane < 2) store_sys(&out.result[2 * w + lane], ll_word(seq, static_cast<unsigned>(lane ? bits >> 32 : bits)));
 }
 
 template <int PREC>
-__global__ void __launch_bounds__(kLatencyThreads) latency_kernel(DeviceCells c, LatencyPoints pts, HostPartials out,
+__global__ void __launch_bounds__(kLatencyThreads) latency_kernel(DeviceCells c, LatencyPoints pts, LatencyOut out,
                                                                   unsigned seq) {
     __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
-    chunk_to_host<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, seq, tmp);
-}
-
-__device__ __forceinline__ unsigned load_acquire_sys(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
+    chunk_partials<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, tmp);
+    finish(c.n_chunks, pts.n, out, seq);
 }
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -212,80 +249,75 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void store_release_gpu(unsigned *p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+// Warp 0: waits until words[] holds a whole request with sequence number `want` (one round trip per try: the
+// header and the first point come together, larger requests need one more), copies its words' data to
+// data[0 .. 6n) and returns n; or returns -1 when *stop becomes non-zero or, with idle_ns > 0, after idle_ns.
+__device__ int ll_receive(const unsigned long long *words, const unsigned *stop, unsigned want,
+                          unsigned long long since, unsigned long long idle_ns, unsigned *data) {
+    const int lane = threadIdx.x % 32;
+    int limit = 7;  // words read per try: the header and one point until n is known
+    for (;;) {
+        const unsigned long long a = lane < limit ? load_sys(&words[lane]) : 0ULL;
+        const unsigned long long b = lane + 32 < limit ? load_sys(&words[lane + 32]) : 0ULL;
+        const unsigned quit = lane == 31 ? load_sys(stop) : 0u;
+        const unsigned long long h = __shfl_sync(0xffffffffu, a, 0);
+        if (ll_seq(h) == want) {
+            const int n = static_cast<int>(ll_data(h)), need = 1 + 6 * n;
+            const bool ok = (lane >= need || ll_seq(a) == want) && (lane + 32 >= need || ll_seq(b) == want);
+            if (need <= limit && __all_sync(0xffffffffu, ok)) {
+                if (lane >= 1 && lane < need) data[lane - 1] = ll_data(a);
+                if (lane + 32 < need) data[lane + 31] = ll_data(b);
+                __syncwarp();
+                return n;
+            }
+            limit = need;
+        }
+        const bool idle = idle_ns && lane == 0 && global_ns() - since > idle_ns;
+        if (__any_sync(0xffffffffu, quit != 0 || idle)) return -1;
+    }
 }
 
-// Low-latency mode: block 0's thread 0 waits for the host's next request in the mailbox (mapped host memory) and
-// relays it through device memory (Relay), where the other blocks' thread 0 wait; every block then computes its
-// chunks and writes them like latency_kernel. No launch per call, one PCIe poller; each block holds its SM share
-// (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without a request.
+// Low-latency mode: block 0's warp 0 waits for the host's next request in the mailbox (mapped host memory) and
+// relays it through device memory (Relay), where the other blocks' warp 0 wait; every block then computes its
+// chunks and the last one writes the result, as in latency_kernel. No launch per call, one PCIe poller; each
+// block holds its SM share (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without
+// a request.
 template <int PREC>
 __global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells c, const Mailbox *mb, Relay *relay,
-                                                                     HostPartials out, unsigned last,
+                                                                     LatencyOut out, unsigned last,
                                                                      unsigned long long idle_ns) {
     __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
     __shared__ double xyz[3 * kLatencyMaxPoints];
-    __shared__ int n_sh, stop_sh;
-    __shared__ unsigned seq_sh;
+    __shared__ int n_sh;
     unsigned long long since = global_ns();
     for (;;) {
-        if (threadIdx.x == 0) {
-            int stop = 0;
-            unsigned s = last;
+        const unsigned want = ll_next(last);
+        if (threadIdx.x < 32) {
+            unsigned *data = reinterpret_cast<unsigned *>(xyz);
+            int n;
             if (blockIdx.x == 0) {
-                for (;;) {
-                    s = load_acquire_sys(&mb->seq);
-                    if (s != last) break;
-                    if (*reinterpret_cast<const volatile unsigned *>(&mb->quit) || global_ns() - since > idle_ns) {
-                        stop = 1;
-                        break;
-                    }
-                }
-                if (stop) {
-                    *reinterpret_cast<volatile unsigned *>(&relay->stop) = 1u;
+                n = ll_receive(mb->w, &mb->quit, want, since, idle_ns, data);
+                const int lane = threadIdx.x;
+                if (n < 0) {
+                    if (lane == 0) *reinterpret_cast<volatile unsigned *>(&relay->stop) = 1u;
                 } else {
-                    const int n = *reinterpret_cast<const volatile int *>(&mb->n);
-                    n_sh = n;
-                    for (int k = 0; k < 3 * n; ++k) {
-                        xyz[k] = reinterpret_cast<const volatile double *>(mb->xyz)[k];
-                        reinterpret_cast<volatile double *>(relay->xyz)[k] = xyz[k];
-                    }
-                    *reinterpret_cast<volatile int *>(&relay->n) = n;
-                    store_release_gpu(&relay->seq, s);  // the points and n before the sequence number
+                    const int need = 1 + 6 * n;
+                    for (int k = lane; k < need; k += 32)
+                        store_sys(&relay->w[k], ll_word(want, k == 0 ? static_cast<unsigned>(n) : data[k - 1]));
                 }
             } else {
-                for (;;) {
-                    s = load_acquire_gpu(&relay->seq);
-                    if (s != last) break;
-                    if (*reinterpret_cast<const volatile unsigned *>(&relay->stop)) {
-                        stop = 1;
-                        break;
-                    }
-                }
-                if (!stop) {
-                    // Block 0 rewrites the relay only for the next request, which the host sends after every
-                    // block has written this one's chunks: these reads cannot meet the next request's points.
-                    const int n = *reinterpret_cast<const volatile int *>(&relay->n);
-                    n_sh = n;
-                    for (int k = 0; k < 3 * n; ++k) xyz[k] = reinterpret_cast<const volatile double *>(relay->xyz)[k];
-                }
+                n = ll_receive(relay->w, &relay->stop, want, 0, 0, data);
             }
-            seq_sh = s;
-            stop_sh = stop;
+            if (threadIdx.x == 0) n_sh = n;
         }
         __syncthreads();
-        if (stop_sh) return;
-        const unsigned s = seq_sh;
-        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_to_host<PREC>(c, ch, xyz, n_sh, out, s, tmp);
-        last = s;
+        const int n = n_sh;
+        if (n < 0) return;
+        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_partials<PREC>(c, ch, xyz, n, out, tmp);
+        finish(c.n_chunks, n, out, want);
+        last = want;
         since = global_ns();
-        __syncthreads();  // xyz, n_sh and seq_sh are rewritten by the next request
+        __syncthreads();  // xyz and n_sh are rewritten by the next request
     }
 }
 
@@ -473,12 +505,6 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
 }
 
 // Lane sum in a fixed order: the butterfly gives every lane the same bits (addition commutes).
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
 
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
 // term (double, lanes over nuclei), each summed lanes-then-butterfly in a fixed order. A point within the
@@ -510,15 +536,15 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
 }
 
 template <int PREC>
-cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, HostPartials out, unsigned seq, cudaStream_t s) {
+cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, LatencyOut out, unsigned seq, cudaStream_t s) {
     latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, out, seq);
     return cudaGetLastError();
 }
 
 template <int PREC>
-cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out, int blocks,
-                       unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
-    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, relay, out, first_seq, idle_ns);
+cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out, int blocks,
+                       unsigned last, unsigned long long idle_ns, cudaStream_t s) {
+    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, relay, out, last, idle_ns);
     return cudaGetLastError();
 }
 
@@ -554,7 +580,7 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
 
 }  // namespace
 
-cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, HostPartials out,
+cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, LatencyOut out,
                            unsigned seq, cudaStream_t s) {
     switch (precision) {
         case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, out, seq, s);
@@ -563,12 +589,12 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
     }
 }
 
-cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, HostPartials out,
-                              int blocks, unsigned first_seq, unsigned long long idle_ns, cudaStream_t s) {
+cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
+                              int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
-        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
-        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, relay, out, blocks, first_seq, idle_ns, s);
+        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, relay, out, blocks, last, idle_ns, s);
+        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, relay, out, blocks, last, idle_ns, s);
+        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, relay, out, blocks, last, idle_ns, s);
     }
 }
 
