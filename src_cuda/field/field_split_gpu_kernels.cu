@@ -86,6 +86,10 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     const int i = blockIdx.x * kWarpsPerBlock + w;
     if (i >= n) return;
     const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
+    if (interp && !split_inside(v.grid, p)) {  // the host sends it to the direct sum (no pass over the points first)
+        if (lane == 0) out[i] = __longlong_as_double(0x7ff8000000000000LL);
+        return;
+    }
     double s = interp ? interp_share(v.grid, p, lane) : 0.0;
     int32_t i0[3], i1[3];
     if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {

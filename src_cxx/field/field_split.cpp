@@ -531,22 +531,6 @@ int64_t SplitModel::bytes() const {
                                 sizeof(int32_t) * brick.size() + sizeof(SplitBlock) * blocks.size());
 }
 
-int64_t split_inside_prefix(const SplitGridView &g, int64_t n, const double *xyz) {
-    constexpr int64_t kBlock = 64;
-    int64_t i = 0;
-    for (; i + kBlock <= n; i += kBlock) {
-        int in = 1;
-        for (int64_t k = 0; k < kBlock; ++k) {
-            const double *p = xyz + 3 * (i + k);
-            in &= (p[0] >= g.lo[0]) & (p[0] <= g.hi[0]) & (p[1] >= g.lo[1]) & (p[1] <= g.hi[1]) & (p[2] >= g.lo[2]) &
-                  (p[2] <= g.hi[2]);
-        }
-        if (!in) break;
-    }
-    while (i < n && split_inside(g, xyz + 3 * i)) ++i;
-    return i;
-}
-
 double split_singular_fix(const SplitModel &m, const double *p) {
     double fix = 0;
     const SplitCellsView &c = m.cv;

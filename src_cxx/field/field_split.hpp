@@ -82,10 +82,6 @@ FieldData split_direct_data(const FieldData &d);
 // Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region.
 void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine);
 
-// How many of the n points xyz, from the first, lie inside the region (n when all do: the usual case), tested 64
-// points at a time without a branch per point (the point-by-point loop took ~2 ns a point).
-int64_t split_inside_prefix(const SplitGridView &g, int64_t n, const double *xyz);
-
 // Sum over the cells on p's centre (within kSingularRadius) of q (self - build_self): what a point outside the
 // grid adds to the direct sum (NaN there when self is NaN: the API reports QMMM_ERR_SINGULAR).
 double split_singular_fix(const SplitModel &m, const double *p);
