@@ -3,9 +3,9 @@
 //
 // Paths, chosen by n:
 // - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; one block per chunk
-//   writes its partials to device memory, and the last block to finish sums them and writes the n sums as LL
-//   words (field_gpu.cuh) straight into mapped pinned host memory, which the host polls: one launch, no copy,
-//   no stream synchronisation, no fence to host memory; the nuclear term is computed on the host meanwhile.
+//   writes its partials as LL words (field_gpu.cuh) straight into mapped pinned host memory, which the host
+//   polls and adds in chunk order: one launch, no copy, no stream synchronisation, no fence or atomic on the
+//   GPU; the nuclear term is computed on the host meanwhile.
 //   With QMMM_FLAG_LOW_LATENCY the same work is done by a persistent kernel (one block per SM) that waits for
 //   the points as LL words in a mapped mailbox: no launch at all.
 // - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out.
@@ -153,12 +153,17 @@ public:
         DeviceScope scope(dev_);
         if (latency_) {
             poll(low_latency_ ? ll_stream_ : stream_);
-            // u = (electron sum) + (-nuclear): bitwise what u -= nuclear gives.
+            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives.
             for (int64_t p = 0; p < n_; ++p) {
-                const unsigned long long bits = static_cast<unsigned long long>(ll_data(result_.p[2 * p])) |
-                                                static_cast<unsigned long long>(ll_data(result_.p[2 * p + 1])) << 32;
-                double s;
-                std::memcpy(&s, &bits, sizeof s);
+                const unsigned long long *w = result_.p + 2 * p * n_chunks_;
+                double s = 0;
+                for (int64_t ch = 0; ch < n_chunks_; ++ch) {
+                    const unsigned long long bits = static_cast<unsigned long long>(ll_data(w[2 * ch])) |
+                                                    static_cast<unsigned long long>(ll_data(w[2 * ch + 1])) << 32;
+                    double v;
+                    std::memcpy(&v, &bits, sizeof v);
+                    s += v;
+                }
                 u_[p] = s + nuc_[p];
             }
             return QMMM_SUCCESS;
@@ -170,14 +175,14 @@ public:
     }
 
 private:
-    LatencyOut lat_out() const { return LatencyOut{part_.p, arrived_.p, result_.dev}; }
+    LatencyOut lat_out() const { return LatencyOut{result_.dev}; }
 
     // Spins until every word of the result carries the current sequence number; asks the stream now and then, so
     // that a failed (or vanished) kernel becomes an error instead of a hang.
     void poll(cudaStream_t s) {
         const volatile unsigned long long *words = result_.p;
         auto next_query = Clock::now() + std::chrono::microseconds(200);
-        for (int64_t k = 0; k < 2 * n_; ++k) {
+        for (int64_t k = 0; k < 2 * n_ * n_chunks_; ++k) {
             while (ll_seq(words[k]) != seq_) {
                 if (Clock::now() < next_query) continue;
                 const cudaError_t e = cudaStreamQuery(s);
@@ -275,11 +280,8 @@ private:
         quarters_.ensure(quarters.size(), "chunk quarters");
         check(cudaMemcpy(quarters_.p, quarters.data(), quarters.size() * sizeof(QuarterInfo), cudaMemcpyHostToDevice),
               "cudaMemcpy (quarters)");
-        part_.ensure(static_cast<size_t>(kLatencyMaxPoints * nc), "latency partials");
-        arrived_.ensure(1, "latency arrival counter");
-        check(cudaMemset(arrived_.p, 0, sizeof(unsigned)), "cudaMemset (arrival counter)");
-        result_.ensure(2 * kLatencyMaxPoints, "latency results");
-        std::fill(result_.p, result_.p + 2 * kLatencyMaxPoints, 0ULL);  // sequence 0: never current
+        result_.ensure(static_cast<size_t>(2 * kLatencyMaxPoints * nc), "latency partials");
+        std::fill(result_.p, result_.p + 2 * kLatencyMaxPoints * nc, 0ULL);  // sequence 0: never current
         if (low_latency_) {
             mailbox_.ensure(1, "low-latency mailbox");
             relay_.ensure(1, "low-latency relay");
@@ -325,7 +327,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
-        part_.release(), arrived_.release(), result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
+        result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
@@ -343,9 +345,7 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<double> part_;
-    DeviceBuf<unsigned> arrived_;
-    PinnedBuf<unsigned long long> result_;
+    PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;

@@ -80,14 +80,12 @@ __host__ __device__ inline unsigned ll_next(unsigned s) { return s + 1u == 0u ? 
 // A request of n points: word 0 holds n, words 1 + 2k and 2 + 2k the low and high halves of xyz[k].
 constexpr int kRequestWords = 1 + 6 * kLatencyMaxPoints;
 
-// Where the latency paths put a call's work: every block writes its chunk partials (point-major,
-// part[p * n_chunks + ch]) to device memory and counts itself in `arrived`; the last block to arrive sums each
-// point's partials in a fixed order (lanes over chunks, then a butterfly: the same bits whatever block is last)
-// and writes the n sums as 2n LL words to `result`, mapped host memory, which the host polls.
+// Where the latency paths put a call's work: every chunk's block writes its partial of point p as two LL words
+// (low and high halves) at result[2 (p n_chunks + ch)], mapped host memory, with one 16-byte store and no fence;
+// the host waits for every word of the call and adds the partials in chunk order. (A last-block sum on the GPU,
+// with a fence and an atomic per block, measured 0.3-2 us slower per call: bench/results/h100_2026-11-25_d2b6350_llp.)
 struct LatencyOut {
-    double *part = nullptr;              // device, kLatencyMaxPoints * n_chunks
-    unsigned *arrived = nullptr;         // device, one counter (the last block resets it)
-    unsigned long long *result = nullptr;  // device view of mapped host memory, 2 * kLatencyMaxPoints LL words
+    unsigned long long *result = nullptr;  // device view, 2 * kLatencyMaxPoints * n_chunks LL words
 };
 
 // Low-latency mode: a persistent kernel waits for requests in this mapped host memory (LL words written by the

@@ -149,7 +149,7 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
     else if (d2 <= 3.0e38f) mixed_term(cell.h.w, d2, run, corr);
 }
 
-// ---------------------------------------------------------------- latency paths
+// Sum over a warp, the same bits in every lane (xor butterfly: each step adds the same two values everywhere).
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
@@ -158,10 +158,11 @@ __device__ __forceinline__ T warp_sum(T v) {
 }
 
 // The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
-// consecutive cells: every load is coalesced, seed Eq. 8), to out.part[p * n_chunks + ch].
+// consecutive cells: every load is coalesced, seed Eq. 8), to the host as LL words of sequence number seq.
+// ---------------------------------------------------------------- latency paths
 template <int PREC>
 __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
-                                               const LatencyOut &out,
+                                               const LatencyOut &out, unsigned seq,
                                                typename cub::BlockReduce<typename Traits<PREC>::Acc,
                                                                          kLatencyThreads>::TempStorage &tmp) {
     using T = Traits<PREC>;
@@ -191,7 +192,12 @@ __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch,
         }
         if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
         const Acc b = Reduce(tmp).Sum(a);
-        if (threadIdx.x == 0) out.part[p * c.n_chunks + ch] = static_cast<double>(b);
+        if (threadIdx.x == 0) {  // two LL words in one 16-byte store, straight to the host
+            const auto bits = static_cast<unsigned long long>(__double_as_longlong(static_cast<double>(b)));
+            unsigned long long *w = &out.result[2 * (p * c.n_chunks + ch)];
+            const unsigned long long lo = ll_word(seq, static_cast<unsigned>(bits)), hi = ll_word(seq, static_cast<unsigned>(bits >> 32));
+            asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(lo), "l"(hi) : "memory");
+        }
         __syncthreads();  // tmp is reused
     }
 }
@@ -210,37 +216,11 @@ __device__ __forceinline__ unsigned load_sys(const unsigned *p) {
     return v;
 }
 
-// Called by every block of a latency launch after its chunks: the last block to arrive sums each point's
-// partials (warp w takes point w: lanes over chunks, then the butterfly) and writes the sums as LL words.
-__device__ __forceinline__ void finish(int64_t n_chunks, int n, const LatencyOut &out, unsigned seq) {
-    __shared__ int last;
-    __syncthreads();  // every partial of this block is written
-    if (threadIdx.x == 0) {
-        __threadfence();  // ... and visible to the block that arrives last
-        last = atomicAdd(out.arrived, 1u) == gridDim.x - 1;
-        if (last) {
-            *out.arrived = 0;  // for the next call, which no block starts before the host has this call's result
-            __threadfence();   // the other blocks' partials are read after their arrival
-        }
-    }
-    __syncthreads();
-    if (!last) return;
-    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (w >= n) return;
-    double s = 0;
-    // L2 only: this SM's L1 may hold an earlier call's partials at the same addresses.
-    for (int64_t ch = lane; ch < n_chunks; ch += 32) s += __ldcg(&out.part[w * n_chunks + ch]);
-    s = warp_sum(s);
-    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(s));
-    if (lane < 2) store_sys(&out.result[2 * w + lane], ll_word(seq, static_cast<unsigned>(lane ? bits >> 32 : bits)));
-}
-
 template <int PREC>
 __global__ void __launch_bounds__(kLatencyThreads) latency_kernel(DeviceCells c, LatencyPoints pts, LatencyOut out,
                                                                   unsigned seq) {
     __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
-    chunk_partials<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, tmp);
-    finish(c.n_chunks, pts.n, out, seq);
+    chunk_partials<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, seq, tmp);
 }
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -279,7 +259,7 @@ __device__ int ll_receive(const unsigned long long *words, const unsigned *stop,
 
 // Low-latency mode: block 0's warp 0 waits for the host's next request in the mailbox (mapped host memory) and
 // relays it through device memory (Relay), where the other blocks' warp 0 wait; every block then computes its
-// chunks and the last one writes the result, as in latency_kernel. No launch per call, one PCIe poller; each
+// chunks and writes their partials as latency_kernel does. No launch per call, one PCIe poller; each
 // block holds its SM share (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without
 // a request.
 template <int PREC>
@@ -313,8 +293,7 @@ __global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells
         __syncthreads();
         const int n = n_sh;
         if (n < 0) return;
-        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_partials<PREC>(c, ch, xyz, n, out, tmp);
-        finish(c.n_chunks, n, out, want);
+        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_partials<PREC>(c, ch, xyz, n, out, want, tmp);
         last = want;
         since = global_ns();
         __syncthreads();  // xyz and n_sh are rewritten by the next request
