@@ -117,14 +117,19 @@ void build_cells(SplitModel &m, const FieldData &d, double rc) {
         ++m.start[bin_of[i] + 1];
     }
     for (int64_t b = 0; b < nbins; ++b) m.start[b + 1] += m.start[b];
-    // By bin, then x, then the caller's index: a fixed order, whatever the thread count.
+    // By bin, then x, then the caller's index: a fixed order, whatever the thread count. A counting sort by bin
+    // (stable: index order within a bin), then each bin by x (one sort of all cells took 0.24 s for 1.1M on the H100's
+    // host, about a tenth of the GPU backend's setup).
     std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
-    for (int64_t i = 0; i < d.n_cells; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        if (bin_of[a] != bin_of[b]) return bin_of[a] < bin_of[b];
-        if (d.cell_xyz[3 * a] != d.cell_xyz[3 * b]) return d.cell_xyz[3 * a] < d.cell_xyz[3 * b];
-        return a < b;
-    });
+    {
+        std::vector<int64_t> next(m.start.begin(), m.start.end() - 1);
+        for (int64_t i = 0; i < d.n_cells; ++i) order[next[bin_of[i]]++] = i;
+    }
+    for (int64_t b = 0; b < nbins; ++b)
+        if (m.start[b + 1] - m.start[b] > 1)
+            std::sort(order.begin() + m.start[b], order.begin() + m.start[b + 1], [&](int64_t i, int64_t j) {
+                return d.cell_xyz[3 * i] != d.cell_xyz[3 * j] ? d.cell_xyz[3 * i] < d.cell_xyz[3 * j] : i < j;
+            });
     m.x.resize(static_cast<size_t>(d.n_cells)), m.y.resize(m.x.size()), m.z.resize(m.x.size()), m.q.resize(m.x.size());
     for (int64_t j = 0; j < d.n_cells; ++j) {
         const int64_t i = order[j];
