@@ -118,8 +118,8 @@ void build_cells(SplitModel &m, const FieldData &d, double rc) {
     }
     for (int64_t b = 0; b < nbins; ++b) m.start[b + 1] += m.start[b];
     // By bin, then x, then the caller's index: a fixed order, whatever the thread count. A counting sort by bin
-    // (stable: index order within a bin), then each bin by x (one sort of all cells took 0.24 s for 1.1M on the H100's
-    // host, about a tenth of the GPU backend's setup).
+    // (stable: index order within a bin), then each bin by x. (With one sort of all cells, the cell list took 0.24 s
+    // of the GPU backend's 2.7 s setup for 1.1M cells on the H100's host: bench/results/h100_2026-11-25_setup_profile.)
     std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
     {
         std::vector<int64_t> next(m.start.begin(), m.start.end() - 1);
@@ -161,8 +161,8 @@ struct Lattice {
 };
 
 // Node key (never 0: a coordinate + kBias is positive) -> index, open addressing with linear probing: the grid's
-// millions of nodes are each inserted once and looked up twice, and std::unordered_map's node allocations and
-// pointer chasing made that most of the GPU backend's setup (~1 s for 1.6M values).
+// millions of nodes are each inserted once and looked up twice, and std::unordered_map's node allocations cost
+// 0.25-0.8 s of the GPU backend's setup (bench/results/h100_2026-11-25_setup_profile).
 class NodeIndex {
 public:
     void reserve(size_t n) {
