@@ -161,7 +161,7 @@ struct Lattice {
 };
 
 // Node key (never 0: a coordinate + kBias is positive) -> index, open addressing with linear probing: the grid's
-// millions of nodes are each inserted once and looked up twice, and std::unordered_map's node allocations cost
+// millions of nodes are each inserted once and looked up several times, and std::unordered_map's node allocations cost
 // 0.25-0.8 s of the GPU backend's setup (bench/results/h100_2026-11-25_setup_profile).
 class NodeIndex {
 public:
@@ -180,14 +180,13 @@ public:
             }
     }
     // The value of key k, inserted as v when new (then *inserted).
-    int64_t &get(uint64_t k, int64_t v, bool *inserted) {
+    int64_t get(uint64_t k, int64_t v, bool *inserted) {
         if (2 * (size_ + 1) > keys_.size()) reserve(2 * (size_ + 1));
         const size_t i = slot(k);
         *inserted = keys_[i] == 0;
         if (*inserted) keys_[i] = k, vals_[i] = v, ++size_;
         return vals_[i];
     }
-    int64_t &at(uint64_t k) { return vals_[slot(k)]; }  // k must be present
 
 private:
     size_t slot(uint64_t k) const {
@@ -216,33 +215,31 @@ public:
     // L and C (the Coulomb sum) at every node of the lattices, computing those not known yet in one batch.
     void fill(SplitModel &m, SplitEngine &e, const std::vector<const Lattice *> &lats, std::vector<std::vector<double>> &L,
               std::vector<std::vector<double>> &C) {
+        // One pass over the lattices' nodes: a new node gets the index its value will have (after those known), and
+        // every node's index is kept for the copy into L and C (lattices share nodes: a brick's margins are its
+        // neighbours' nodes, so the nodes visited are several times the new ones).
         std::vector<uint64_t> want;
-        size_t nodes = lv_.size();
-        for (const Lattice *l : lats) nodes += static_cast<size_t>(l->count());
-        index_.reserve(nodes);
-        for (const Lattice *l : lats)
-            for_nodes(*l, [&](int64_t, uint64_t k) {
+        std::vector<std::vector<int64_t>> at(lats.size());
+        const int64_t known = static_cast<int64_t>(lv_.size());
+        for (size_t t = 0; t < lats.size(); ++t) {
+            at[t].resize(static_cast<size_t>(lats[t]->count()));
+            for_nodes(*lats[t], [&](int64_t g, uint64_t k) {
                 bool fresh;
-                index_.get(k, -1, &fresh);
+                at[t][g] = index_.get(k, known + static_cast<int64_t>(want.size()), &fresh);
                 if (fresh) want.push_back(k);
             });
+        }
         if (!want.empty()) {
             std::vector<double> pts(3 * want.size()), c(want.size()), sr(want.size());
             for (size_t i = 0; i < want.size(); ++i) position(want[i], &pts[3 * i]);
             e.coulomb(static_cast<int64_t>(want.size()), pts.data(), c.data());
             e.short_range(m, static_cast<int64_t>(want.size()), pts.data(), m.build_self, sr.data());
-            for (size_t i = 0; i < want.size(); ++i) {
-                index_.at(want[i]) = static_cast<int64_t>(lv_.size());
-                lv_.push_back(c[i] - sr[i]), cv_.push_back(c[i]);
-            }
+            for (size_t i = 0; i < want.size(); ++i) lv_.push_back(c[i] - sr[i]), cv_.push_back(c[i]);
         }
         L.resize(lats.size()), C.resize(lats.size());
         for (size_t t = 0; t < lats.size(); ++t) {
-            L[t].resize(static_cast<size_t>(lats[t]->count())), C[t].resize(L[t].size());
-            for_nodes(*lats[t], [&](int64_t g, uint64_t k) {
-                const int64_t i = index_.at(k);
-                L[t][g] = lv_[i], C[t][g] = cv_[i];
-            });
+            L[t].resize(at[t].size()), C[t].resize(at[t].size());
+            for (size_t g = 0; g < at[t].size(); ++g) L[t][g] = lv_[at[t][g]], C[t][g] = cv_[at[t][g]];
         }
     }
     int64_t computed() const { return static_cast<int64_t>(lv_.size()); }
