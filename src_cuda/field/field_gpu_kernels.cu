@@ -540,7 +540,10 @@ template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
                        double *out, int config, cudaStream_t s) {
     if (config == 0) {
+        // MIXED keeps 2 points a thread for large n too: 1,076 G pairs/s at N = 8,192 against 930 with 4 (its
+        // points hold 6 words; bench/results/h100_2026-11-25_tiles, all shapes in one run).
         if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 2048 ? 8032 : n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
+        else if constexpr (PREC == QMMM_PRECISION_MIXED) config = n >= 512 ? 2032 : 1032;
         else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;
     }
     switch (config) {
