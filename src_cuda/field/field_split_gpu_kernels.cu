@@ -4,16 +4,13 @@
 namespace qmmm::cuda::split {
 namespace {
 
-// 1 / prod_{m != k} (o_k - o_m) for the nodes o_m = m - kSplitLow (split_weights' denominators).
-__constant__ double kLagrangeInvDen[kSplitOrder] = {-1.0 / 5040, 1.0 / 720, -1.0 / 240, 1.0 / 144,
-                                                    -1.0 / 144, 1.0 / 240, -1.0 / 720, 1.0 / 5040};
-
-// Lagrange weight k of the kSplitOrder nodes at t (split_weights' w[k], one product instead of all eight).
+// Weight k of split_weights at t (the same bits as the CPU's), picked without indexing a local array at run time.
 __device__ __forceinline__ double lagrange_weight(double t, int k) {
-    double w = 1.0;
+    double w[kSplitOrder], r = 0.0;
+    split_weights(t, w);
 #pragma unroll
-    for (int m = 0; m < kSplitOrder; ++m) w *= m == k ? 1.0 : t - (m - kSplitLow);
-    return w * kLagrangeInvDen[k];
+    for (int j = 0; j < kSplitOrder; ++j) r = j == k ? w[j] : r;
+    return r;
 }
 
 // Lane l's share of the point's L: element k = l mod 8 of the stencil rows (i, j), j = l / 8 and l / 8 + 4, i = 0..7,
