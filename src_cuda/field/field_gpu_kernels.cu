@@ -157,9 +157,9 @@ __device__ __forceinline__ T warp_sum(T v) {
     return v;
 }
 
+// ---------------------------------------------------------------- latency paths
 // The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
 // consecutive cells: every load is coalesced, seed Eq. 8), to the host as LL words of sequence number seq.
-// ---------------------------------------------------------------- latency paths
 template <int PREC>
 __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
                                                const LatencyOut &out, unsigned seq,
@@ -482,8 +482,6 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
         if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
     }
 }
-
-// Lane sum in a fixed order: the butterfly gives every lane the same bits (addition commutes).
 
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
 // term (double, lanes over nuclei), each summed lanes-then-butterfly in a fixed order. A point within the

@@ -16,7 +16,8 @@ extern "C" {
 /* Methods: DIRECT sums every cell (the reference); SPLIT is the range-split field for static environments. */
 enum { QMMM_METHOD_DIRECT = 0, QMMM_METHOD_SPLIT = 1 };
 /* Flags (bits of qmmm_options.flags). LOW_LATENCY: on CUDA, calls with at most 8 points go to a persistent
- * kernel that waits for them on the GPU (no launch per call; see qmmm_field_eval). */
+ * kernel that waits for them on the GPU (no launch per call; the CPU ignores it). What it holds on the GPU while
+ * it runs, and when it stops (200 ms without a call, and always in qmmm_field_destroy): README.md, "The C API". */
 enum { QMMM_FLAG_LOW_LATENCY = 1 };
 
 /* Interoperable with Fortran's type(qmmm_options), bind(c). Fill with qmmm_options_default first. */
