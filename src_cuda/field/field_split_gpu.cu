@@ -98,6 +98,57 @@ private:
     void coulomb(int64_t n, const double *xyz, double *out) override {
         if (int s = direct_->eval(n, xyz, out)) throw Error(s, "direct sum for the split grid failed");
     }
+    // The grid's rows through the row kernel (field_split_gpu.cuh). Cells are cut into segments until the blocks fill
+    // the GPU about twice (a refinement batch has a few thousand nodes); the host adds a node's segment partials in
+    // segment order, and sums a node that came within the singular radius of a cell again with the direct backend.
+    void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
+        const int64_t nc = static_cast<int64_t>(model_.x.size()) - kSplitCellPadding;
+        if (n == 0) return;
+        if (nc <= 0) return std::fill(out, out + n, 0.0);
+        std::vector<int64_t> task;
+        for (size_t r = 0; r + 1 < row.size(); ++r)
+            for (int64_t b = row[r]; b < row[r + 1]; b += split::kGridNodes)
+                task.push_back(b << 3 | (std::min<int64_t>(split::kGridNodes, row[r + 1] - b) - 1));
+        const int64_t nt = static_cast<int64_t>(task.size());
+        int sms = 0;
+        check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
+        const int64_t blocks = (nt + split::kGridThreads - 1) / split::kGridThreads, want = 16 * int64_t{sms};
+        int64_t seg = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, std::max<int64_t>(1, nc / 4096));
+        const int64_t tiles = (nc + split::kGridTile - 1) / split::kGridTile;
+        const int64_t per = (tiles + seg - 1) / seg * split::kGridTile;
+        seg = (nc + per - 1) / per;
+        struct Bufs {  // freed on every way out
+            DeviceBuf<double> pts, part;
+            DeviceBuf<int64_t> tasks;
+            ~Bufs() { pts.release(), part.release(), tasks.release(); }
+        } d;
+        d.tasks.ensure(task.size(), "split grid tasks");
+        d.pts.ensure(static_cast<size_t>(3 * n), "split grid nodes");
+        d.part.ensure(static_cast<size_t>(seg * n), "split grid partials");
+        // On the stream: a pageable cudaMemcpy may return before its last DMA ends, and stream_ does not wait for it.
+        check(cudaMemcpyAsync(d.tasks.p, task.data(), task.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+              "split grid tasks");
+        check(cudaMemcpyAsync(d.pts.p, xyz, static_cast<size_t>(3 * n) * sizeof(double), cudaMemcpyHostToDevice, stream_),
+              "split grid nodes");
+        check(split::launch_grid_coulomb(cells_.p, nc, static_cast<int>(seg), per, d.tasks.p, nt, d.pts.p, n, d.part.p,
+                                         stream_),
+              "split grid kernel launch");
+        std::vector<double> h(static_cast<size_t>(seg * n));
+        check(cudaMemcpyAsync(h.data(), d.part.p, h.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_), "split grid partials");
+        check(cudaStreamSynchronize(stream_), "split grid kernel (cudaStreamSynchronize)");
+        std::vector<double> again_pts;
+        std::vector<int64_t> again;
+        for (int64_t i = 0; i < n; ++i) {
+            double v = 0;
+            for (int64_t s = 0; s < seg; ++s) v += h[s * n + i];
+            out[i] = v;
+            if (std::isnan(v)) again.push_back(i), again_pts.insert(again_pts.end(), xyz + 3 * i, xyz + 3 * i + 3);
+        }
+        if (again.empty()) return;
+        std::vector<double> v(again.size());
+        coulomb(static_cast<int64_t>(again.size()), again_pts.data(), v.data());
+        for (size_t k = 0; k < again.size(); ++k) out[again[k]] = v[k];
+    }
     void cells_ready(const SplitModel &m) override {
         std::vector<split::SplitCellGpu> packed(m.x.size());
         for (size_t i = 0; i < packed.size(); ++i) packed[i] = {m.x[i], m.y[i], m.z[i], m.q[i]};
@@ -111,6 +162,7 @@ private:
         dev_view_.cells = cells_.p;
         dev_view_.coef = split::SplitCoefs{};
         std::copy(m.table.begin(), m.table.end(), dev_view_.coef.c);
+        check(cudaDeviceSynchronize(), "split cells upload");  // the kernels run on stream_, which the copies do not order
     }
     void short_range(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
         run(false, self, split::SplitNuclei{}, n, xyz, out);

@@ -141,6 +141,55 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
 }
 
+// See launch_grid_coulomb (field_split_gpu.cuh).
+__global__ void __launch_bounds__(kGridThreads) grid_coulomb_kernel(const SplitCellGpu *__restrict__ cells, int64_t n_cells,
+                                                                   int64_t per_segment, const int64_t *__restrict__ tasks,
+                                                                   int64_t n_tasks, const double *__restrict__ xyz, int64_t n,
+                                                                   double *__restrict__ part) {
+    __shared__ SplitCellGpu tile[kGridTile];  // q holds q / 2
+    const int64_t t = static_cast<int64_t>(blockIdx.x) * kGridThreads + threadIdx.x;
+    const int64_t task = tasks[t < n_tasks ? t : n_tasks - 1];
+    const int64_t first = task >> 3;
+    const int count = static_cast<int>(task & 7) + 1;
+    const double px = xyz[3 * first], py = xyz[3 * first + 1];
+    double pz[kGridNodes], acc[kGridNodes];
+#pragma unroll
+    for (int k = 0; k < kGridNodes; ++k) pz[k] = xyz[3 * (first + min(k, count - 1)) + 2], acc[k] = 0.0;
+    // d2 < kSingularRadius2 implies this on d2's high word (an integer test: the FP64 pipe is the bottleneck)
+    const int eps_hi = __double2hiint(kSingularRadius2);
+    bool near = false;
+    const int64_t c0 = static_cast<int64_t>(blockIdx.y) * per_segment, c1 = min(c0 + per_segment, n_cells);
+    for (int64_t b = c0; b < c1; b += kGridTile) {
+        __syncthreads();
+        for (int j = threadIdx.x; j < kGridTile; j += kGridThreads) {
+            SplitCellGpu c{1e30, 1e30, 1e30, 0.0};  // past the segment: far, no charge
+            if (b + j < c1) c = cells[b + j], c.q *= 0.5;
+            tile[j] = c;
+        }
+        __syncthreads();
+#pragma unroll 2
+        for (int j = 0; j < kGridTile; ++j) {
+            const SplitCellGpu c = tile[j];
+            const double dx = px - c.x, dy = py - c.y;
+            const double dxy2 = fma(dy, dy, dx * dx);
+#pragma unroll
+            for (int k = 0; k < kGridNodes; ++k) {
+                const double dz = pz[k] - c.z;
+                const double d2 = fma(dz, dz, dxy2);
+                near |= __double2hiint(d2) <= eps_hi;
+                double y0;
+                asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y0) : "d"(d2));
+                acc[k] = fma(c.q * y0, fma(-(d2 * y0), y0, 3.0), acc[k]);
+            }
+        }
+    }
+    if (t >= n_tasks) return;
+    double *out = part + static_cast<int64_t>(blockIdx.y) * n + first;
+#pragma unroll
+    for (int k = 0; k < kGridNodes; ++k)
+        if (k < count) out[k] = near ? __longlong_as_double(0x7ff8000000000000LL) : acc[k];
+}
+
 template <int NT>
 void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int n, const double *xyz,
             double *out, cudaStream_t s) {
@@ -148,6 +197,17 @@ void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, con
 }
 
 }  // namespace
+
+cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int segments, int64_t per_segment,
+                                const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
+                                cudaStream_t s) {
+    if (n_tasks == 0) return cudaSuccess;
+    const int64_t blocks = (n_tasks + kGridThreads - 1) / kGridThreads;
+    if (blocks > (int64_t{1} << 31) - 1 || segments < 1 || segments > 65535) return cudaErrorInvalidValue;
+    grid_coulomb_kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(segments)), kGridThreads, 0, s>>>(
+        cells, n_cells, per_segment, tasks, n_tasks, xyz, n, part);
+    return cudaGetLastError();
+}
 
 cudaError_t launch_split(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
                          double *out, cudaStream_t s) {

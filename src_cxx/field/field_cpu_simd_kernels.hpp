@@ -252,4 +252,51 @@ void dbl(const SimdCellsD &c, const double (*p)[3], int np, double self, bool gu
     }
 }
 
-const FieldSimdKernels kKernels = {kIsa, kPointsSingle, kPointsMixed, kPointsDouble, &single, &mixed, &dbl};
+// ---- DOUBLE at lattice rows (the split's grid): nodes (x, y, z[k]), the cell's x-y distance shared. kGuarded keeps the
+// smallest x-y distance (no node can be nearer a cell than its row's line); kCareful applies the singular rule.
+constexpr int kOrderGrid = series_order(kSeedError, 1e-16);
+
+template <int P, Mode M>
+inline void rows_pass(const SimdCellsD &c, int64_t n, double x, double y, const double *z, double self, double *part,
+                      double *dmin) {
+    const D16 one = D16::set(1.0), eps = D16::set(kSingularRadius2), vself = D16::set(self);
+    const D16 px = D16::set(x), py = D16::set(y);
+    D16 pz[P], acc[P], dm = D16::set(3.0e38);
+    for (int k = 0; k < P; ++k) pz[k] = D16::set(z[k]), acc[k] = D16::set(0.0);
+    for (int64_t i = 0; i < n; i += kL) {
+        const D16 dx = sub(D16::load(c.x + i), px), dy = sub(D16::load(c.y + i), py);
+        const D16 cz = D16::load(c.z + i), q = D16::load(c.q + i);
+        const D16 dxy2 = vfma(dy, dy, mul(dx, dx));
+        if constexpr (M == kGuarded) dm = min(dm, dxy2);
+#pragma GCC unroll 4
+        for (int k = 0; k < P; ++k) {
+            const D16 dz = sub(cz, pz[k]);
+            const D16 d2 = vfma(dz, dz, dxy2);
+            const D16 y0 = rsqrt(d2);
+            const D16 e = vfnma(mul(d2, y0), y0, one);
+            D16 v = vfma(mul(y0, e), series<D16, kOrderGrid>(e), y0);
+            if constexpr (M == kCareful) v = select_lt(d2, eps, vself, v);
+            acc[k] = vfma(q, v, acc[k]);
+        }
+    }
+    for (int k = 0; k < P; ++k) part[k] = hsum(acc[k]);
+    if constexpr (M == kGuarded) *dmin = hmin(dm);
+}
+
+template <int P>
+inline void rows_points(const SimdCellsD &c, int64_t n, double x, double y, const double *z, double self, double *part) {
+    double dmin;
+    rows_pass<P, kGuarded>(c, n, x, y, z, self, part, &dmin);
+    if (!(dmin >= kSingularRadius2)) rows_pass<P, kCareful>(c, n, x, y, z, self, part, nullptr);
+}
+
+void dbl_rows(const SimdCellsD &c, int64_t n, double x, double y, const double *z, int np, double self, double *part) {
+    switch (np) {
+        case 1: rows_points<1>(c, n, x, y, z, self, part); break;
+        case 2: rows_points<2>(c, n, x, y, z, self, part); break;
+        case 3: rows_points<3>(c, n, x, y, z, self, part); break;
+        default: rows_points<4>(c, n, x, y, z, self, part); break;
+    }
+}
+
+const FieldSimdKernels kKernels = {kIsa, kPointsSingle, kPointsMixed, kPointsDouble, &single, &mixed, &dbl, &dbl_rows};

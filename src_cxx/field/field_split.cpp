@@ -218,7 +218,11 @@ public:
         // One pass over the lattices' nodes: a new node gets the index its value will have (after those known), and
         // every node's index is kept for the copy into L and C (lattices share nodes: a brick's margins are its
         // neighbours' nodes, so the nodes visited are several times the new ones).
+        // The new nodes come in z-rows (z is the lattices' fastest axis): consecutive ones with the same x and y start
+        // no new row, whatever their z spacing (a row of a refined brick skips the nodes its parent has).
         std::vector<uint64_t> want;
+        std::vector<int64_t> rows;
+        constexpr uint64_t kXY = (uint64_t{1} << 42) - 1;  // the key's x and y fields
         std::vector<std::vector<int64_t>> at(lats.size());
         const int64_t known = static_cast<int64_t>(lv_.size());
         for (size_t t = 0; t < lats.size(); ++t) {
@@ -226,13 +230,16 @@ public:
             for_nodes(*lats[t], [&](int64_t g, uint64_t k) {
                 bool fresh;
                 at[t][g] = index_.get(k, known + static_cast<int64_t>(want.size()), &fresh);
-                if (fresh) want.push_back(k);
+                if (!fresh) return;
+                if (want.empty() || ((want.back() ^ k) & kXY)) rows.push_back(static_cast<int64_t>(want.size()));
+                want.push_back(k);
             });
         }
         if (!want.empty()) {
+            rows.push_back(static_cast<int64_t>(want.size()));
             std::vector<double> pts(3 * want.size()), c(want.size()), sr(want.size());
             for (size_t i = 0; i < want.size(); ++i) position(want[i], &pts[3 * i]);
-            e.coulomb(static_cast<int64_t>(want.size()), pts.data(), c.data());
+            e.coulomb_rows(static_cast<int64_t>(want.size()), pts.data(), rows, c.data());
             e.short_range(m, static_cast<int64_t>(want.size()), pts.data(), m.build_self, sr.data());
             for (size_t i = 0; i < want.size(); ++i) lv_.push_back(c[i] - sr[i]), cv_.push_back(c[i]);
         }

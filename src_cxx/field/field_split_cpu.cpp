@@ -15,6 +15,7 @@
 
 #include "cpu_simd.hpp"
 #include "error.hpp"
+#include "field_cpu_simd.hpp"
 #include "field_split.hpp"
 
 namespace qmmm {
@@ -183,7 +184,66 @@ private:
 
     // SplitEngine: what split_build needs.
     void coulomb(int64_t n, const double *xyz, double *out) override { direct_->eval(n, xyz, out); }
-    void cells_ready(const SplitModel &) override {}
+    // The grid's rows with the SIMD row kernel (field_cpu_simd.hpp), ~1.4x the direct kernel's pairs per second on
+    // AVX-512 (the x-y distance shared by 4 nodes, one series term less). Tasks of up to points_double nodes of one
+    // row; a group of tasks walks the cells in blocks that stay in L2, adding each block's partial in block order, and
+    // the cells past the last multiple of 16 in scalar code at the end: a node's value does not depend on the threads.
+    void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
+        const FieldSimdKernels *k = field_simd_kernels(cpu_isa_choose());
+        const SplitCellsView &c = model_.cv;
+        const int64_t nc = static_cast<int64_t>(model_.x.size()) - kSplitCellPadding;
+        bool in_range = k != nullptr && cells_in_range_;
+        for (int64_t i = 0; in_range && i < 3 * n; ++i) in_range = std::fabs(xyz[i]) <= kSimdRange;
+        if (!in_range || nc <= 0) return coulomb(n, xyz, out);
+        const int np = k->points_double;
+        std::vector<int64_t> task;  // first node of each task; its nodes run to the next task's first or its row's end
+        std::vector<int32_t> count;
+        for (size_t r = 0; r + 1 < row.size(); ++r)
+            for (int64_t b = row[r]; b < row[r + 1]; b += np)
+                task.push_back(b), count.push_back(static_cast<int32_t>(std::min<int64_t>(np, row[r + 1] - b)));
+        constexpr int64_t kBlockCells = 4096;  // 128 KB of cells
+        constexpr int64_t kGroup = 32;         // tasks that share a block's loads from L2
+        const int64_t nt_tasks = static_cast<int64_t>(task.size()), n16 = nc / 16 * 16;
+        const double self = model_.build_self;
+        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+#pragma omp parallel num_threads(nt)
+        {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t g0 = 0; g0 < nt_tasks; g0 += kGroup) {
+                const int64_t g1 = std::min(nt_tasks, g0 + kGroup);
+                double acc[kGroup][kSimdMaxPoints] = {};
+                for (int64_t b = 0; b < n16; b += kBlockCells) {
+                    const SimdCellsD cells{c.x + b, c.y + b, c.z + b, c.q + b};
+                    const int64_t len = std::min(kBlockCells, n16 - b);
+                    for (int64_t t = g0; t < g1; ++t) {
+                        const double *p = xyz + 3 * task[t];
+                        double z[kSimdMaxPoints], part[kSimdMaxPoints];
+                        for (int j = 0; j < np; ++j) z[j] = xyz[3 * (task[t] + std::min(j, count[t] - 1)) + 2];
+                        k->dbl_rows(cells, len, p[0], p[1], z, np, self, part);
+                        for (int j = 0; j < count[t]; ++j) acc[t - g0][j] += part[j];
+                    }
+                }
+                for (int64_t t = g0; t < g1; ++t)
+                    for (int j = 0; j < count[t]; ++j) {
+                        const double *p = xyz + 3 * (task[t] + j);
+                        double tail = 0;
+                        for (int64_t m = n16; m < nc; ++m) {
+                            const double dx = p[0] - c.x[m], dy = p[1] - c.y[m], dz = p[2] - c.z[m];
+                            const double d2 = dx * dx + dy * dy + dz * dz;
+                            tail += c.q[m] * (d2 < kSingularRadius2 ? self : 1.0 / std::sqrt(d2));
+                        }
+                        out[task[t] + j] = acc[t - g0][j] + tail;
+                    }
+            }
+            simd_clear_upper();
+        }
+    }
+    void cells_ready(const SplitModel &m) override {
+        cells_in_range_ = true;
+        for (size_t i = 0; i + kSplitCellPadding < m.x.size(); ++i)
+            cells_in_range_ = cells_in_range_ && std::fabs(m.x[i]) <= kSimdRange && std::fabs(m.y[i]) <= kSimdRange &&
+                              std::fabs(m.z[i]) <= kSimdRange;
+    }
     void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) override {
         const SplitView v = m.view();
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
@@ -192,6 +252,7 @@ private:
     }
 
     int threads_;
+    bool cells_in_range_ = false;  // every cell within kSimdRange of the origin (the SIMD kernels' precondition)
     FieldData nuclei_;
     std::unique_ptr<FieldBackend> direct_;
     SplitModel model_;

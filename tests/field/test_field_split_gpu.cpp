@@ -148,6 +148,35 @@ INSTANTIATE_TEST_SUITE_P(Glycine, SplitGpuGlycine,
                          ::testing::Values(gc(1, 1e-5, 10000), gc(1, 1e-7, 10000), gc(1, 1e-9, 10000), gc(0, 1e-7, 2000)),
                          glycine_name);
 
+// The grid's nodes on cell centres (CentresCase): the row kernel's NaN for those nodes and their direct sums again;
+// within tolerance of the direct sum and within rounding of the CPU split.
+TEST(SplitGpuEdges, GridNodesOnCellCentres) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const CentresCase cc;
+    qmmm_field g = make_field(cc.sys, cc.dv, QMMM_METHOD_SPLIT, cc.tol, cc.region, 0, QMMM_BACKEND_CUDA);
+    ASSERT_NE(g, nullptr) << qmmm_error_message();
+    double h = 0;
+    ASSERT_EQ(qmmm_field_split_params(g, nullptr, nullptr, &h, nullptr), QMMM_SUCCESS);
+    ASSERT_EQ(h, cc.spacing);
+    qmmm_field c = make_field(cc.sys, cc.dv, QMMM_METHOD_SPLIT, cc.tol, cc.region);
+    qmmm_field d = make_field(cc.sys, cc.dv, QMMM_METHOD_DIRECT, 0, nullptr);
+    qmmm_field a = make_scale_field(cc.sys, cc.dv);
+    ASSERT_NE(c, nullptr) << qmmm_error_message();
+    const auto p = region_points(cc.region, 3000, 4);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> ug(n), uc(n), r(n), sc(n);
+    ASSERT_EQ(qmmm_field_eval(g, n, p.data(), ug.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(c, n, p.data(), uc.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(d, n, p.data(), r.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(a, n, p.data(), sc.data()), QMMM_SUCCESS);
+    const Worst wg = worst_error(ug, r, sc, p), wc = worst_error(ug, uc, sc, p);
+    std::printf("CUDA split, grid nodes on cell centres: max normwise error %.2e vs direct, %.2e vs the CPU split\n",
+                wg.err, wc.err);
+    EXPECT_LE(wg.err, cc.tol);
+    EXPECT_LE(wc.err, 1e-12);
+    for (auto x : {g, c, d, a}) qmmm_field_destroy(x);
+}
+
 TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const Water &w = water();

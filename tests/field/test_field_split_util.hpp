@@ -53,6 +53,16 @@ inline qmmm_test::System lattice_system(int n, double h, bool signed_charges, in
     return s;
 }
 
+// Grid nodes on cell centres: cells on a 0.25 bohr lattice through 0 (33^3, charges of both signs) and a region whose
+// corner lies on it, so that at tolerance 1e-7 (level-0 spacing 0.25 bohr: check qmmm_field_split_params) every
+// level-0 node is a cell centre and the grid's sums take the singular-cell rule there (the row kernels' careful
+// paths, field_split.hpp's coulomb_rows). Cell volume 0.25^3.
+struct CentresCase {
+    qmmm_test::System sys = lattice_system(33, 0.25, true, 2, 5);
+    double region[6] = {-2, -1.5, -1.75, 1.5, 2, 1.25};
+    double dv = 0.25 * 0.25 * 0.25, tol = 1e-7, spacing = 0.25;
+};
+
 // n points uniform in the region; every fifth one moved onto a face (one coordinate at lo or hi), and of those every
 // third onto an edge and every ninth onto a corner.
 inline std::vector<double> region_points(const double *region, int64_t n, uint64_t seed) {
