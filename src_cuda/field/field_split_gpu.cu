@@ -106,9 +106,12 @@ private:
     void coulomb(int64_t n, const double *xyz, double *out) override {
         if (int s = direct().eval(n, xyz, out)) throw Error(s, "direct sum for the split grid failed");
     }
-    // The grid's rows through the row kernel (field_split_gpu.cuh). Cells are cut into segments until the blocks fill
-    // the GPU about twice (a refinement batch has a few thousand nodes); the host adds a node's segment partials in
-    // segment order, and sums a node that came within the singular radius of a cell again with the direct backend.
+    // The grid's rows through the row kernel (field_split_gpu.cuh). Every block does the same work (its tasks against
+    // its segment's cells), so the blocks run in waves of (resident blocks per SM) x SMs: the cells are cut into
+    // segments for at least 8 waves, with a last wave as full as a choice among the next segment counts allows (2.3
+    // waves of whole-cell blocks kept the FP64 pipe 73 % busy: bench/results/h100_2026-11-25_rows_profile). The host
+    // adds a node's segment partials in segment order, and sums a node that came within the singular radius of a cell
+    // again with the direct backend.
     void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
         const int64_t nc = static_cast<int64_t>(model_.x.size()) - kSplitCellPadding;
         if (n == 0) return;
@@ -118,13 +121,27 @@ private:
             for (int64_t b = row[r]; b < row[r + 1]; b += split::kGridNodes)
                 task.push_back(b << 3 | (std::min<int64_t>(split::kGridNodes, row[r + 1] - b) - 1));
         const int64_t nt = static_cast<int64_t>(task.size());
-        int sms = 0;
+        int sms = 0, per_sm = 0;
         check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
-        const int64_t blocks = (nt + split::kGridThreads - 1) / split::kGridThreads, want = 16 * int64_t{sms};
-        int64_t seg = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, std::max<int64_t>(1, nc / 4096));
+        check(split::grid_coulomb_blocks_per_sm(&per_sm), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+        const int64_t wave = std::max<int64_t>(1, int64_t{sms} * per_sm);
+        const int64_t blocks = (nt + split::kGridThreads - 1) / split::kGridThreads;
         const int64_t tiles = (nc + split::kGridTile - 1) / split::kGridTile;
-        const int64_t per = (tiles + seg - 1) / seg * split::kGridTile;
-        seg = (nc + per - 1) / per;
+        const int64_t max_seg = std::max<int64_t>(1, std::min<int64_t>(tiles / 16, 65535 / 2));
+        auto segments = [&](int64_t want) {  // tiles per segment for about `want` segments, and the segment count
+            const int64_t per = (tiles + want - 1) / want;
+            return std::pair<int64_t, int64_t>(per, (tiles + per - 1) / per);
+        };
+        int64_t per_tiles = tiles, seg = 1;
+        double best = -1;
+        const int64_t s0 = std::clamp<int64_t>((8 * wave + blocks - 1) / blocks, 1, max_seg);
+        for (int64_t w = s0; w <= std::min(2 * s0, max_seg); ++w) {
+            const auto [p, sg] = segments(w);
+            const double waves = static_cast<double>(blocks * sg) / static_cast<double>(wave);
+            const double use = waves / std::ceil(waves);  // the busy share of the waves' time
+            if (use > best + 1e-9) best = use, per_tiles = p, seg = sg;
+        }
+        const int64_t per = per_tiles * split::kGridTile;
         struct Bufs {  // freed on every way out
             DeviceBuf<double> pts, part;
             DeviceBuf<int64_t> tasks;

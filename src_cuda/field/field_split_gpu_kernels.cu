@@ -198,6 +198,10 @@ void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, con
 
 }  // namespace
 
+cudaError_t grid_coulomb_blocks_per_sm(int *blocks) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, grid_coulomb_kernel, kGridThreads, 0);
+}
+
 cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int segments, int64_t per_segment,
                                 const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
                                 cudaStream_t s) {
