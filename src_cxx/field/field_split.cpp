@@ -188,6 +188,7 @@ public:
         return vals_[i];
     }
 
+    size_t size() const { return size_; }
     // The value of key k, or -1 (read-only: threads may look up together between insertions).
     int64_t find(uint64_t k) const {
         if (keys_.empty()) return -1;
@@ -240,6 +241,10 @@ public:
             at[t].resize(static_cast<size_t>(lats[t]->count()));
             for_nodes(*lats[t], [&](int64_t g, uint64_t k) { at[t][g] = index_.find(k); });
         }
+        int64_t absent = 0;  // an upper bound of the new nodes (lattices of this batch share some): no rehash below
+#pragma omp parallel for reduction(+ : absent)
+        for (int64_t t = 0; t < nl; ++t) absent += std::count(at[t].begin(), at[t].end(), int64_t{-1});
+        index_.reserve(index_.size() + static_cast<size_t>(absent));
         for (int64_t t = 0; t < nl; ++t)
             for_nodes(*lats[t], [&](int64_t g, uint64_t k) {
                 if (at[t][g] >= 0) return;
