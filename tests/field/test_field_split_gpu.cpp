@@ -177,6 +177,25 @@ TEST(SplitGpuEdges, GridNodesOnCellCentres) {
     for (auto x : {g, c, d, a}) qmmm_field_destroy(x);
 }
 
+// A create that fails while the direct fallback is still being made on its own thread (field_split_gpu.cu): the error
+// and its message, nothing left behind (run under compute-sanitizer's leak check on the GPU), and the GPU usable after.
+TEST(SplitGpuEdges, RefusedCreateLeavesNothing) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    qmmm_test::System s = qmmm_test::random_system(20000, 1, 5, 8.0);
+    const double huge[6] = {-500, -500, -500, 500, 500, 500}, region[6] = {-2, -2, -2, 2, 2, 2};
+    for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(make_field(s, 0.0, QMMM_METHOD_SPLIT, 1e-7, huge, 0, QMMM_BACKEND_CUDA), nullptr);
+        EXPECT_NE(std::string(qmmm_error_message()).find("grid"), std::string::npos) << qmmm_error_message();
+    }
+    qmmm_field g = make_field(s, 0.0, QMMM_METHOD_SPLIT, 1e-5, region, 0, QMMM_BACKEND_CUDA);
+    ASSERT_NE(g, nullptr) << qmmm_error_message();
+    const double p[3] = {0.1234, -0.5678, 0.9};
+    double u = 0;
+    EXPECT_EQ(qmmm_field_eval(g, 1, p, &u), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_TRUE(std::isfinite(u));
+    qmmm_field_destroy(g);
+}
+
 TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const Water &w = water();
