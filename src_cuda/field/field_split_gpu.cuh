@@ -42,16 +42,13 @@ struct SplitDevice {
     SplitCoefs coef{};
 };
 
-// out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
-// nucleus, as the host's add_nuclear_term; nucleus b in lane b mod 32, in the warp's fixed shuffle tree). With
-// interp, a point outside the grid's region gets NaN too (the host tells the two apart). xyz and out may be mapped
-// host memory.
 // The direct sum of the cells at the grid's nodes (field_split.hpp's SplitEngine::coulomb_rows): a thread takes up to
 // kGridNodes nodes of one z-row (task: first node << 3 | count - 1) and shares each cell's x-y distance among them;
 // blockIdx.y takes cells [y per_segment, (y + 1) per_segment) and writes part[y n + node], summed by the host in
 // segment order. 1/r from the double MUFU seed and one Newton step, (q/2) y0 (3 - d2 y0^2): 6 FP64 operations per pair
-// (against 13 for a general point), relative error below ~1e-13 (the seed's 2^-22 squared), far under the smallest
-// tolerance (1e-11). A node whose thread met a cell within the singular radius gets NaN (the host sums it again).
+// and 4 per cell shared by the thread's nodes, 7 per pair in all (against 13 for a general point); relative error below
+// ~1e-13 (the seed's 2^-22 squared), far under the smallest tolerance (1e-11). A node whose thread met a cell within the
+// singular radius gets NaN (the host sums it again).
 constexpr int kGridNodes = 4;
 constexpr int kGridThreads = 128;
 constexpr int kGridTile = 256;  // cells per shared-memory tile
@@ -60,6 +57,10 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
                                 const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
                                 cudaStream_t s);
 
+// out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
+// nucleus, as the host's add_nuclear_term; nucleus b in lane b mod 32, in the warp's fixed shuffle tree). With
+// interp, a point outside the grid's region gets NaN too (the host tells the two apart). xyz and out may be mapped
+// host memory.
 cudaError_t launch_split(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
                          double *out, cudaStream_t s);
 
