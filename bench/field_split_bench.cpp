@@ -153,9 +153,16 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
         std::vector<Backend> backends;
         if (o.cpu) backends.push_back({QMMM_BACKEND_CPU, "cpu"});
         if (n_dev > 0) backends.push_back({QMMM_BACKEND_CUDA, "cuda"});
+        // The CPU evaluates MIXED in double (qmmm_accel_field.h): its MIXED rows would repeat the DOUBLE ones.
+        std::vector<std::pair<Backend, int>> runs;
         for (const Backend &b : backends) {
+            runs.push_back({b, QMMM_PRECISION_DOUBLE});
+            if (b.backend == QMMM_BACKEND_CUDA) runs.push_back({b, QMMM_PRECISION_MIXED});
+        }
+        for (const auto &[b, precision] : runs) {
+            const bool mixed_asked = precision == QMMM_PRECISION_MIXED;
             auto t0 = Clock::now();
-            qmmm_field split = make(e, b.backend, QMMM_PRECISION_DOUBLE, QMMM_METHOD_SPLIT, o.tolerance, region);
+            qmmm_field split = make(e, b.backend, precision, QMMM_METHOD_SPLIT, o.tolerance, region);
             const double setup = seconds(t0);
             double alpha = 0, rc = 0, h = 0, est = 0;
             int64_t values = 0, bytes = 0;
@@ -164,14 +171,23 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
             int64_t np = 0, nout = 0;
             ok(qmmm_field_split_stats(split, &values, &bytes, &np, &nout), "split_stats");
             const double err = max_err(u);
-            std::printf("split setup %-4s M=%-8lld %.2f s: alpha %.2f, R_c %.3f, h %.3f bohr, %lld grid values, %.1f MB; "
+            int got_backend = 0, got_precision = 0, got_device = 0;
+            ok(qmmm_field_backend(split, &got_backend, &got_precision, &got_device), "qmmm_field_backend");
+            const bool mixed = got_precision == QMMM_PRECISION_MIXED;
+            const std::string impl = mixed ? "split mixed" : "split double";
+            if (mixed_asked && !mixed) std::printf("split MIXED asked: its rounding does not fit the tolerance, evaluated in double\n");
+            std::printf("%s setup %-4s M=%-8lld %.2f s: alpha %.2f, R_c %.3f, h %.3f bohr, %lld grid values, %.1f MB; "
                         "error %.2e (estimate %.2e); %lld of %lld points outside the region\n",
-                        b.where.c_str(), (long long)e.n_cells, setup, alpha, rc, h, (long long)values, bytes / 1e6, err, est,
+                        impl.c_str(), b.where.c_str(), (long long)e.n_cells, setup, alpha, rc, h, (long long)values, bytes / 1e6, err, est,
                         (long long)nout, (long long)np);
-            setups.push_back({{"cells", e.n_cells}, {"backend", b.where}, {"threads", b.backend == QMMM_BACKEND_CPU ? all : 0},
+            setups.push_back({{"cells", e.n_cells}, {"backend", b.where}, {"impl", impl}, {"threads", b.backend == QMMM_BACKEND_CPU ? all : 0},
                               {"setup_s", setup}, {"alpha", alpha}, {"r_cut", rc}, {"spacing", h}, {"grid_values", values},
                               {"bytes", bytes}, {"max_rel_err", err}, {"error_estimate", est}, {"tolerance", o.tolerance},
                               {"points_outside", nout}, {"points", np}, {"region", std::vector<double>(region, region + 6)}});
+            if (mixed_asked && !mixed) {
+                qmmm_field_destroy(split);
+                continue;
+            }
             if (b.backend == QMMM_BACKEND_CPU) {
                 for (int threads : {1, all}) {
                     omp_set_num_threads(threads);
@@ -190,8 +206,9 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
                 qmmm_field gs = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, QMMM_METHOD_DIRECT, 0, nullptr);
                 for (int64_t n : o.points) {
                     const double ts = per_point(split, n), tdd = per_point(gd, n), tds = per_point(gs, n);
-                    rows.push_back({e.n_cells, n, "split double", "gpu", ts, tds / ts, "direct single, gpu"});
-                    rows.push_back({e.n_cells, n, "split double", "gpu", ts, tdd / ts, "direct double, gpu"});
+                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tds / ts, "direct single, gpu"});
+                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tdd / ts, "direct double, gpu"});
+                    if (mixed) continue;  // the direct rows once per environment
                     rows.push_back({e.n_cells, n, "direct double", "gpu", tdd, 1.0, ""});
                     rows.push_back({e.n_cells, n, "direct single", "gpu", tds, 1.0, ""});
                 }

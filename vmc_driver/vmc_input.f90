@@ -501,8 +501,8 @@ contains
       if (rd%key_line(key_number('field_margin')) > 0) call bad('field_margin', &
            "applies to field_method = 'split' only (field_method is 'direct')")
     case ('split')
-      if (inp%precision /= 'double') call bad('field_method', "= 'split' needs precision = 'double' (got '" // &
-           trim(inp%precision) // "'): the range-split field runs in double precision only")
+      if (inp%precision == 'single') call bad('field_method', "= 'split' needs precision = 'double' or 'mixed' (got '" // &
+           trim(inp%precision) // "'): the range-split field runs in double or mixed precision")
     case default
       call bad('field_method', "must be 'direct' or 'split' (got '" // trim(inp%field_method) // "')")
     end select

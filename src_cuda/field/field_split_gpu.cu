@@ -67,7 +67,8 @@ public:
     }
 
     int backend() const override { return QMMM_BACKEND_CUDA; }
-    int precision() const override { return QMMM_PRECISION_DOUBLE; }
+    // What the evaluation computes in: MIXED only where its single-precision terms fit the tolerance (split_build).
+    int precision() const override { return model_.info.single_pairs ? QMMM_PRECISION_MIXED : QMMM_PRECISION_DOUBLE; }
     int device() const override { return dev_; }
 
     int eval(int64_t n, const double *xyz, double *u) override {
@@ -75,7 +76,7 @@ public:
         points_ += n;
         // Every point through the kernel first: it gives a point outside the region NaN, and a NaN (rare: outside, or
         // on a nucleus) sends the host through the points once (a pass up front cost ~40 us per 8,192 points).
-        if (!run(true, model_.self, nuc_, n, xyz, u)) return QMMM_SUCCESS;
+        if (!run(true, model_.info.single_pairs, model_.self, nuc_, n, xyz, u)) return QMMM_SUCCESS;
         out_pts_.clear(), out_idx_.clear();
         for (int64_t i = 0; i < n; ++i)
             if (std::isnan(u[i]) && !split_inside(model_.gv, xyz + 3 * i)) {
@@ -190,13 +191,17 @@ private:
         check(cudaDeviceSynchronize(), "split cells upload");  // the kernels run on stream_, which the copies do not order
     }
     void short_range(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
-        run(false, self, split::SplitNuclei{}, n, xyz, out);
+        run(false, false, self, split::SplitNuclei{}, n, xyz, out);
+    }
+    bool short_range_mixed(const SplitModel &, int64_t n, const double *xyz, double self, double *out) override {
+        run(false, true, self, split::SplitNuclei{}, n, xyz, out);
+        return true;
     }
 
     // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
     // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points).
     // Returns whether a value is NaN (copied and checked in one pass).
-    bool run(bool interp, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
+    bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
         bool nan = false;
         for (int64_t b = 0; b < n; b += kBatch) {
@@ -204,7 +209,8 @@ private:
             pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
             pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
             std::memcpy(pin_pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double));
-            check(split::launch_split(dev_view_, interp, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_), "split kernel launch");
+            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_),
+                  "split kernel launch");
             check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
             const double *r = pin_res_.p;
             double *o = out + b;

@@ -70,15 +70,41 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
     return d2 < v.rc2 ? t : 0.0;
 }
 
+// MIXED: the pair's value q erfc(a d) / d = q r erfc(a d2 r), r = 1/sqrt(d2), in single precision from the double d2
+// (the coordinates' difference stays double: 10 bohr apart in float would cost 1e-6 bohr). Its rounding error is a few
+// ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
+// ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table: 1 conversion,
+// 2 MUFU and ~25 single-precision operations (erfcf) against ~45 FP64 instructions for the double pair.
+__device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
+                                                  const double *p, double self) {
+    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    const float d2f = __double2float_rn(d2);
+    const float r = rsqrtf(d2f);
+    const float e = r * erfcf(alpha * (d2f * r));
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * static_cast<double>(e);
+    return d2 < v.rc2 ? t : 0.0;
+}
+
+template <int NT, bool kMixed>
+__device__ __forceinline__ double pair(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
+                                       int64_t m, const double *p, double self) {
+    if constexpr (kMixed) return pair_term_mixed(v, alpha, cells, m, p, self);
+    else return pair_term<NT>(v, cf, cells, m, p, self);
+}
+
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
-template <int NT>
+template <int NT, bool kMixed>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
     __shared__ int32_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // offset of each column's first cell
     const SplitView &v = d.v;
+    const float alpha = static_cast<float>(v.alpha);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int i = blockIdx.x * kWarpsPerBlock + w;
     if (i >= n) return;
@@ -117,12 +143,13 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             int c = 0;
             for (int k = lane; k < total; k += 32) {
                 while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                s += pair_term<NT>(v, d.coef, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
+                s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) s += pair_term<NT>(v, d.coef, d.cells, m, p, self);
+                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32)
+                    s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
                 base += e - b;
             });
         }
@@ -190,10 +217,10 @@ __global__ void __launch_bounds__(kGridThreads) grid_coulomb_kernel(const SplitC
         if (k < count) out[k] = near ? __longlong_as_double(0x7ff8000000000000LL) : acc[k];
 }
 
-template <int NT>
+template <int NT, bool kMixed = false>
 void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int n, const double *xyz,
             double *out, cudaStream_t s) {
-    split_kernel<NT><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out);
+    split_kernel<NT, kMixed><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out);
 }
 
 }  // namespace
@@ -213,15 +240,16 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
     return cudaGetLastError();
 }
 
-cudaError_t launch_split(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
-                         double *out, cudaStream_t s) {
+cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double self, const SplitNuclei &nuc, int64_t n,
+                         const double *xyz, double *out, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
     const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const int m = static_cast<int>(n), nt = d.v.table.n;
     // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
     static_assert(kSplitMaxTerms == 40, "instantiations below cover 8..40 terms");
-    if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    if (mixed) launch<1, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 12) launch<12>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 16) launch<16>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 20) launch<20>(blocks, d, interp, self, nuc, m, xyz, out, s);

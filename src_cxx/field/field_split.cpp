@@ -335,7 +335,13 @@ struct BlockState {
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // extent clipped to the region
 };
 
-void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0) {
+// The check points of build_grid and their exact sums (C: the cells' Coulomb sum, S: the short-range sum).
+struct SplitSamples {
+    std::vector<double> xyz, c, s;
+};
+
+void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0,
+                SplitSamples &samples) {
     const double budget = kSplitInterpShare * tol;
     const double u = h0 / kSplitUnits;
     SplitGridView &g = m.gv;
@@ -530,6 +536,7 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
     for (const BlockState &s : bl)
         if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
     m.info.interp_estimate = est, m.info.sampled_error = sampled;
+    samples.xyz = std::move(sample), samples.c = std::move(exact_c), samples.s = std::move(exact_s);
     m.info.grid_values = cache.computed() + kSamplePoints;
     m.info.leaves_refined = leaves, m.info.max_level = max_level;
     m.info.spacing = h0;
@@ -548,9 +555,9 @@ void check_split_options(const qmmm_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->tolerance = %g: the split method needs %g <= tolerance <= %g (qmmm_options_default "
                            "sets %g)", o.tolerance, kMinTolerance, kMaxTolerance, kSplitDefaultTolerance));
-    if (o.precision != QMMM_PRECISION_DOUBLE)
-        throw Error(QMMM_ERR_UNSUPPORTED, strfmt("opt->precision = %d: the split method runs in double precision only "
-                                                 "(QMMM_PRECISION_DOUBLE)", o.precision));
+    if (o.precision != QMMM_PRECISION_DOUBLE && o.precision != QMMM_PRECISION_MIXED)
+        throw Error(QMMM_ERR_UNSUPPORTED, strfmt("opt->precision = %d: the split method runs in double or mixed precision "
+                                                 "(QMMM_PRECISION_DOUBLE, QMMM_PRECISION_MIXED)", o.precision));
     if (!o.region)
         throw Error(QMMM_ERR_NULL_ARG, "opt->region is NULL: the split method needs the QM region (6 doubles, bohr; see "
                                        "qmmm_region_around)");
@@ -585,8 +592,25 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
     // f's error e adds at most e R_c to a cell's term relative to |q|/d: 1e-3 of the tolerance, or rounding.
     build_table(m, alpha, rc, std::max(1e-3 * tol / rc, 1e-15 * static_cast<double>(f_exact(alpha, 0))));
     engine.cells_ready(m);
-    build_grid(m, d, engine, o.region, tol, choose_spacing(tol));
+    SplitSamples samples;
+    build_grid(m, d, engine, o.region, tol, choose_spacing(tol), samples);
     m.info.error_estimate = m.info.trunc_bound + std::max(m.info.interp_estimate, m.info.sampled_error);
+    if (o.precision == QMMM_PRECISION_MIXED) {
+        const int64_t n = static_cast<int64_t>(samples.c.size());
+        std::vector<double> s(static_cast<size_t>(n));
+        if (engine.short_range_mixed(m, n, samples.xyz.data(), m.build_self, s.data())) {
+            double worst = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                const double *p = &samples.xyz[3 * i];
+                worst = std::max(worst, std::fabs(s[i] - samples.s[i]) / scale_bound(d, p, samples.c[i]));
+            }
+            // Kept only within the tolerance (and NaN-safe: a NaN worst keeps double).
+            if (m.info.error_estimate + kSplitRoundingSafety * worst <= tol) {
+                m.info.single_pairs = true, m.info.rounding_error = worst;
+                m.info.error_estimate += kSplitRoundingSafety * worst;
+            }
+        }
+    }
     if (m.info.error_estimate > tol)
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->tolerance = %g is not reached in opt->region even at the finest grid (spacing %g bohr): "

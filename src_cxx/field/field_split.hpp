@@ -9,7 +9,9 @@
 // - interpolation of L: estimated per brick from the difference between each grid level and the one twice as
 //   coarse at the finer level's nodes (|I_2h L - L| / 2^8, times a safety factor), refined where too large,
 //   then checked against exact values at random points of the region;
-// - rounding: ~1e-15.
+// - rounding: ~1e-15 in DOUBLE. MIXED (CUDA) computes each near cell's term in single precision: a few ulps of
+//   q erfc(a d)/d, measured at create on the check points against the double short-range sum and added to the
+//   estimate (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,14 +27,19 @@ constexpr double kSplitDefaultTolerance = 1e-7;
 // Shares of the tolerance.
 constexpr double kSplitTruncShare = 0.1;
 constexpr double kSplitInterpShare = 0.4;
+// The single-precision terms' rounding enters the estimate as this multiple of its largest value at the check points
+// (the error of a point is a sum of many terms' roundings: its largest over the region exceeds that of 512 samples).
+constexpr double kSplitRoundingSafety = 4.0;
 // Largest interpolation grid (values, all levels): 512 MB.
 constexpr int64_t kSplitMaxGridValues = int64_t{1} << 26;
 
 // What create chose and what it measured; reported by qmmm_field_split_params / _stats.
 struct SplitInfo {
     double alpha = 0, r_cut = 0, spacing = 0, tolerance = 0;
-    double error_estimate = 0;  // truncation bound + max(interpolation estimate, sampled error)
+    double error_estimate = 0;  // truncation bound + max(interpolation estimate, sampled error) [+ rounding]
     double trunc_bound = 0, interp_estimate = 0, sampled_error = 0;
+    bool single_pairs = false;  // MIXED: near cells' terms in single precision (within the tolerance, see above)
+    double rounding_error = 0;  // their measured rounding (largest at the check points; 0 in double)
     int64_t grid_values = 0, leaves_refined = 0;  // values computed; leaf blocks of level >= 1
     int max_level = 0;
     double setup_seconds = 0;
@@ -73,6 +80,9 @@ public:
     // Called once the cell list and f-table are final (the GPU uploads them).
     virtual void cells_ready(const SplitModel &m) = 0;
     virtual void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) = 0;
+    // The same sum as a MIXED evaluation computes it; false where the backend has no such path (it then evaluates
+    // MIXED in double).
+    virtual bool short_range_mixed(const SplitModel &, int64_t, const double *, double, double *) { return false; }
 };
 
 // Checks opt->method, tolerance and region (throws INVALID_ARG / NONFINITE / NULL_ARG / UNSUPPORTED naming the

@@ -47,8 +47,11 @@ typedef struct qmmm_options {
  * a, R_c and the grid spacing follow from opt.tolerance so that, in the region, max |u - u_direct| /
  * (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= tolerance (tests/field/test_field_split*.cpp check it against
  * the direct double sum). Points outside the region are summed directly (DIRECT's value, slower) and counted
- * (qmmm_field_split_stats). Double precision only; CPU and CUDA; the singular-point rules of qmmm_field_eval
- * hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats); then a point
+ * (qmmm_field_split_stats). opt.precision DOUBLE or MIXED (SINGLE is refused): MIXED lets the CUDA backend
+ * compute each near cell's term in single precision (sums, coordinates and interpolation stay double) where create
+ * measures that rounding to fit the tolerance (it is then part of the error estimate); elsewhere, and on the CPU,
+ * MIXED evaluates in double. qmmm_field_backend reports which. CPU and CUDA; the singular-point rules of
+ * qmmm_field_eval hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats); then a point
  * costs about as much as 10^3 direct pair terms, whatever n_cells is. */
 
 typedef struct qmmm_field_s *qmmm_field;

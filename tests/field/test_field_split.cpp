@@ -142,6 +142,31 @@ TEST_F(WaterDimer, OutsideTheRegionIsTheDirectSum) {
 
 // Points on cell centres, inside and outside the region: the uniform-cube self-potential (long double reference);
 // without a cell volume, QMMM_ERR_SINGULAR as with DIRECT.
+// MIXED on the CPU: accepted, evaluated in double (qmmm_accel_field.h), so reported as DOUBLE and the same bits as a
+// DOUBLE handle's.
+TEST_F(WaterDimer, MixedOnTheCpuIsDouble) {
+    qmmm_field m = make_field(sys_, dv_, QMMM_METHOD_SPLIT, 1e-7, region_, 0, QMMM_BACKEND_CPU, QMMM_PRECISION_MIXED);
+    qmmm_field d = make_field(sys_, dv_, QMMM_METHOD_SPLIT, 1e-7, region_);
+    ASSERT_NE(m, nullptr) << qmmm_error_message();
+    ASSERT_NE(d, nullptr) << qmmm_error_message();
+    int backend = -1, precision = -1, device = -2;
+    ASSERT_EQ(qmmm_field_backend(m, &backend, &precision, &device), QMMM_SUCCESS);
+    EXPECT_EQ(backend, QMMM_BACKEND_CPU);
+    EXPECT_EQ(precision, QMMM_PRECISION_DOUBLE);
+    double em = 0, ed = 0;
+    qmmm_field_split_params(m, nullptr, nullptr, nullptr, &em);
+    qmmm_field_split_params(d, nullptr, nullptr, nullptr, &ed);
+    EXPECT_EQ(em, ed);
+    const auto p = region_points(region_, 500, 5);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> um(n), ud(n);
+    ASSERT_EQ(qmmm_field_eval(m, n, p.data(), um.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(d, n, p.data(), ud.data()), QMMM_SUCCESS) << qmmm_error_message();
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(um[i], ud[i]) << i;
+    qmmm_field_destroy(m);
+    qmmm_field_destroy(d);
+}
+
 TEST_F(WaterDimer, PointsOnCellCentres) {
     qmmm_field f = make_field(sys_, dv_, QMMM_METHOD_SPLIT, 1e-7, region_);
     ASSERT_NE(f, nullptr) << qmmm_error_message();
@@ -301,7 +326,7 @@ TEST(SplitOptions, BadOptionsAreRejectedWithTheirName) {
         {"tolerance too large", [](qmmm_options &o, const double *) { o.tolerance = 0.1; }, QMMM_ERR_INVALID_ARG, "opt->tolerance"},
         {"no region", [](qmmm_options &o, const double *) { o.region = nullptr; }, QMMM_ERR_NULL_ARG, "opt->region"},
         {"single precision", [](qmmm_options &o, const double *) { o.precision = QMMM_PRECISION_SINGLE; }, QMMM_ERR_UNSUPPORTED,
-         "double precision"},
+         "double or mixed precision"},
         {"region with DIRECT", [](qmmm_options &o, const double *) { o.method = QMMM_METHOD_DIRECT; }, QMMM_ERR_INVALID_ARG,
          "opt->region"},
         {"unknown method", [](qmmm_options &o, const double *) { o.method = 7; }, QMMM_ERR_INVALID_ARG, "opt->method"},

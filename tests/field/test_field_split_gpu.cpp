@@ -87,6 +87,60 @@ TEST_P(SplitGpu, WaterDimerWithinToleranceAndAsTheCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Tolerances, SplitGpu, ::testing::Values(1e-5, 1e-7, 1e-9));
 
+// MIXED on the GPU (near cells' terms in single precision): within the tolerance of the direct double sum, with its
+// measured rounding in the estimate; the single-precision path really taken at 1e-5 and 1e-7 (reported MIXED, and
+// apart from the DOUBLE split by more than rounding in double but by less than the estimate); repeatable.
+class SplitGpuMixed : public ::testing::TestWithParam<double> {};
+
+TEST_P(SplitGpuMixed, WaterDimerWithinTolerance) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const Water &w = water();
+    const double tol = GetParam();
+    qmmm_field m = make_field(w.sys, w.dv, QMMM_METHOD_SPLIT, tol, w.region, 0, QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED);
+    ASSERT_NE(m, nullptr) << qmmm_error_message();
+    qmmm_field g = make_field(w.sys, w.dv, QMMM_METHOD_SPLIT, tol, w.region, 0, QMMM_BACKEND_CUDA);
+    qmmm_field d = make_field(w.sys, w.dv, QMMM_METHOD_DIRECT, 0, nullptr);
+    qmmm_field a = make_scale_field(w.sys, w.dv);
+    ASSERT_NE(g, nullptr) << qmmm_error_message();
+    int backend = 0, precision = -1, device = -2;
+    ASSERT_EQ(qmmm_field_backend(m, &backend, &precision, &device), QMMM_SUCCESS);
+    if (tol >= 1e-7) EXPECT_EQ(precision, QMMM_PRECISION_MIXED) << "the single-precision terms should fit " << tol;
+    const auto p = region_points(w.region, 10000, 23);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> um(n), ug(n), r(n), sc(n);
+    ASSERT_EQ(qmmm_field_eval(m, n, p.data(), um.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(g, n, p.data(), ug.data()), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(d, n, p.data(), r.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(a, n, p.data(), sc.data()), QMMM_SUCCESS);
+    const Worst wm = worst_error(um, r, sc, p), wg = worst_error(um, ug, sc, p);
+    double est_m = 0, est_g = 0;
+    qmmm_field_split_params(m, nullptr, nullptr, nullptr, &est_m);
+    qmmm_field_split_params(g, nullptr, nullptr, nullptr, &est_g);
+    std::printf("CUDA split MIXED (%s), tolerance %.0e: max normwise error %.2e vs direct, %.2e vs the DOUBLE split; "
+                "estimates %.2e (MIXED), %.2e (DOUBLE)\n", precision == QMMM_PRECISION_MIXED ? "single-precision terms" : "in double",
+                tol, wm.err, wg.err, est_m, est_g);
+    EXPECT_LE(wm.err, tol);
+    EXPECT_LE(est_m, tol);
+    EXPECT_GE(est_m, est_g);
+    if (precision == QMMM_PRECISION_MIXED) {
+        EXPECT_GT(wg.err, 1e-12);               // single-precision terms, not the double kernel
+        EXPECT_LE(wg.err, est_m - est_g + 1e-12);  // within the rounding the estimate added
+    } else {
+        EXPECT_LE(wg.err, 1e-12);
+    }
+    std::vector<double> again(n);
+    ASSERT_EQ(qmmm_field_eval(m, n, p.data(), again.data()), QMMM_SUCCESS);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(again[i], um[i]) << i;
+    for (int64_t i = 0; i < n; i += 701) {
+        double one = 0;
+        ASSERT_EQ(qmmm_field_eval(m, 1, &p[3 * i], &one), QMMM_SUCCESS);
+        ASSERT_EQ(one, um[i]) << i;
+    }
+    for (auto h : {m, g, d, a}) qmmm_field_destroy(h);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tolerances, SplitGpuMixed, ::testing::Values(1e-5, 1e-7, 1e-9));
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -98,6 +152,7 @@ struct GlycineCase {
     double threshold_scale;  // 1: psi4's threshold; 0: the whole cube
     double tol;
     int points;
+    int precision = QMMM_PRECISION_DOUBLE;
 };
 
 class SplitGpuGlycine : public ::testing::TestWithParam<GlycineCase> {};
@@ -113,9 +168,12 @@ TEST_P(SplitGpuGlycine, FragmentRegionWithinTolerance) {
     double region[6];
     ASSERT_EQ(qmmm_region_around((int64_t)qm.size() / 3, qm.data(), 2.0, region), QMMM_SUCCESS);
     auto t0 = std::chrono::steady_clock::now();
-    qmmm_field g = make_field(sys, dv, QMMM_METHOD_SPLIT, k.tol, region, 0, QMMM_BACKEND_CUDA);
+    qmmm_field g = make_field(sys, dv, QMMM_METHOD_SPLIT, k.tol, region, 0, QMMM_BACKEND_CUDA, k.precision);
     ASSERT_NE(g, nullptr) << qmmm_error_message();
     const double setup = seconds_since(t0);
+    int backend = 0, precision = -1, device = -2;
+    ASSERT_EQ(qmmm_field_backend(g, &backend, &precision, &device), QMMM_SUCCESS);
+    EXPECT_EQ(precision, k.precision);  // MIXED at 1e-7 keeps its single-precision terms
     qmmm_field d = make_field(sys, dv, QMMM_METHOD_DIRECT, 0, nullptr), a = make_scale_field(sys, dv);
     const auto p = region_points(region, k.points, 2027);
     const int64_t n = (int64_t)p.size() / 3;
@@ -130,22 +188,26 @@ TEST_P(SplitGpuGlycine, FragmentRegionWithinTolerance) {
     int64_t values = 0, bytes = 0;
     qmmm_field_split_params(g, &alpha, &rc, &h, &est);
     qmmm_field_split_stats(g, &values, &bytes, nullptr, nullptr);
-    std::printf("glycine on the GPU, %lld cells, tolerance %.0e: max normwise error %.2e (estimate %.2e); alpha %.2f "
+    std::printf("glycine on the GPU (%s), %lld cells, tolerance %.0e: max normwise error %.2e (estimate %.2e); alpha %.2f "
                 "R_c %.3f h %.3f; %lld grid values, %.0f MB; setup %.2f s; %lld points in %.4f s (not a benchmark)\n",
-                (long long)sys.n_cells(), k.tol, w.err, est, alpha, rc, h, (long long)values, bytes / 1e6, setup,
+                precision == QMMM_PRECISION_MIXED ? "MIXED" : "DOUBLE", (long long)sys.n_cells(), k.tol, w.err, est, alpha, rc, h, (long long)values, bytes / 1e6, setup,
                 (long long)n, t_split);
     EXPECT_LE(w.err, k.tol);
     EXPECT_LE(est, k.tol);
     for (auto x : {g, d, a}) qmmm_field_destroy(x);
 }
 
-GlycineCase gc(double threshold_scale, double tol, int points) { return GlycineCase{threshold_scale, tol, points}; }
+GlycineCase gc(double threshold_scale, double tol, int points, int precision = QMMM_PRECISION_DOUBLE) {
+    return GlycineCase{threshold_scale, tol, points, precision};
+}
 std::string glycine_name(const ::testing::TestParamInfo<GlycineCase> &i) {
     const char *tol = i.param.tol > 1e-6 ? "1e5" : i.param.tol > 1e-8 ? "1e7" : "1e9";
-    return std::string(i.param.threshold_scale > 0 ? "Cut268938" : "Whole1099098") + "Tol" + tol;
+    return std::string(i.param.threshold_scale > 0 ? "Cut268938" : "Whole1099098") + "Tol" + tol +
+           (i.param.precision == QMMM_PRECISION_MIXED ? "Mixed" : "");
 }
 INSTANTIATE_TEST_SUITE_P(Glycine, SplitGpuGlycine,
-                         ::testing::Values(gc(1, 1e-5, 10000), gc(1, 1e-7, 10000), gc(1, 1e-9, 10000), gc(0, 1e-7, 2000)),
+                         ::testing::Values(gc(1, 1e-5, 10000), gc(1, 1e-7, 10000), gc(1, 1e-9, 10000), gc(0, 1e-7, 2000),
+                                           gc(1, 1e-7, 10000, QMMM_PRECISION_MIXED), gc(0, 1e-7, 2000, QMMM_PRECISION_MIXED)),
                          glycine_name);
 
 // The grid's nodes on cell centres (CentresCase): the row kernel's NaN for those nodes and their direct sums again;

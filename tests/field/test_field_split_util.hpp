@@ -13,10 +13,10 @@ namespace qmmm_split_test {
 
 // NULL (and the message in qmmm_error_message) when create fails.
 inline qmmm_field make_field(const qmmm_test::System &s, double cell_volume, int method, double tol, const double *region,
-                             int threads = 0, int backend = QMMM_BACKEND_CPU) {
+                             int threads = 0, int backend = QMMM_BACKEND_CPU, int precision = QMMM_PRECISION_DOUBLE) {
     qmmm_options o;
     qmmm_options_default(&o);
-    o.backend = backend, o.n_threads = threads, o.cell_volume = cell_volume;
+    o.backend = backend, o.n_threads = threads, o.cell_volume = cell_volume, o.precision = precision;
     o.method = method, o.tolerance = tol, o.region = region;
     qmmm_field f = nullptr;
     if (qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),

@@ -158,7 +158,7 @@ vmc_bad(field_tolerance bad_field_tolerance.nml
 vmc_bad(field_tolerance_nan bad_field_tolerance_nan.nml
   "bad_field_tolerance_nan.nml:3: key 'field_tolerance' = NaN is not a finite number")
 vmc_bad(field_split_single bad_field_split_single.nml
-  "bad_field_split_single.nml:4: key 'field_method' = 'split' needs precision = 'double' \\(got 'single'\\)")
+  "bad_field_split_single.nml:4: key 'field_method' = 'split' needs precision = 'double' or 'mixed' \\(got 'single'\\)")
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
 vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
