@@ -57,13 +57,12 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
     return r;
 }
 
-// One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
-// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one selected: no branch per cell.
+// One cell's short-range term as split_pair (xy: x y, zq: z q of the cell), with the device's double reciprocal
+// square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one
+// selected: no branch per cell.
 template <int NT>
-__device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
-                                            const double *p, double self) {
-    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
-    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+__device__ __forceinline__ double cell_term_double(const SplitView &v, const SplitCoefs &cf, double2 xy, double2 zq,
+                                                   const double *p, double self) {
     const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
     const double d2 = dx * dx + dy * dy + dz * dz;
     const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
@@ -75,10 +74,8 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
 // ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
 // ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table: 1 conversion,
 // 2 MUFU and ~25 single-precision operations (erfcf) against ~45 FP64 instructions for the double pair.
-__device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
-                                                  const double *p, double self) {
-    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
-    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+__device__ __forceinline__ double cell_term_mixed(const SplitView &v, float alpha, double2 xy, double2 zq, const double *p,
+                                                  double self) {
     const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
     const double d2 = dx * dx + dy * dy + dz * dz;
     const float d2f = __double2float_rn(d2);
@@ -89,11 +86,23 @@ __device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alph
 }
 
 template <int NT, bool kMixed>
-__device__ __forceinline__ double pair(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
-                                       int64_t m, const double *p, double self) {
-    if constexpr (kMixed) return pair_term_mixed(v, alpha, cells, m, p, self);
-    else return pair_term<NT>(v, cf, cells, m, p, self);
+__device__ __forceinline__ double cell_term(const SplitView &v, const SplitCoefs &cf, float alpha, double2 xy, double2 zq,
+                                            const double *p, double self) {
+    if constexpr (kMixed) return cell_term_mixed(v, alpha, xy, zq, p, self);
+    else return cell_term_double<NT>(v, cf, xy, zq, p, self);
 }
+
+__device__ __forceinline__ void load_cell(const SplitCellGpu *cells, int64_t m, double2 *xy, double2 *zq) {
+    *xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    *zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+}
+
+// Cells a lane loads before it computes any of them: the pair loop waits on memory (ncu, ba95701: "long scoreboard"
+// the top stall, the loads one at a time per lane), so several loads in flight per lane hide that latency.
+#ifndef QMMM_SPLIT_PREFETCH
+#define QMMM_SPLIT_PREFETCH 4
+#endif
+constexpr int kPrefetch = QMMM_SPLIT_PREFETCH;
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
 // the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
@@ -139,17 +148,31 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
             const int total = col_first[w][kMaxColumns];
-            // Cell k to lane k mod 32 (two cells per step, interleaved, measured no faster: 02a252a).
+            // Cell k to lane k mod 32; a lane loads its next kPrefetch cells, then adds their terms in order (the sum's
+            // order, and so its bits, do not depend on kPrefetch).
             int c = 0;
-            for (int k = lane; k < total; k += 32) {
-                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
+            for (int k0 = lane; k0 < total; k0 += 32 * kPrefetch) {
+                double2 xy[kPrefetch], zq[kPrefetch];
+#pragma unroll
+                for (int u = 0; u < kPrefetch; ++u) {
+                    const int k = k0 + 32 * u;
+                    if (k < total) {
+                        while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                        load_cell(d.cells, col_begin[w][c] + (k - col_first[w][c]), &xy[u], &zq[u]);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < kPrefetch; ++u)
+                    if (k0 + 32 * u < total) s += cell_term<NT, kMixed>(v, d.coef, alpha, xy[u], zq[u], p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32)
-                    s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
+                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32) {
+                    double2 xy, zq;
+                    load_cell(d.cells, m, &xy, &zq);
+                    s += cell_term<NT, kMixed>(v, d.coef, alpha, xy, zq, p, self);
+                }
                 base += e - b;
             });
         }
