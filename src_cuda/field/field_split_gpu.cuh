@@ -38,7 +38,8 @@ struct SplitCoefs {
 // What the kernel reads: v with device pointers (v.cells.x for the columns' end trimming, cells for the pairs).
 struct SplitDevice {
     SplitView v;
-    const SplitCellGpu *cells = nullptr;
+    const SplitCellGpu *cells = nullptr;  // n_cells cells, then kSplitCellPadding padding cells
+    int64_t n_cells = 0;
     SplitCoefs coef{};
 };
 

@@ -148,22 +148,32 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
             const int total = col_first[w][kMaxColumns];
-            // Cell k to lane k mod 32; a lane loads its next kPrefetch cells, then adds their terms in order (the sum's
-            // order, and so its bits, do not depend on kPrefetch).
+            // Cell k to lane k mod 32; a lane takes its next kPrefetch cells at once: their indices first, then their
+            // loads and terms without a branch (past the end, the first padding cell: far away, no charge, term 0), so
+            // that the terms' dependency chains interleave; the terms are added in order (the sum's order, and so its
+            // bits, do not depend on kPrefetch).
+            const int64_t pad = d.n_cells;
             int c = 0;
             for (int k0 = lane; k0 < total; k0 += 32 * kPrefetch) {
-                double2 xy[kPrefetch], zq[kPrefetch];
+                int64_t m[kPrefetch];
 #pragma unroll
                 for (int u = 0; u < kPrefetch; ++u) {
                     const int k = k0 + 32 * u;
+                    m[u] = pad;
                     if (k < total) {
                         while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                        load_cell(d.cells, col_begin[w][c] + (k - col_first[w][c]), &xy[u], &zq[u]);
+                        m[u] = col_begin[w][c] + (k - col_first[w][c]);
                     }
                 }
+                double t[kPrefetch];
 #pragma unroll
-                for (int u = 0; u < kPrefetch; ++u)
-                    if (k0 + 32 * u < total) s += cell_term<NT, kMixed>(v, d.coef, alpha, xy[u], zq[u], p, self);
+                for (int u = 0; u < kPrefetch; ++u) {
+                    double2 xy, zq;
+                    load_cell(d.cells, m[u], &xy, &zq);
+                    t[u] = cell_term<NT, kMixed>(v, d.coef, alpha, xy, zq, p, self);
+                }
+#pragma unroll
+                for (int u = 0; u < kPrefetch; ++u) s += t[u];
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
