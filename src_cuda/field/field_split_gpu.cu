@@ -19,9 +19,6 @@
 #include "field_split.hpp"
 #include "field_split_gpu.cuh"
 
-#ifndef QMMM_SPLIT_RESIDENT
-#define QMMM_SPLIT_RESIDENT 1
-#endif
 #ifndef QMMM_SPLIT_OUT_DMA
 #define QMMM_SPLIT_OUT_DMA 1
 #endif
@@ -194,12 +191,6 @@ private:
         v.table.c = nullptr;  // in dev_view_.coef
         dev_view_.cells = cells_.p;
         dev_view_.n_cells = static_cast<int64_t>(m.x.size()) - kSplitCellPadding;
-#if QMMM_SPLIT_RESIDENT
-        int sms = 0, per_sm = 0;
-        check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
-        check(split::split_blocks_per_sm(&per_sm), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-        dev_view_.resident_blocks = int64_t{sms} * per_sm * QMMM_SPLIT_RESIDENT;
-#endif
         dev_view_.coef = split::SplitCoefs{};
         std::copy(m.table.begin(), m.table.end(), dev_view_.coef.c);
         check(cudaDeviceSynchronize(), "split cells upload");  // the kernels run on stream_, which the copies do not order

@@ -40,7 +40,6 @@ struct SplitDevice {
     SplitView v;
     const SplitCellGpu *cells = nullptr;  // n_cells cells, then kSplitCellPadding padding cells
     int64_t n_cells = 0;
-    int64_t resident_blocks = 0;  // split kernel blocks that fit on the GPU at once (0: one block per point group)
     SplitCoefs coef{};
 };
 
@@ -54,8 +53,7 @@ struct SplitDevice {
 constexpr int kGridNodes = 4;
 constexpr int kGridThreads = 128;
 constexpr int kGridTile = 256;  // cells per shared-memory tile
-cudaError_t grid_coulomb_blocks_per_sm(int *blocks);
-cudaError_t split_blocks_per_sm(int *blocks);  // resident blocks of the split kernel per SM  // resident blocks of the row kernel per SM
+cudaError_t grid_coulomb_blocks_per_sm(int *blocks);  // resident blocks of the row kernel per SM
 cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int segments, int64_t per_segment,
                                 const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
                                 cudaStream_t s);

@@ -1,6 +1,4 @@
 // field_split_gpu_kernels.cu -- the kernel of the range-split field (see field_split_gpu.cuh).
-#include <algorithm>
-
 #include "field_split_gpu.cuh"
 
 namespace qmmm::cuda::split {
@@ -117,12 +115,12 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     const SplitView &v = d.v;
     const float alpha = static_cast<float>(v.alpha);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    for (int i = blockIdx.x * kWarpsPerBlock + w; i < n; i += gridDim.x * kWarpsPerBlock) {
-    __syncwarp();  // the previous point's column tables are read by every lane before they are rewritten
+    const int i = blockIdx.x * kWarpsPerBlock + w;
+    if (i >= n) return;
     const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
     if (interp && !split_inside(v.grid, p)) {  // the host sends it to the direct sum (no pass over the points first)
         if (lane == 0) out[i] = __longlong_as_double(0x7ff8000000000000LL);
-        continue;
+        return;
     }
     double s = interp ? interp_share(v.grid, p, lane) : 0.0;
     int32_t i0[3], i1[3];
@@ -201,7 +199,6 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     on = __any_sync(0xffffffffu, on);
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
     if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
-    }
 }
 
 // See launch_grid_coulomb (field_split_gpu.cuh).
@@ -261,10 +258,6 @@ void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, con
 
 }  // namespace
 
-cudaError_t split_blocks_per_sm(int *blocks) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, split_kernel<24, false>, 32 * kWarpsPerBlock, 0);
-}
-
 cudaError_t grid_coulomb_blocks_per_sm(int *blocks) {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, grid_coulomb_kernel, kGridThreads, 0);
 }
@@ -284,10 +277,7 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
                          const double *xyz, double *out, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
-    // At most the blocks that fit at once (d.resident_blocks, 0: no limit); each warp then takes every gridDim-th point.
-    int64_t want = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    if (d.resident_blocks > 0) want = std::min<int64_t>(want, d.resident_blocks);
-    const unsigned blocks = static_cast<unsigned>(want);
+    const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const int m = static_cast<int>(n), nt = d.v.table.n;
     // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
     static_assert(kSplitMaxTerms == 40, "instantiations below cover 8..40 terms");
