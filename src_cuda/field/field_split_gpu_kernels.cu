@@ -46,6 +46,11 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
 // The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
+// A point with at most this many near cells gets a table of each cell's column (one byte a cell, in shared memory):
+// a lane then finds a cell's column with one load instead of walking the column offsets (that walk was a third of
+// the kernel's instructions: bench/results/h100_2026-11-26_split_resident). 1,024 bytes a warp keep 32 warps an SM
+// within the 64 KB shared-memory carve-out (the rest stays L1 cache); at tolerance 1e-7 a point has ~400 near cells.
+constexpr int kMaxTableCells = 1024;
 
 // f(s) as split_f, over NT (>= the table's n) zero-padded coefficients held in the kernel's parameter space.
 template <int NT>
@@ -112,6 +117,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
                  const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
     __shared__ int32_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // offset of each column's first cell
+    __shared__ uint8_t col_of[kWarpsPerBlock][kMaxTableCells];      // column of each cell (when they fit)
     const SplitView &v = d.v;
     const float alpha = static_cast<float>(v.alpha);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -148,6 +154,14 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             if (lane == 0) col_first[w][0] = 0;
             __syncwarp();
             const int total = col_first[w][kMaxColumns];
+            const bool table = total <= kMaxTableCells;  // the same for the whole warp
+            if (table) {
+                for (int h = 0; h < 2; ++h) {
+                    const int first = h == 0 ? inc[0] - len[0] : first_total + inc[1] - len[1];
+                    for (int j = 0; j < len[h]; ++j) col_of[w][first + j] = static_cast<uint8_t>(lane + 32 * h);
+                }
+                __syncwarp();
+            }
             // Cell k to lane k mod 32; a lane takes its next kPrefetch cells at once: their indices first, then their
             // loads and terms without a branch (past the end, the first padding cell: far away, no charge, term 0), so
             // that the terms' dependency chains interleave; the terms are added in order (the sum's order, and so its
@@ -161,7 +175,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
                     const int k = k0 + 32 * u;
                     m[u] = pad;
                     if (k < total) {
-                        while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                        if (table) c = col_of[w][k];
+                        else while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
                         m[u] = col_begin[w][c] + (k - col_first[w][c]);
                     }
                 }
