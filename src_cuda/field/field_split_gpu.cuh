@@ -1,9 +1,10 @@
 // field_split_gpu.cuh -- the CUDA kernels of the range-split field (field_split_gpu_kernels.cu); the host side is
 // field_split_gpu.cu, the formulas field_split_shared.hpp (the same functions as the CPU backend).
 //
-// One warp per point: the lanes share the point's cell ranges (cell k of the concatenated ranges goes to lane
-// k mod 32) and the values of its interpolation stencil, then add their partial sums in a fixed shuffle tree. A
-// point's value is therefore one fixed sequence of operations: the same bits for any batch, no atomics.
+// One block of kPointThreads threads per point: the threads share the point's cell ranges (cell k of the
+// concatenated ranges goes to thread k mod kPointThreads) and the values of its interpolation stencil, then add their
+// partial sums in a fixed tree (shuffles, then the warps in order). A point's value is therefore one fixed sequence of
+// operations: the same bits for any batch, no atomics.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -13,9 +14,8 @@
 
 namespace qmmm::cuda::split {
 
-// One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
-// slowest of 8 points held it; a point's cell count varies about 2x).
-constexpr int kWarpsPerBlock = 1;
+// Threads per point (one block): they share its interpolation stencil, column ranges and cells.
+constexpr int kPointThreads = 128;
 
 // The environment's nuclei on the device (n = 0: none added).
 struct SplitNuclei {
