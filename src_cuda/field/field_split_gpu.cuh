@@ -15,7 +15,10 @@
 namespace qmmm::cuda::split {
 
 // Threads per point (one block): they share its interpolation stencil, column ranges and cells.
-constexpr int kPointThreads = 128;
+#ifndef QMMM_SPLIT_POINT_THREADS
+#define QMMM_SPLIT_POINT_THREADS 64
+#endif
+constexpr int kPointThreads = QMMM_SPLIT_POINT_THREADS;
 
 // The environment's nuclei on the device (n = 0: none added).
 struct SplitNuclei {

@@ -13,7 +13,7 @@ constexpr int kPointWarps = kPointThreads / 32;
 // The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
 // with today's bins) takes the thread-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
-static_assert(kPointThreads >= kMaxColumns && kPointThreads >= 3 * kSplitOrder, "a thread per column and per weight");
+static_assert(kPointThreads == 64 || kPointThreads == 128, "a thread per column; the stencil's 512 values in whole rows");
 
 template <int NT>
 __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, double s) {
@@ -64,8 +64,8 @@ __device__ __forceinline__ void load_cell(const SplitCellGpu *cells, int64_t m, 
     *zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
 }
 
-// Thread t's share of the point's L: element k = t mod 8 of stencil row (i, j), j = (t / 8) mod 8, for the four i of
-// half t / 64, times the three weights (computed once per point, by the first 24 threads, into w). Eight neighbouring
+// Thread t's share of the point's L: element k = t mod 8 of stencil row (i, j), j = (t / 8) mod 8, for its planes i
+// (all 8 with 64 threads a point; with 128, the four of half t / 64), times the three weights (computed once per point, by the first 24 threads, into w). Eight neighbouring
 // threads read one row's 64 contiguous bytes.
 __device__ double interp_share(const SplitGridView &g, const double *p, int tid, double (*w)[kSplitOrder]) {
     const SplitBlock &b = g.blocks[split_leaf(g, p)];
@@ -91,12 +91,13 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int tid,
         w[axis][k] = r;
     }
     __syncthreads();
-    const int kz = tid & 7, jy = (tid >> 3) & 7, i0 = (tid >> 6) * 4;
+    constexpr int kPlanes = kSplitOrder * 64 / kPointThreads;  // stencil planes per thread
+    const int kz = tid & 7, jy = (tid >> 3) & 7, i0 = (tid >> 6) * kPlanes;
     const int64_t ny = ni[1] + kSplitOrder - 1, nz = ni[2] + kSplitOrder - 1;
     const double *row = grid + ((static_cast<int64_t>(c[0]) + i0) * ny + c[1] + jy) * nz + c[2] + kz;
     double s = 0.0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i, row += ny * nz) s = fma(w[0][i0 + i], row[0], s);
+    for (int i = 0; i < kPlanes; ++i, row += ny * nz) s = fma(w[0][i0 + i], row[0], s);
     return s * w[1][jy] * w[2][kz];
 }
 
