@@ -190,7 +190,6 @@ private:
         v.cells.start = m.start.empty() ? nullptr : start_.p;
         v.table.c = nullptr;  // in dev_view_.coef
         dev_view_.cells = cells_.p;
-        dev_view_.n_cells = static_cast<int64_t>(m.x.size()) - kSplitCellPadding;
         dev_view_.coef = split::SplitCoefs{};
         std::copy(m.table.begin(), m.table.end(), dev_view_.coef.c);
         check(cudaDeviceSynchronize(), "split cells upload");  // the kernels run on stream_, which the copies do not order

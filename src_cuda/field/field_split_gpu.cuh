@@ -1,10 +1,9 @@
 // field_split_gpu.cuh -- the CUDA kernels of the range-split field (field_split_gpu_kernels.cu); the host side is
 // field_split_gpu.cu, the formulas field_split_shared.hpp (the same functions as the CPU backend).
 //
-// One block of kPointThreads threads per point: the threads share the point's cell ranges (cell k of the
-// concatenated ranges goes to thread k mod kPointThreads) and the values of its interpolation stencil, then add their
-// partial sums in a fixed tree (shuffles, then the warps in order). A point's value is therefore one fixed sequence of
-// operations: the same bits for any batch, no atomics.
+// One warp per point: the lanes share the point's cell ranges (cell k of the concatenated ranges goes to lane
+// k mod 32) and the values of its interpolation stencil, then add their partial sums in a fixed shuffle tree. A
+// point's value is therefore one fixed sequence of operations: the same bits for any batch, no atomics.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -14,11 +13,9 @@
 
 namespace qmmm::cuda::split {
 
-// Threads per point (one block): they share its interpolation stencil, column ranges and cells.
-#ifndef QMMM_SPLIT_POINT_THREADS
-#define QMMM_SPLIT_POINT_THREADS 64
-#endif
-constexpr int kPointThreads = QMMM_SPLIT_POINT_THREADS;
+// One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
+// slowest of 8 points held it; a point's cell count varies about 2x).
+constexpr int kWarpsPerBlock = 1;
 
 // The environment's nuclei on the device (n = 0: none added).
 struct SplitNuclei {
@@ -41,8 +38,7 @@ struct SplitCoefs {
 // What the kernel reads: v with device pointers (v.cells.x for the columns' end trimming, cells for the pairs).
 struct SplitDevice {
     SplitView v;
-    const SplitCellGpu *cells = nullptr;  // n_cells cells, then kSplitCellPadding padding cells
-    int64_t n_cells = 0;
+    const SplitCellGpu *cells = nullptr;
     SplitCoefs coef{};
 };
 

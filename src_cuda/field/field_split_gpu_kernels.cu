@@ -4,70 +4,19 @@
 namespace qmmm::cuda::split {
 namespace {
 
-// One point per block of kPointThreads threads (field_split_gpu.cuh): the threads share the point's interpolation
-// stencil, column ranges and cells, then add their partial sums in a fixed tree. A warp per point left the slowest
-// points (2-4x the median's near cells) to run alone at the end of a launch, and filled a quarter of the GPU at
-// N = 1,024 (bench/results/h100_2026-11-26_split_block).
-constexpr int kPointWarps = kPointThreads / 32;
-
-// The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
-// with today's bins) takes the thread-redundant walk of split_for_ranges instead.
-constexpr int kMaxColumns = 64;
-static_assert(kPointThreads == 64 || kPointThreads == 128, "a thread per column; the stencil's 512 values in whole rows");
-
-template <int NT>
-__device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, double s) {
-    const double x = fma(s, scale, -1.0);
-    double r = cf.c[NT - 1];
+// Weight k of split_weights at t (the same bits as the CPU's), picked without indexing a local array at run time.
+__device__ __forceinline__ double lagrange_weight(double t, int k) {
+    double w[kSplitOrder], r = 0.0;
+    split_weights(t, w);
 #pragma unroll
-    for (int j = NT - 2; j >= 0; --j) r = fma(r, x, cf.c[j]);
+    for (int j = 0; j < kSplitOrder; ++j) r = j == k ? w[j] : r;
     return r;
 }
 
-// One cell's short-range term as split_pair (xy: x y, zq: z q of the cell), with the device's double reciprocal
-// square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one
-// selected: no branch per cell.
-template <int NT>
-__device__ __forceinline__ double cell_term_double(const SplitView &v, const SplitCoefs &cf, double2 xy, double2 zq,
-                                                   const double *p, double self) {
-    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
-    return d2 < v.rc2 ? t : 0.0;
-}
-
-// MIXED: the pair's value q erfc(a d) / d = q r erfc(a d2 r), r = 1/sqrt(d2), in single precision from the double d2
-// (the coordinates' difference stays double: 10 bohr apart in float would cost 1e-6 bohr). Its rounding error is a few
-// ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
-// ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table: 1 conversion,
-// 2 MUFU and ~25 single-precision operations (erfcf) against ~45 FP64 instructions for the double pair.
-__device__ __forceinline__ double cell_term_mixed(const SplitView &v, float alpha, double2 xy, double2 zq, const double *p,
-                                                  double self) {
-    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    const float d2f = __double2float_rn(d2);
-    const float r = rsqrtf(d2f);
-    const float e = r * erfcf(alpha * (d2f * r));
-    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * static_cast<double>(e);
-    return d2 < v.rc2 ? t : 0.0;
-}
-
-template <int NT, bool kMixed>
-__device__ __forceinline__ double cell_term(const SplitView &v, const SplitCoefs &cf, float alpha, double2 xy, double2 zq,
-                                            const double *p, double self) {
-    if constexpr (kMixed) return cell_term_mixed(v, alpha, xy, zq, p, self);
-    else return cell_term_double<NT>(v, cf, xy, zq, p, self);
-}
-
-__device__ __forceinline__ void load_cell(const SplitCellGpu *cells, int64_t m, double2 *xy, double2 *zq) {
-    *xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
-    *zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
-}
-
-// Thread t's share of the point's L: element k = t mod 8 of stencil row (i, j), j = (t / 8) mod 8, for its planes i
-// (all 8 with 64 threads a point; with 128, the four of half t / 64), times the three weights (computed once per point, by the first 24 threads, into w). Eight neighbouring
-// threads read one row's 64 contiguous bytes.
-__device__ double interp_share(const SplitGridView &g, const double *p, int tid, double (*w)[kSplitOrder]) {
+// Lane l's share of the point's L: element k = l mod 8 of the stencil rows (i, j), j = l / 8 and l / 8 + 4, i = 0..7,
+// times its three weights. Eight neighbouring lanes read one row's 64 contiguous bytes, so each load instruction
+// fetches four whole rows (lane-per-row reads touched 32 rows per instruction, 8 bytes of each).
+__device__ double interp_share(const SplitGridView &g, const double *p, int lane) {
     const SplitBlock &b = g.blocks[split_leaf(g, p)];
     const double *grid;
     double lo[3], inv;
@@ -82,107 +31,142 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int tid,
     double t[3];
     int32_t c[3];
     for (int k = 0; k < 3; ++k) c[k] = split_locate(p[k], lo[k], inv, ni[k], &t[k]);
-    if (tid < 3 * kSplitOrder) {  // weight tid mod 8 of axis tid / 8, picked without indexing a local array at run time
-        double all[kSplitOrder], r = 0.0;
-        const int axis = tid / kSplitOrder, k = tid % kSplitOrder;
-        split_weights(axis == 0 ? t[0] : axis == 1 ? t[1] : t[2], all);
-#pragma unroll
-        for (int j = 0; j < kSplitOrder; ++j) r = j == k ? all[j] : r;
-        w[axis][k] = r;
-    }
-    __syncthreads();
-    constexpr int kPlanes = kSplitOrder * 64 / kPointThreads;  // stencil planes per thread
-    const int kz = tid & 7, jy = (tid >> 3) & 7, i0 = (tid >> 6) * kPlanes;
+    const int kz = lane & 7, jy = lane >> 3;
     const int64_t ny = ni[1] + kSplitOrder - 1, nz = ni[2] + kSplitOrder - 1;
-    const double *row = grid + ((static_cast<int64_t>(c[0]) + i0) * ny + c[1] + jy) * nz + c[2] + kz;
+    const double wy0 = lagrange_weight(t[1], jy), wy1 = lagrange_weight(t[1], jy + 4);
+    const double *row = grid + (static_cast<int64_t>(c[0]) * ny + c[1] + jy) * nz + c[2] + kz;
+    double wx[kSplitOrder];
+    split_weights(t[0], wx);
     double s = 0.0;
 #pragma unroll
-    for (int i = 0; i < kPlanes; ++i, row += ny * nz) s = fma(w[0][i0 + i], row[0], s);
-    return s * w[1][jy] * w[2][kz];
+    for (int i = 0; i < kSplitOrder; ++i, row += ny * nz) s = fma(wx[i], fma(wy0, row[0], wy1 * row[4 * nz]), s);
+    return s * lagrange_weight(t[2], kz);
 }
 
-// Cell k of the point's concatenated column ranges goes to thread k mod kPointThreads, in increasing k: threads
-// 0..63 first find the ranges (thread c: column c) and their offsets (an integer block scan), then all walk the cells.
+// The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
+// with today's bins) takes the lane-redundant walk of split_for_ranges instead.
+constexpr int kMaxColumns = 64;
+
+// f(s) as split_f, over NT (>= the table's n) zero-padded coefficients held in the kernel's parameter space.
+template <int NT>
+__device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, double s) {
+    const double x = fma(s, scale, -1.0);
+    double r = cf.c[NT - 1];
+#pragma unroll
+    for (int j = NT - 2; j >= 0; --j) r = fma(r, x, cf.c[j]);
+    return r;
+}
+
+// One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
+// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one selected: no branch per cell.
+template <int NT>
+__device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
+                                            const double *p, double self) {
+    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
+    return d2 < v.rc2 ? t : 0.0;
+}
+
+// MIXED: the pair's value q erfc(a d) / d = q r erfc(a d2 r), r = 1/sqrt(d2), in single precision from the double d2
+// (the coordinates' difference stays double: 10 bohr apart in float would cost 1e-6 bohr). Its rounding error is a few
+// ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
+// ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table and ~6 FP64
+// operations a pair instead of ~36; the kernel's time moves less than that (its column setup and memory latency weigh
+// as much: bench/results/h100_2026-11-26_split_block64, MIXED 5-17 % faster than DOUBLE at N = 1,024 and 8,192).
+__device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
+                                                  const double *p, double self) {
+    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    const float d2f = __double2float_rn(d2);
+    const float r = rsqrtf(d2f);
+    const float e = r * erfcf(alpha * (d2f * r));
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * static_cast<double>(e);
+    return d2 < v.rc2 ? t : 0.0;
+}
+
 template <int NT, bool kMixed>
-__global__ void __launch_bounds__(kPointThreads, 1024 / kPointThreads)  // 64 registers, 32 warps an SM
+__device__ __forceinline__ double pair(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
+                                       int64_t m, const double *p, double self) {
+    if constexpr (kMixed) return pair_term_mixed(v, alpha, cells, m, p, self);
+    else return pair_term<NT>(v, cf, cells, m, p, self);
+}
+
+// Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
+// the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
+template <int NT, bool kMixed>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out) {
-    __shared__ int64_t col_begin[kMaxColumns];
-    __shared__ int32_t col_first[kMaxColumns + 1];  // offset of each column's first cell
-    __shared__ int32_t warp_total[2];
-    __shared__ double w[3][kSplitOrder];
-    __shared__ double part[kPointWarps];
+    __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
+    __shared__ int32_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // offset of each column's first cell
     const SplitView &v = d.v;
     const float alpha = static_cast<float>(v.alpha);
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int i = blockIdx.x;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int i = blockIdx.x * kWarpsPerBlock + w;
     if (i >= n) return;
     const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
     if (interp && !split_inside(v.grid, p)) {  // the host sends it to the direct sum (no pass over the points first)
-        if (tid == 0) out[i] = __longlong_as_double(0x7ff8000000000000LL);
-        return;  // the whole block: p is the same for all its threads
+        if (lane == 0) out[i] = __longlong_as_double(0x7ff8000000000000LL);
+        return;
     }
-    double s = interp ? interp_share(v.grid, p, tid, w) : 0.0;
+    double s = interp ? interp_share(v.grid, p, lane) : 0.0;
     int32_t i0[3], i1[3];
     if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {
         const int ny = i1[1] - i0[1] + 1, ncol = ny * (i1[2] - i0[2] + 1);
         if (ncol <= kMaxColumns) {
-            int len = 0;
-            if (tid < kMaxColumns) {
+            int len[2];
+            for (int h = 0; h < 2; ++h) {
+                const int col = lane + 32 * h;
                 int64_t b = 0, e = 0;
-                if (tid < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + tid % ny, i0[2] + tid / ny, &b, &e);
-                col_begin[tid] = b;
-                len = static_cast<int>(e - b);
+                if (col < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
+                col_begin[w][col] = b;
+                len[h] = static_cast<int>(e - b);
             }
-            // Inclusive scan of the lengths in warps 0 and 1, then warp 1's after warp 0's total.
-            int inc = len;
-            for (int off = 1; off < 32; off <<= 1) {
-                const int up = __shfl_up_sync(0xffffffffu, inc, off);
-                if (lane >= off) inc += up;
-            }
-            if (warp < 2 && lane == 31) warp_total[warp] = inc;
-            __syncthreads();
-            if (tid < kMaxColumns) col_first[tid + 1] = inc + (warp == 1 ? warp_total[0] : 0);
-            if (tid == 0) col_first[0] = 0;
-            __syncthreads();
-            const int total = col_first[kMaxColumns];
+            // Inclusive scans of the two halves' lengths, then the second half after the first's total.
+            int inc[2] = {len[0], len[1]};
+            for (int off = 1; off < 32; off <<= 1)
+                for (int h = 0; h < 2; ++h) {
+                    const int up = __shfl_up_sync(0xffffffffu, inc[h], off);
+                    if (lane >= off) inc[h] += up;
+                }
+            const int first_total = __shfl_sync(0xffffffffu, inc[0], 31);
+            col_first[w][lane + 1] = inc[0];
+            col_first[w][lane + 33] = first_total + inc[1];
+            if (lane == 0) col_first[w][0] = 0;
+            __syncwarp();
+            const int total = col_first[w][kMaxColumns];
+            // Cell k to lane k mod 32 (two cells per step, interleaved, measured no faster: 02a252a).
             int c = 0;
-            for (int k = tid; k < total; k += kPointThreads) {
-                while (col_first[c + 1] <= k) ++c;  // k grows: each thread's column only moves forward
-                double2 xy, zq;
-                load_cell(d.cells, col_begin[c] + (k - col_first[c]), &xy, &zq);
-                s += cell_term<NT, kMixed>(v, d.coef, alpha, xy, zq, p, self);
+            for (int k = lane; k < total; k += 32) {
+                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
+                s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-                const int64_t first = ((tid - base) % kPointThreads + kPointThreads) % kPointThreads;
-                for (int64_t m = b + first; m < e; m += kPointThreads) {
-                    double2 xy, zq;
-                    load_cell(d.cells, m, &xy, &zq);
-                    s += cell_term<NT, kMixed>(v, d.coef, alpha, xy, zq, p, self);
-                }
+                for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32)
+                    s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
                 base += e - b;
             });
         }
     }
     // The nuclear term (the host's add_nuclear_term cost more than this kernel: 8,192 points x 19 nuclei, ~0.5 ms of
-    // scalar divisions per call): thread t takes nuclei t, t + kPointThreads, ...; its sum joins the cells' in the tree.
+    // scalar divisions per call): lane l takes nuclei l, l + 32, ...; the lanes' sums join the cells' in the tree.
     bool on = false;
-    for (int64_t b = tid; b < nuc.n; b += kPointThreads) {
+    for (int64_t b = lane; b < nuc.n; b += 32) {
         const double dx = p[0] - nuc.xyz[3 * b], dy = p[1] - nuc.xyz[3 * b + 1], dz = p[2] - nuc.xyz[3 * b + 2];
         const double d2 = dx * dx + dy * dy + dz * dz;
         on |= d2 < kSingularRadius2;
         s -= nuc.z[b] * rsqrt(d2);
     }
+    on = __any_sync(0xffffffffu, on);
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    if (lane == 0) part[warp] = s;
-    on = __syncthreads_or(on);
-    if (tid == 0) {
-        double sum = part[0];
-        for (int k = 1; k < kPointWarps; ++k) sum += part[k];
-        out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : sum;  // NaN on a nucleus, as on the host
-    }
+    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
 }
 
 // See launch_grid_coulomb (field_split_gpu.cuh).
@@ -237,7 +221,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_coulomb_kernel(const SplitC
 template <int NT, bool kMixed = false>
 void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int n, const double *xyz,
             double *out, cudaStream_t s) {
-    split_kernel<NT, kMixed><<<blocks, kPointThreads, 0, s>>>(d, interp, self, nuc, n, xyz, out);
+    split_kernel<NT, kMixed><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out);
 }
 
 }  // namespace
@@ -261,7 +245,7 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
                          const double *xyz, double *out, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
-    const unsigned blocks = static_cast<unsigned>(n);
+    const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const int m = static_cast<int>(n), nt = d.v.table.n;
     // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
     static_assert(kSplitMaxTerms == 40, "instantiations below cover 8..40 terms");
