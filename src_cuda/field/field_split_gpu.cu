@@ -19,10 +19,6 @@
 #include "field_split.hpp"
 #include "field_split_gpu.cuh"
 
-#ifndef QMMM_SPLIT_OUT_DMA
-#define QMMM_SPLIT_OUT_DMA 1
-#endif
-
 namespace qmmm::cuda {
 namespace {
 
@@ -202,9 +198,10 @@ private:
         return true;
     }
 
-    // The points: memcpy into a page-locked buffer, then one DMA to the device (a pageable copy is staged by the driver
-    // and cost ~50 us per 8,192 points; the kernel reading them from mapped host memory, one PCIe round trip per warp,
-    // took ~60 of its ~85 us: bench/results/h100_2026-11-26_split_parts2). The values: the same way back.
+    // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
+    // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points). A DMA of
+    // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
+    // one-point call ~8 us slower (bench/results/h100_2026-11-26_split_dma).
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
@@ -213,22 +210,9 @@ private:
             const int64_t m = std::min(kBatch, n - b);
             pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
             pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
-            dev_pts_.ensure(static_cast<size_t>(3 * m), "split points");
             std::memcpy(pin_pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double));
-            check(cudaMemcpyAsync(dev_pts_.p, pin_pts_.p, static_cast<size_t>(3 * m) * sizeof(double), cudaMemcpyHostToDevice,
-                                  stream_),
-                  "split points to the device");
-#if QMMM_SPLIT_OUT_DMA
-            dev_res_.ensure(static_cast<size_t>(m), "split results");
-            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, dev_pts_.p, dev_res_.p, stream_),
+            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_),
                   "split kernel launch");
-            check(cudaMemcpyAsync(pin_res_.p, dev_res_.p, static_cast<size_t>(m) * sizeof(double), cudaMemcpyDeviceToHost,
-                                  stream_),
-                  "split results from the device");
-#else
-            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, dev_pts_.p, pin_res_.dev, stream_),
-                  "split kernel launch");
-#endif
             check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
             const double *r = pin_res_.p;
             double *o = out + b;
@@ -252,7 +236,6 @@ private:
     void release() {
         for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
-        dev_pts_.release(), dev_res_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -269,7 +252,7 @@ private:
     std::unique_ptr<FieldBackend> direct_;
     SplitModel model_;
     split::SplitDevice dev_view_;
-    DeviceBuf<double> x_, g0_, pool_, nx_, nz_, dev_pts_, dev_res_;
+    DeviceBuf<double> x_, g0_, pool_, nx_, nz_;
     DeviceBuf<split::SplitCellGpu> cells_;
     PinnedBuf<double> pin_pts_, pin_res_;
     split::SplitNuclei nuc_;
