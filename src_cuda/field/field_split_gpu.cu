@@ -201,7 +201,7 @@ private:
     // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
     // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points). A DMA of
     // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
-    // one-point call ~8 us slower (bench/results/h100_2026-11-26_split_dma).
+    // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma).
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
