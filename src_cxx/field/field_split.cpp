@@ -606,7 +606,7 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
             }
             // Kept only within the tolerance (and NaN-safe: a NaN worst keeps double).
             if (m.info.error_estimate + kSplitRoundingSafety * worst <= tol) {
-                m.info.single_pairs = true, m.info.rounding_error = worst;
+                m.info.single_pairs = true;
                 m.info.error_estimate += kSplitRoundingSafety * worst;
             }
         }

@@ -39,7 +39,6 @@ struct SplitInfo {
     double error_estimate = 0;  // truncation bound + max(interpolation estimate, sampled error) [+ rounding]
     double trunc_bound = 0, interp_estimate = 0, sampled_error = 0;
     bool single_pairs = false;  // MIXED: near cells' terms in single precision (within the tolerance, see above)
-    double rounding_error = 0;  // their measured rounding (largest at the check points; 0 in double)
     int64_t grid_values = 0, leaves_refined = 0;  // values computed; leaf blocks of level >= 1
     int max_level = 0;
     double setup_seconds = 0;

@@ -51,8 +51,8 @@ typedef struct qmmm_options {
  * compute each near cell's term in single precision (sums, coordinates and interpolation stay double) where create
  * measures that rounding to fit the tolerance (it is then part of the error estimate); elsewhere, and on the CPU,
  * MIXED evaluates in double. qmmm_field_backend reports which. CPU and CUDA; the singular-point rules of
- * qmmm_field_eval hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats); then a point
- * costs about as much as 10^3 direct pair terms, whatever n_cells is. */
+ * qmmm_field_eval hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats);
+ * then a point costs about as much as 10^3 direct pair terms, whatever n_cells is. */
 
 typedef struct qmmm_field_s *qmmm_field;
 
