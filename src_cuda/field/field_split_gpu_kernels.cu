@@ -57,30 +57,43 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
     return r;
 }
 
-// One cell's short-range term as split_pair. DOUBLE: the device's double reciprocal square root (one rounding more
-// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12) and the f-table. kMixed: q erfc(a d) / d = q r erfc(a d2 r),
-// r = 1/sqrt(d2), in single precision from the double d2 (the coordinates' difference stays double: 10 bohr apart in
-// float would cost 1e-6 bohr); its rounding is a few ulps of the term itself, not of q / d, so it lives in the few
-// cells within ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). That is ~6 FP64
-// operations a pair instead of ~36, but the kernel's time moves less (its column setup and memory latency weigh as
-// much: bench/results/h100_2026-11-25_split_eval_ab, MIXED 5-17 % faster at N = 1,024 and 8,192).
-// Both cases computed, one selected: no branch per cell.
-template <int NT, bool kMixed>
-__device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
-                                            int64_t m, const double *p, double self) {
+// One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
+// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one selected: no branch per cell.
+template <int NT>
+__device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
+                                            const double *p, double self) {
     const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
     const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
     const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
     const double d2 = dx * dx + dy * dy + dz * dz;
-    double g;  // erfc(a d) / d
-    if constexpr (kMixed) {
-        const float d2f = __double2float_rn(d2), r = rsqrtf(d2f);
-        g = static_cast<double>(r * erfcf(alpha * (d2f * r)));
-    } else {
-        g = rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2);
-    }
-    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * g;
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
     return d2 < v.rc2 ? t : 0.0;
+}
+
+// MIXED: the pair's value q erfc(a d) / d = q r erfc(a d2 r), r = 1/sqrt(d2), in single precision from the double d2
+// (the coordinates' difference stays double: 10 bohr apart in float would cost 1e-6 bohr). Its rounding error is a few
+// ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
+// ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table and ~6 FP64
+// operations a pair instead of ~36; the kernel's time moves less than that (its column setup and memory latency weigh
+// as much: bench/results/h100_2026-11-26_split_block64, MIXED 5-17 % faster than DOUBLE at N = 1,024 and 8,192).
+__device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
+                                                  const double *p, double self) {
+    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
+    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
+    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    const float d2f = __double2float_rn(d2);
+    const float r = rsqrtf(d2f);
+    const float e = r * erfcf(alpha * (d2f * r));
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * static_cast<double>(e);
+    return d2 < v.rc2 ? t : 0.0;
+}
+
+template <int NT, bool kMixed>
+__device__ __forceinline__ double pair(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
+                                       int64_t m, const double *p, double self) {
+    if constexpr (kMixed) return pair_term_mixed(v, alpha, cells, m, p, self);
+    else return pair_term<NT>(v, cf, cells, m, p, self);
 }
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
@@ -131,13 +144,13 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             int c = 0;
             for (int k = lane; k < total; k += 32) {
                 while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                s += pair_term<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
+                s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
                 for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32)
-                    s += pair_term<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
+                    s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
                 base += e - b;
             });
         }
