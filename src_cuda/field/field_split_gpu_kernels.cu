@@ -75,7 +75,7 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
 // ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
 // ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table and ~6 FP64
 // operations a pair instead of ~36; the kernel's time moves less than that (its column setup and memory latency weigh
-// as much: bench/results/h100_2026-11-26_split_block64, MIXED 5-17 % faster than DOUBLE at N = 1,024 and 8,192).
+// as much: bench/results/h100_2026-11-25_split_block64, MIXED 5-17 % faster than DOUBLE at N = 1,024 and 8,192).
 __device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
                                                   const double *p, double self) {
     const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
