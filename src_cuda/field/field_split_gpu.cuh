@@ -33,6 +33,9 @@ struct alignas(32) SplitCellGpu {
 // bits of split_f (0 * x + 0 = 0, then 0 * x + c = c).
 struct SplitCoefs {
     double c[kSplitMaxTerms];
+    float cs[kSplitMaxTermsSingle];  // MIXED's single-precision f (SplitModel::table_single), zero-padded the same way
+    float scale_single = 0;
+    int32_t n_single = 0;  // its terms (0: none; MIXED then evaluates in double)
 };
 
 // What the kernel reads: v with device pointers (v.cells.x for the columns' end trimming, cells for the pairs).
@@ -60,7 +63,7 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
 // out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
 // nucleus, as the host's add_nuclear_term; nucleus b in lane b mod 32, in the warp's fixed shuffle tree). With
 // interp, a point outside the grid's region gets NaN too (the host tells the two apart). xyz and out may be mapped
-// host memory. mixed: the cells' terms in single precision (pair_term_mixed), everything else as without.
+// host memory. mixed: the cells' terms in single precision (pair_term's MIXED case), everything else as without.
 cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double self, const SplitNuclei &nuc, int64_t n,
                          const double *xyz, double *out, cudaStream_t s);
 

@@ -57,55 +57,55 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
     return r;
 }
 
-// One cell's short-range term as split_pair, with the device's double reciprocal square root (one rounding more
-// than 1.0 / sqrt: the tests hold GPU and CPU to 1e-12). Both cases computed, one selected: no branch per cell.
+// MIXED's f as split_f_single, over NT (>= n_single) zero-padded float coefficients.
 template <int NT>
+__device__ __forceinline__ float f_poly_single(const SplitCoefs &cf, float s) {
+    const float x = fmaf(s, cf.scale_single, -1.0f);
+    float r = cf.cs[NT - 1];
+#pragma unroll
+    for (int j = NT - 2; j >= 0; --j) r = fmaf(r, x, cf.cs[j]);
+    return r;
+}
+
+// One cell's short-range term as split_pair; both cases computed, one selected: no branch per cell.
+// DOUBLE: the device's double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU
+// to 1e-12), f from the double table.
+// MIXED: 1/d - f(d^2) in single precision from the double d2 (the coordinates' difference stays double: 10 bohr apart
+// in float would cost 1e-6 bohr), 1/d from the hardware's approximate rsqrt (~2^-22 relative), f from a float table:
+// ~20 single-precision instructions a pair instead of ~36 FP64 ones. Its rounding, a few ulps of q/d (of q f(0) where
+// the two cancel near R_c), is measured by split_build, which keeps MIXED only within the tolerance. (CUDA's erfcf in
+// r erfc(a d2 r) cost ~75 instructions a pair, half of the kernel's: bench/results/h100_2026-11-25_split_table.)
+template <int NT, bool kMixed>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
     const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
     const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
     const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
     const double d2 = dx * dx + dy * dy + dz * dz;
-    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * (rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2));
+    double e;
+    if constexpr (kMixed) {
+        const float d2f = __double2float_rn(d2);
+        float r;
+        asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d2f));
+        e = static_cast<double>(r - f_poly_single<NT>(cf, d2f));
+    } else {
+        e = rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2);
+    }
+    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * e;
     return d2 < v.rc2 ? t : 0.0;
-}
-
-// MIXED: the pair's value q erfc(a d) / d = q r erfc(a d2 r), r = 1/sqrt(d2), in single precision from the double d2
-// (the coordinates' difference stays double: 10 bohr apart in float would cost 1e-6 bohr). Its rounding error is a few
-// ulps of the term itself, i.e. of q erfc(a d) / d, not of q / d: the terms that carry it are the few cells within
-// ~1/a of the point (split_build measures it and keeps MIXED only within the tolerance). No f-table and ~6 FP64
-// operations a pair instead of ~36; the kernel's time moves less than that (its column setup and memory latency weigh
-// as much: bench/results/h100_2026-11-25_split_block64, MIXED 5-17 % faster than DOUBLE at N = 1,024 and 8,192).
-__device__ __forceinline__ double pair_term_mixed(const SplitView &v, float alpha, const SplitCellGpu *cells, int64_t m,
-                                                  const double *p, double self) {
-    const double2 xy = __ldg(reinterpret_cast<const double2 *>(cells + m));
-    const double2 zq = __ldg(reinterpret_cast<const double2 *>(cells + m) + 1);
-    const double dx = p[0] - xy.x, dy = p[1] - xy.y, dz = p[2] - zq.x;
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    const float d2f = __double2float_rn(d2);
-    const float r = rsqrtf(d2f);
-    const float e = r * erfcf(alpha * (d2f * r));
-    const double t = d2 < kSingularRadius2 ? zq.y * (self - v.f0) : zq.y * static_cast<double>(e);
-    return d2 < v.rc2 ? t : 0.0;
-}
-
-template <int NT, bool kMixed>
-__device__ __forceinline__ double pair(const SplitView &v, const SplitCoefs &cf, float alpha, const SplitCellGpu *cells,
-                                       int64_t m, const double *p, double self) {
-    if constexpr (kMixed) return pair_term_mixed(v, alpha, cells, m, p, self);
-    else return pair_term<NT>(v, cf, cells, m, p, self);
 }
 
 // Cell k of the point's concatenated column ranges goes to lane k mod 32, in increasing k: the lanes first find
-// the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), then walk the cells.
+// the ranges (lane l: columns l and l + 32) and their offsets (an integer warp scan), keep the non-empty ones, then
+// walk the cells 32 at a time. A step's lanes find their columns without a search: the columns that start within the
+// step set their bits in a warp-wide mask, and a lane's column is the one of the last bit at or below it (a scan of
+// column boundaries per lane cost a fifth of the kernel's instructions and diverged: split_table's SASS counts).
 template <int NT, bool kMixed>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out) {
-    __shared__ int64_t col_begin[kWarpsPerBlock][kMaxColumns];
-    __shared__ int32_t col_first[kWarpsPerBlock][kMaxColumns + 1];  // offset of each column's first cell
+    __shared__ int64_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
     const SplitView &v = d.v;
-    const float alpha = static_cast<float>(v.alpha);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int i = blockIdx.x * kWarpsPerBlock + w;
     if (i >= n) return;
@@ -119,13 +119,13 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
     if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {
         const int ny = i1[1] - i0[1] + 1, ncol = ny * (i1[2] - i0[2] + 1);
         if (ncol <= kMaxColumns) {
+            int64_t beg[2];
             int len[2];
             for (int h = 0; h < 2; ++h) {
                 const int col = lane + 32 * h;
                 int64_t b = 0, e = 0;
                 if (col < ncol) split_column_range(v.cells, p, v.rc2, i0[1] + col % ny, i0[2] + col / ny, &b, &e);
-                col_begin[w][col] = b;
-                len[h] = static_cast<int>(e - b);
+                beg[h] = b, len[h] = static_cast<int>(e - b);
             }
             // Inclusive scans of the two halves' lengths, then the second half after the first's total.
             int inc[2] = {len[0], len[1]};
@@ -135,22 +135,34 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
                     if (lane >= off) inc[h] += up;
                 }
             const int first_total = __shfl_sync(0xffffffffu, inc[0], 31);
-            col_first[w][lane + 1] = inc[0];
-            col_first[w][lane + 33] = first_total + inc[1];
-            if (lane == 0) col_first[w][0] = 0;
+            const int total = first_total + __shfl_sync(0xffffffffu, inc[1], 31);
+            const int first[2] = {inc[0] - len[0], first_total + inc[1] - len[1]};  // each column's offset
+            // The non-empty columns, in order (their offsets differ: one bit each in a step's mask).
+            const unsigned below = (1u << lane) - 1u, upto = below | (1u << lane);
+            const unsigned ne0 = __ballot_sync(0xffffffffu, len[0] > 0), ne1 = __ballot_sync(0xffffffffu, len[1] > 0);
+            if (len[0] > 0) col_base[w][__popc(ne0 & below)] = beg[0] - first[0];
+            if (len[1] > 0) col_base[w][__popc(ne0) + __popc(ne1 & below)] = beg[1] - first[1];
             __syncwarp();
-            const int total = col_first[w][kMaxColumns];
-            // Cell k to lane k mod 32 (two cells per step, interleaved, measured no faster: 02a252a).
-            int c = 0;
-            for (int k = lane; k < total; k += 32) {
-                while (col_first[w][c + 1] <= k) ++c;  // k grows: each lane's column only moves forward
-                s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, col_begin[w][c] + (k - col_first[w][c]), p, self);
+            int before = 0;  // non-empty columns that start before the step
+#pragma unroll 4
+            for (int k0 = 0; k0 < total; k0 += 32) {
+                unsigned bits = 0;
+                for (int h = 0; h < 2; ++h) {
+                    const unsigned o = static_cast<unsigned>(first[h] - k0);
+                    if (len[h] > 0 && o < 32u) bits |= 1u << o;
+                }
+                const unsigned mask = __reduce_or_sync(0xffffffffu, bits);
+                const int k = k0 + lane;
+                if (k < total)
+                    s += pair_term<NT, kMixed>(v, d.coef, d.cells, col_base[w][before + __popc(mask & upto) - 1] + k, p,
+                                               self);
+                before += __popc(mask);
             }
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
                 for (int64_t m = b + ((lane - base) % 32 + 32) % 32; m < e; m += 32)
-                    s += pair<NT, kMixed>(v, d.coef, alpha, d.cells, m, p, self);
+                    s += pair_term<NT, kMixed>(v, d.coef, d.cells, m, p, self);
                 base += e - b;
             });
         }
@@ -249,8 +261,15 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
     const int m = static_cast<int>(n), nt = d.v.table.n;
     // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
     static_assert(kSplitMaxTerms == 40, "instantiations below cover 8..40 terms");
-    if (mixed) launch<1, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    static_assert(kSplitMaxTermsSingle == 24, "instantiations below cover 1..24 single-precision terms");
+    const int ns = d.coef.n_single;
+    if (mixed && (ns < 1 || ns > kSplitMaxTermsSingle)) return cudaErrorInvalidValue;
+    if (mixed) {
+        if (ns <= 12) launch<12, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        else if (ns <= 16) launch<16, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        else if (ns <= 20) launch<20, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        else launch<24, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+    } else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 12) launch<12>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 16) launch<16>(blocks, d, interp, self, nuc, m, xyz, out, s);
     else if (nt <= 20) launch<20>(blocks, d, interp, self, nuc, m, xyz, out, s);

@@ -54,28 +54,35 @@ long double f_exact(long double alpha, long double s) {
 // f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a polynomial in x = 2 s / R_c^2 - 1 (its Chebyshev series in powers of
 // x), computed in long double, with the fewest terms whose error (checked densely, as split_f evaluates it) is at
 // most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
+// f's n-term Chebyshev series on [0, smax] in powers of x = 2 s / smax - 1 (long double).
+std::vector<long double> f_powers(long double alpha, long double smax, int n) {
+    const long double pi = 3.14159265358979323846264338327950288L;
+    // Chebyshev coefficients (the first halved), then sum_j c_j T_j(x) in powers of x: T_{j+1} = 2x T_j - T_{j-1}.
+    std::vector<long double> cheb(static_cast<size_t>(n)), pw(static_cast<size_t>(n), 0.0L);
+    for (int j = 0; j < n; ++j) {
+        long double c = 0;
+        for (int k = 0; k < n; ++k) {
+            const long double th = pi * (k + 0.5L) / n;
+            c += f_exact(alpha, smax * (0.5L + 0.5L * std::cos(th))) * std::cos(j * th);
+        }
+        cheb[j] = (j == 0 ? 1 : 2) * c / n;
+    }
+    std::vector<long double> prev(static_cast<size_t>(n), 0.0L), cur(static_cast<size_t>(n), 0.0L), next(static_cast<size_t>(n));
+    cur[0] = 1;  // T_0
+    for (int j = 0; j < n; ++j) {
+        for (int i = 0; i <= j; ++i) pw[i] += cheb[j] * cur[i];
+        for (int i = 0; i < n; ++i)  // T_1 = x, T_{j+1} = 2x T_j - T_{j-1}
+            next[i] = (i > 0 ? (j == 0 ? 1 : 2) * cur[i - 1] : 0) - (j == 0 ? 0 : prev[i]);
+        prev.swap(cur), cur.swap(next);
+    }
+    return pw;
+}
+
 void build_table(SplitModel &m, double alpha, double rc, double target) {
-    const long double smax = static_cast<long double>(rc) * rc, pi = 3.14159265358979323846264338327950288L;
+    const long double smax = static_cast<long double>(rc) * rc;
     m.tv.scale = static_cast<double>(2 / smax);
     for (int n = 8; n <= kSplitMaxTerms; ++n) {
-        // Chebyshev coefficients (the first halved), then sum_j c_j T_j(x) in powers of x: T_{j+1} = 2x T_j - T_{j-1}.
-        std::vector<long double> cheb(static_cast<size_t>(n)), pw(static_cast<size_t>(n), 0.0L);
-        for (int j = 0; j < n; ++j) {
-            long double c = 0;
-            for (int k = 0; k < n; ++k) {
-                const long double th = pi * (k + 0.5L) / n;
-                c += f_exact(alpha, smax * (0.5L + 0.5L * std::cos(th))) * std::cos(j * th);
-            }
-            cheb[j] = (j == 0 ? 1 : 2) * c / n;
-        }
-        std::vector<long double> prev(static_cast<size_t>(n), 0.0L), cur(static_cast<size_t>(n), 0.0L), next(static_cast<size_t>(n));
-        cur[0] = 1;  // T_0
-        for (int j = 0; j < n; ++j) {
-            for (int i = 0; i <= j; ++i) pw[i] += cheb[j] * cur[i];
-            for (int i = 0; i < n; ++i)  // T_1 = x, T_{j+1} = 2x T_j - T_{j-1}
-                next[i] = (i > 0 ? (j == 0 ? 1 : 2) * cur[i - 1] : 0) - (j == 0 ? 0 : prev[i]);
-            prev.swap(cur), cur.swap(next);
-        }
+        const std::vector<long double> pw = f_powers(alpha, smax, n);
         m.table.assign(pw.begin(), pw.end());
         m.tv.c = m.table.data(), m.tv.n = n;
         double worst = 0;
@@ -86,6 +93,33 @@ void build_table(SplitModel &m, double alpha, double rc, double target) {
         if (worst <= target) return;
     }
     throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
+}
+
+// The single-precision f of MIXED (split_f_single): float coefficients, as few as reach the accuracy that float
+// evaluation allows (the fewest terms within 1.25x of the best error over 8..kSplitMaxTermsSingle terms, checked
+// densely as the kernel computes it). Its error, a few ulps of f(0), is part of the rounding that split_build measures.
+void build_table_single(SplitModel &m, double alpha, double rc) {
+    const long double smax = static_cast<long double>(rc) * rc;
+    const float scale = static_cast<float>(2 / smax);
+    std::vector<std::vector<float>> tables;
+    std::vector<double> worst;
+    for (int n = 8; n <= kSplitMaxTermsSingle; ++n) {
+        const std::vector<long double> pw = f_powers(alpha, smax, n);
+        tables.emplace_back(pw.begin(), pw.end());
+        double w = 0;
+        for (int i = 0; i <= 4096; ++i) {
+            const double s = std::min(static_cast<double>(smax) * i / 4096, static_cast<double>(smax));
+            const float sf = static_cast<float>(s);
+            w = std::max(w, std::fabs(split_f_single(tables.back().data(), n, scale, sf) -
+                                      static_cast<double>(f_exact(alpha, static_cast<long double>(sf)))));
+        }
+        worst.push_back(w);
+    }
+    const double best = *std::min_element(worst.begin(), worst.end());
+    size_t k = 0;
+    while (worst[k] > 1.25 * best) ++k;
+    m.table_single = tables[k];
+    m.scale_single = scale;
 }
 
 void build_cells(SplitModel &m, const FieldData &d, double rc) {
@@ -591,6 +625,7 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
     build_cells(m, d, rc);
     // f's error e adds at most e R_c to a cell's term relative to |q|/d: 1e-3 of the tolerance, or rounding.
     build_table(m, alpha, rc, std::max(1e-3 * tol / rc, 1e-15 * static_cast<double>(f_exact(alpha, 0))));
+    build_table_single(m, alpha, rc);
     engine.cells_ready(m);
     SplitSamples samples;
     build_grid(m, d, engine, o.region, tol, choose_spacing(tol), samples);

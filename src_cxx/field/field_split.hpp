@@ -9,9 +9,10 @@
 // - interpolation of L: estimated per brick from the difference between each grid level and the one twice as
 //   coarse at the finer level's nodes (|I_2h L - L| / 2^8, times a safety factor), refined where too large,
 //   then checked against exact values at random points of the region;
-// - rounding: ~1e-15 in DOUBLE. MIXED (CUDA) computes each near cell's term in single precision: a few ulps of
-//   q erfc(a d)/d, measured at create on the check points against the double short-range sum and added to the
-//   estimate (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
+// - rounding: ~1e-15 in DOUBLE. MIXED (CUDA) computes each near cell's term in single precision, as
+//   q (1/d - f(d^2)) with f from a float polynomial: a few ulps of q/d (of q f(0) where 1/d and f cancel near
+//   R_c), measured at create on the check points against the double short-range sum and added to the estimate
+//   (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -56,6 +57,9 @@ struct SplitModel {
     // f(s) = erf(a sqrt s)/sqrt s
     std::vector<double> table;
     SplitTableView tv;
+    // f in single precision for MIXED (split_f_single): coefficients and 2 / R_c^2
+    std::vector<float> table_single;
+    float scale_single = 0;
     // grid
     SplitGridView gv;
     std::vector<double> g0, pool;

@@ -103,6 +103,16 @@ QMMM_HOST_DEVICE inline double split_f(const SplitTableView &t, double s) {
     return r;
 }
 
+// MIXED's f in single precision: at most this many float terms (a^2 R_c^2 up to ~26 needs about 20 for float's
+// accuracy), evaluated as the CUDA kernel does (fused multiply-adds: the host's build check gets its bits).
+constexpr int kSplitMaxTermsSingle = 24;
+QMMM_HOST_DEVICE inline float split_f_single(const float *c, int n, float scale, float s) {
+    const float x = fmaf(s, scale, -1.0f);
+    float r = c[n - 1];
+    for (int j = n - 2; j >= 0; --j) r = fmaf(r, x, c[j]);
+    return r;
+}
+
 // One cell's short-range term for a squared distance d2: 0 beyond R_c, q (self - f0) on the centre.
 QMMM_HOST_DEVICE inline double split_pair(const SplitView &v, double q, double d2, double self) {
     if (!(d2 < v.rc2)) return 0.0;
