@@ -36,8 +36,6 @@ public:
         DeviceScope scope(dev_);
         try {
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-            check(cudaStreamCreateWithFlags(&stream2_, cudaStreamNonBlocking), "cudaStreamCreate");
-            for (auto &e : done_) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
             nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
             upload(nx_, d.nuc_xyz, "split nuclei"), upload(nz_, d.nuc_z, "split nuclear charges");
             nuc_.xyz = nx_.p, nuc_.z = nz_.p, nuc_.n = d.n_nuclei;
@@ -63,8 +61,7 @@ public:
         int saved = -1;
         cudaGetDevice(&saved);
         cudaSetDevice(dev_);
-        for (cudaStream_t st : {stream_, stream2_})
-            if (st) cudaStreamSynchronize(st);
+        if (stream_) cudaStreamSynchronize(stream_);
         release();
         if (saved >= 0) cudaSetDevice(saved);
     }
@@ -189,10 +186,11 @@ private:
         v.cells.start = m.start.empty() ? nullptr : start_.p;
         v.table.c = nullptr;  // in dev_view_.coef
         dev_view_.cells = cells_.p;
+        dev_view_.pad = std::max<int64_t>(0, static_cast<int64_t>(m.x.size()) - kSplitCellPadding);
         dev_view_.coef = split::SplitCoefs{};
         std::copy(m.table.begin(), m.table.end(), dev_view_.coef.c);
         std::copy(m.table_single.begin(), m.table_single.end(), dev_view_.coef.cs);
-        dev_view_.coef.scale_single = m.scale_single;
+        dev_view_.coef.scale_single = m.scale_single, dev_view_.coef.exp_single = m.exp_single;
         dev_view_.coef.n_single = static_cast<int32_t>(m.table_single.size());
         check(cudaDeviceSynchronize(), "split cells upload");  // the kernels run on stream_, which the copies do not order
     }
@@ -209,11 +207,8 @@ private:
     // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
     // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points). A DMA of
     // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
-    // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma).
-    // A large batch goes in up to kChunks chunks on two streams: the host copies a chunk in and launches it while the
-    // one before runs, and copies a chunk's values out while later ones run (at 8,192 points the copies and the launch
-    // were ~22 us of a ~115 us call: bench/results/h100_2026-11-25_split_eval_profile); the chunks' kernels overlap,
-    // so no chunk's last wave idles the GPU. Every point is one warp's fixed sequence: the same bits in any chunking.
+    // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma); four chunks on two streams, to overlap the
+    // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk).
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
@@ -222,25 +217,15 @@ private:
             const int64_t m = std::min(kBatch, n - b);
             pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
             pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
-            const int64_t chunk = m < 2 * kMinChunk ? m : std::max(kMinChunk, (m + kChunks - 1) / kChunks);
-            const int64_t nch = (m + chunk - 1) / chunk;
-            for (int64_t c = 0; c < nch; ++c) {
-                const int64_t lo = c * chunk, len = std::min(chunk, m - lo);
-                std::memcpy(pin_pts_.p + 3 * lo, xyz + 3 * (b + lo), static_cast<size_t>(3 * len) * sizeof(double));
-                cudaStream_t st = c % 2 ? stream2_ : stream_;
-                check(split::launch_split(dev_view_, interp, mixed, self, nuc, len, pin_pts_.dev + 3 * lo, pin_res_.dev + lo, st),
-                      "split kernel launch");
-                check(cudaEventRecord(done_[c], st), "cudaEventRecord");
-            }
-            for (int64_t c = 0; c < nch; ++c) {
-                check(cudaEventSynchronize(done_[c]), "split kernel (cudaEventSynchronize)");
-                const int64_t lo = c * chunk, len = std::min(chunk, m - lo);
-                const double *r = pin_res_.p + lo;
-                double *o = out + b + lo;
-                for (int64_t i = 0; i < len; ++i) {
-                    o[i] = r[i];
-                    nan |= r[i] != r[i];
-                }
+            std::memcpy(pin_pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double));
+            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_),
+                  "split kernel launch");
+            check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
+            const double *r = pin_res_.p;
+            double *o = out + b;
+            for (int64_t i = 0; i < m; ++i) {
+                o[i] = r[i];
+                nan |= r[i] != r[i];
             }
         }
         return nan;
@@ -258,10 +243,8 @@ private:
     void release() {
         for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
-        for (auto &e : done_)
-            if (e) cudaEventDestroy(e), e = nullptr;
-        for (cudaStream_t *st : {&stream_, &stream2_})
-            if (*st) cudaStreamDestroy(*st), *st = nullptr;
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
     }
 
     FieldBackend &direct() {
@@ -269,11 +252,8 @@ private:
         return *direct_;
     }
 
-    static constexpr int64_t kChunks = 4, kMinChunk = 2048;  // a batch's chunks: at most 4, of at least 2,048 points
-
     int dev_ = 0;
-    cudaStream_t stream_ = nullptr, stream2_ = nullptr;
-    cudaEvent_t done_[kChunks] = {};
+    cudaStream_t stream_ = nullptr;
     std::future<std::unique_ptr<FieldBackend>> pending_;
     FieldData nuclei_;
     std::unique_ptr<FieldBackend> direct_;

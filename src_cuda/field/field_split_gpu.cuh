@@ -33,8 +33,8 @@ struct alignas(32) SplitCellGpu {
 // bits of split_f (0 * x + 0 = 0, then 0 * x + c = c).
 struct SplitCoefs {
     double c[kSplitMaxTerms];
-    float cs[kSplitMaxTermsSingle];  // MIXED's single-precision f (SplitModel::table_single), zero-padded the same way
-    float scale_single = 0;
+    float cs[kSplitMaxTermsSingle];  // MIXED's single-precision h (SplitModel::table_single), zero-padded the same way
+    float scale_single = 0, exp_single = 0;
     int32_t n_single = 0;  // its terms (0: none; MIXED then evaluates in double)
 };
 
@@ -42,6 +42,7 @@ struct SplitCoefs {
 struct SplitDevice {
     SplitView v;
     const SplitCellGpu *cells = nullptr;
+    int64_t pad = 0;  // a padding cell (kSplitCellPadding): zero charge, far from everything
     SplitCoefs coef{};
 };
 

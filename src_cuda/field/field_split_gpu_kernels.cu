@@ -57,24 +57,25 @@ __device__ __forceinline__ double f_poly(const SplitCoefs &cf, double scale, dou
     return r;
 }
 
-// MIXED's f as split_f_single, over NT (>= n_single) zero-padded float coefficients.
+// MIXED's h as split_h_single, over NT (>= n_single) zero-padded float coefficients.
 template <int NT>
-__device__ __forceinline__ float f_poly_single(const SplitCoefs &cf, float s) {
-    const float x = fmaf(s, cf.scale_single, -1.0f);
+__device__ __forceinline__ float h_poly_single(const SplitCoefs &cf, float d) {
+    const float u = fmaf(d, cf.scale_single, -1.0f);
     float r = cf.cs[NT - 1];
 #pragma unroll
-    for (int j = NT - 2; j >= 0; --j) r = fmaf(r, x, cf.cs[j]);
+    for (int j = NT - 2; j >= 0; --j) r = fmaf(r, u, cf.cs[j]);
     return r;
 }
 
 // One cell's short-range term as split_pair; both cases computed, one selected: no branch per cell.
 // DOUBLE: the device's double reciprocal square root (one rounding more than 1.0 / sqrt: the tests hold GPU and CPU
 // to 1e-12), f from the double table.
-// MIXED: 1/d - f(d^2) in single precision from the double d2 (the coordinates' difference stays double: 10 bohr apart
-// in float would cost 1e-6 bohr), 1/d from the hardware's approximate rsqrt (~2^-22 relative), f from a float table:
-// ~20 single-precision instructions a pair instead of ~36 FP64 ones. Its rounding, a few ulps of q/d (of q f(0) where
-// the two cancel near R_c), is measured by split_build, which keeps MIXED only within the tolerance. (CUDA's erfcf in
-// r erfc(a d2 r) cost ~75 instructions a pair, half of the kernel's: bench/results/h100_2026-11-25_split_table.)
+// MIXED: erfc(a d) / d = (1/d) 2^(-a^2 d^2 / ln 2) h(d) in single precision from the double d2 (the coordinates'
+// difference stays double: 10 bohr apart in float would cost 1e-6 bohr), with the hardware's approximate rsqrt and
+// exp2 (~2^-22 relative each) and h from a float table: ~20 single-precision instructions a pair against ~36 FP64 ones,
+// and its rounding a few ulps of the term itself, which split_build measures (MIXED is kept only within the
+// tolerance). CUDA's erfcf cost ~75 instructions a pair, half of the kernel's (bench/results/h100_2026-11-25_split_table);
+// 1/d - f(d^2) in float cancels near R_c and lost 20x more to rounding (h100_2026-11-25_split_walk).
 template <int NT, bool kMixed>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
@@ -85,9 +86,10 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
     double e;
     if constexpr (kMixed) {
         const float d2f = __double2float_rn(d2);
-        float r;
+        float r, g;
         asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d2f));
-        e = static_cast<double>(r - f_poly_single<NT>(cf, d2f));
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(g) : "f"(d2f * cf.exp_single));
+        e = static_cast<double>(r * (g * h_poly_single<NT>(cf, d2f * r)));
     } else {
         e = rsqrt(d2) - f_poly<NT>(cf, v.table.scale, d2);
     }
@@ -143,21 +145,35 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
             if (len[0] > 0) col_base[w][__popc(ne0 & below)] = beg[0] - first[0];
             if (len[1] > 0) col_base[w][__popc(ne0) + __popc(ne1 & below)] = beg[1] - first[1];
             __syncwarp();
+            // Step k0's cell for this lane: the mask's bits below and at the lane count the columns it is past; a lane
+            // past the end gets a padding cell (zero charge, far: its term is exactly 0), so that a step has no branch
+            // and the unrolled steps' loads are in flight together.
             int before = 0;  // non-empty columns that start before the step
-#pragma unroll 4
-            for (int k0 = 0; k0 < total; k0 += 32) {
+            auto cell = [&](int k0) {
                 unsigned bits = 0;
+#pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const unsigned o = static_cast<unsigned>(first[h] - k0);
                     if (len[h] > 0 && o < 32u) bits |= 1u << o;
                 }
                 const unsigned mask = __reduce_or_sync(0xffffffffu, bits);
-                const int k = k0 + lane;
-                if (k < total)
-                    s += pair_term<NT, kMixed>(v, d.coef, d.cells, col_base[w][before + __popc(mask & upto) - 1] + k, p,
-                                               self);
+                const int c = max(before + __popc(mask & upto) - 1, 0);
                 before += __popc(mask);
+                const int k = k0 + lane;
+                return k < total ? col_base[w][c] + k : d.pad;
+            };
+            int k0 = 0;
+            for (; k0 + 3 * 32 < total; k0 += 4 * 32) {  // four steps, each with at least one cell
+                int64_t m[4];
+                double t[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) m[j] = cell(k0 + 32 * j);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) t[j] = pair_term<NT, kMixed>(v, d.coef, d.cells, m[j], p, self);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) s += t[j];
             }
+            for (; k0 < total; k0 += 32) s += pair_term<NT, kMixed>(v, d.coef, d.cells, cell(k0), p, self);
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {

@@ -51,19 +51,17 @@ long double f_exact(long double alpha, long double s) {
     return std::erf(alpha * r) / r;
 }
 
-// f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a polynomial in x = 2 s / R_c^2 - 1 (its Chebyshev series in powers of
-// x), computed in long double, with the fewest terms whose error (checked densely, as split_f evaluates it) is at
-// most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
-// f's n-term Chebyshev series on [0, smax] in powers of x = 2 s / smax - 1 (long double).
-std::vector<long double> f_powers(long double alpha, long double smax, int n) {
+// The n-term Chebyshev series of g on [-1, 1] in powers of x (long double): the coefficients (the first halved), then
+// sum_j c_j T_j(x) in powers of x by T_{j+1} = 2x T_j - T_{j-1}.
+template <class G>
+std::vector<long double> chebyshev_powers(G &&g, int n) {
     const long double pi = 3.14159265358979323846264338327950288L;
-    // Chebyshev coefficients (the first halved), then sum_j c_j T_j(x) in powers of x: T_{j+1} = 2x T_j - T_{j-1}.
     std::vector<long double> cheb(static_cast<size_t>(n)), pw(static_cast<size_t>(n), 0.0L);
     for (int j = 0; j < n; ++j) {
         long double c = 0;
         for (int k = 0; k < n; ++k) {
             const long double th = pi * (k + 0.5L) / n;
-            c += f_exact(alpha, smax * (0.5L + 0.5L * std::cos(th))) * std::cos(j * th);
+            c += g(std::cos(th)) * std::cos(j * th);
         }
         cheb[j] = (j == 0 ? 1 : 2) * c / n;
     }
@@ -78,11 +76,15 @@ std::vector<long double> f_powers(long double alpha, long double smax, int n) {
     return pw;
 }
 
+// f(s) = erf(a sqrt s)/sqrt s on [0, R_c^2] as a polynomial in x = 2 s / R_c^2 - 1 (its Chebyshev series in powers of
+// x), computed in long double, with the fewest terms whose error (checked densely, as split_f evaluates it) is at
+// most `target` (absolute; f itself is between 1/R_c and 2a/sqrt(pi)).
 void build_table(SplitModel &m, double alpha, double rc, double target) {
     const long double smax = static_cast<long double>(rc) * rc;
     m.tv.scale = static_cast<double>(2 / smax);
     for (int n = 8; n <= kSplitMaxTerms; ++n) {
-        const std::vector<long double> pw = f_powers(alpha, smax, n);
+        const std::vector<long double> pw =
+            chebyshev_powers([&](long double x) { return f_exact(alpha, smax * (0.5L + 0.5L * x)); }, n);
         m.table.assign(pw.begin(), pw.end());
         m.tv.c = m.table.data(), m.tv.n = n;
         double worst = 0;
@@ -95,23 +97,24 @@ void build_table(SplitModel &m, double alpha, double rc, double target) {
     throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
 }
 
-// The single-precision f of MIXED (split_f_single): float coefficients, as few as reach the accuracy that float
-// evaluation allows (the fewest terms within 1.25x of the best error over 8..kSplitMaxTermsSingle terms, checked
-// densely as the kernel computes it). Its error, a few ulps of f(0), is part of the rounding that split_build measures.
+// MIXED's h(d) = exp(a^2 d^2) erfc(a d) on [0, R_c] (split_h_single): float coefficients of its Chebyshev series in
+// powers of u = 2 d / R_c - 1 (h is entire and falls only from 1 to ~0.12 there), as few as reach the accuracy that
+// float evaluation allows: the fewest terms within 1.25x of the best error over 8..kSplitMaxTermsSingle terms,
+// checked densely as the kernel computes it. Its error, a few ulps, is part of the rounding split_build measures.
 void build_table_single(SplitModel &m, double alpha, double rc) {
-    const long double smax = static_cast<long double>(rc) * rc;
-    const float scale = static_cast<float>(2 / smax);
+    const long double a = alpha, r = rc;
+    auto h = [&](long double d) { return std::exp(a * a * d * d) * std::erfc(a * d); };
+    const float scale = static_cast<float>(2 / r);
     std::vector<std::vector<float>> tables;
     std::vector<double> worst;
     for (int n = 8; n <= kSplitMaxTermsSingle; ++n) {
-        const std::vector<long double> pw = f_powers(alpha, smax, n);
+        const std::vector<long double> pw = chebyshev_powers([&](long double x) { return h(r * (0.5L + 0.5L * x)); }, n);
         tables.emplace_back(pw.begin(), pw.end());
         double w = 0;
         for (int i = 0; i <= 4096; ++i) {
-            const double s = std::min(static_cast<double>(smax) * i / 4096, static_cast<double>(smax));
-            const float sf = static_cast<float>(s);
-            w = std::max(w, std::fabs(split_f_single(tables.back().data(), n, scale, sf) -
-                                      static_cast<double>(f_exact(alpha, static_cast<long double>(sf)))));
+            const float d = static_cast<float>(rc * i / 4096);
+            const long double exact = h(static_cast<long double>(d));
+            w = std::max(w, static_cast<double>(std::fabs((split_h_single(tables.back().data(), n, scale, d) - exact) / exact)));
         }
         worst.push_back(w);
     }
@@ -120,6 +123,7 @@ void build_table_single(SplitModel &m, double alpha, double rc) {
     while (worst[k] > 1.25 * best) ++k;
     m.table_single = tables[k];
     m.scale_single = scale;
+    m.exp_single = static_cast<float>(-a * a / std::log(2.0L));  // exp(-a^2 s) = 2^(exp_single s)
 }
 
 void build_cells(SplitModel &m, const FieldData &d, double rc) {

@@ -10,9 +10,9 @@
 //   coarse at the finer level's nodes (|I_2h L - L| / 2^8, times a safety factor), refined where too large,
 //   then checked against exact values at random points of the region;
 // - rounding: ~1e-15 in DOUBLE. MIXED (CUDA) computes each near cell's term in single precision, as
-//   q (1/d - f(d^2)) with f from a float polynomial: a few ulps of q/d (of q f(0) where 1/d and f cancel near
-//   R_c), measured at create on the check points against the double short-range sum and added to the estimate
-//   (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
+//   q (1/d) exp(-a^2 d^2) h(d) with h = exp(a^2 d^2) erfc(a d) from a float polynomial: a few ulps of the term
+//   itself (no cancellation), measured at create on the check points against the double short-range sum and added
+//   to the estimate (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -57,9 +57,9 @@ struct SplitModel {
     // f(s) = erf(a sqrt s)/sqrt s
     std::vector<double> table;
     SplitTableView tv;
-    // f in single precision for MIXED (split_f_single): coefficients and 2 / R_c^2
+    // MIXED's single-precision term (split_h_single): h's coefficients, 2 / R_c, and -a^2 / ln 2
     std::vector<float> table_single;
-    float scale_single = 0;
+    float scale_single = 0, exp_single = 0;
     // grid
     SplitGridView gv;
     std::vector<double> g0, pool;

@@ -103,13 +103,14 @@ QMMM_HOST_DEVICE inline double split_f(const SplitTableView &t, double s) {
     return r;
 }
 
-// MIXED's f in single precision: at most this many float terms (a^2 R_c^2 up to ~26 needs about 20 for float's
-// accuracy), evaluated as the CUDA kernel does (fused multiply-adds: the host's build check gets its bits).
+// MIXED's h(d) = exp(a^2 d^2) erfc(a d) in single precision, in powers of u = d scale - 1 (scale = 2 / R_c): at most
+// this many float terms (about 13-16 reach float's accuracy for today's a R_c), evaluated as the CUDA kernel does
+// (fused multiply-adds: the host's build check gets its bits).
 constexpr int kSplitMaxTermsSingle = 24;
-QMMM_HOST_DEVICE inline float split_f_single(const float *c, int n, float scale, float s) {
-    const float x = fmaf(s, scale, -1.0f);
+QMMM_HOST_DEVICE inline float split_h_single(const float *c, int n, float scale, float d) {
+    const float u = fmaf(d, scale, -1.0f);
     float r = c[n - 1];
-    for (int j = n - 2; j >= 0; --j) r = fmaf(r, x, c[j]);
+    for (int j = n - 2; j >= 0; --j) r = fmaf(r, u, c[j]);
     return r;
 }
 
