@@ -16,6 +16,8 @@ namespace qmmm::cuda::split {
 // One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
 // slowest of 8 points held it; a point's cell count varies about 2x).
 constexpr int kWarpsPerBlock = 1;
+// Warps per SM the kernel's register budget allows (64 registers a thread at 32).
+constexpr int kResidentWarps = 32;
 
 // The environment's nuclei on the device (n = 0: none added).
 struct SplitNuclei {

@@ -103,7 +103,7 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
 // step set their bits in a warp-wide mask, and a lane's column is the one of the last bit at or below it (a scan of
 // column boundaries per lane cost a fifth of the kernel's instructions and diverged: split_table's SASS counts).
 template <int NT, bool kMixed>
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, 32 / kWarpsPerBlock)
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out) {
     __shared__ int64_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
@@ -280,9 +280,11 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
     static_assert(kSplitMaxTermsSingle == 24, "instantiations below cover 1..24 single-precision terms");
     const int ns = d.coef.n_single;
     if (mixed && (ns < 1 || ns > kSplitMaxTermsSingle)) return cudaErrorInvalidValue;
-    if (mixed) {
+    if (mixed) {  // at most one padded term (a term is ~1/80 of a MIXED pair's instructions)
         if (ns <= 12) launch<12, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        else if (ns <= 14) launch<14, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
         else if (ns <= 16) launch<16, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        else if (ns <= 18) launch<18, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
         else if (ns <= 20) launch<20, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
         else launch<24, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
     } else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
