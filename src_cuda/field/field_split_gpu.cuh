@@ -16,7 +16,8 @@ namespace qmmm::cuda::split {
 // One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
 // slowest of 8 points held it; a point's cell count varies about 2x).
 constexpr int kWarpsPerBlock = 1;
-// Warps per SM the kernel's register budget allows (64 registers a thread at 32).
+// Warps per SM the launch bound asks for (64 registers a thread; an SM holds at most 32 blocks). Two warps a block at 40
+// per SM (48 registers, with spills) was slower (bench/results/h100_2026-11-25_split_launch).
 constexpr int kResidentWarps = 32;
 
 // The environment's nuclei on the device (n = 0: none added).

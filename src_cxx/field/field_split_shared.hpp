@@ -104,7 +104,7 @@ QMMM_HOST_DEVICE inline double split_f(const SplitTableView &t, double s) {
 }
 
 // MIXED's h(d) = exp(a^2 d^2) erfc(a d) in single precision, in powers of u = d scale - 1 (scale = 2 / R_c): at most
-// this many float terms (about 13-16 reach float's accuracy for today's a R_c), evaluated as the CUDA kernel does
+// this many float terms (about 16-20 reach float's accuracy for today's a R_c, 4 to 5), evaluated as the CUDA kernel does
 // (fused multiply-adds: the host's build check gets its bits).
 constexpr int kSplitMaxTermsSingle = 24;
 QMMM_HOST_DEVICE inline float split_h_single(const float *c, int n, float scale, float d) {
