@@ -32,13 +32,45 @@ struct PairArgs {
     double scale;
 };
 
+// Calls range(begin, end) for the point's non-empty column ranges, the same ranges in the same order as
+// split_for_ranges, in two passes over up to 64 columns: every column's bins and cell-list entries first, then the
+// trimming in x, so that the loads of different columns overlap (a column at a time waited on its start[] entries, then
+// on its cells' x: ~200 cycles a column, a third of a point, on a Zen 4 core).
+template <class F>
+void for_ranges_two_pass(const SplitCellsView &c, const double *p, double r2, F &&range) {
+    int32_t i0[3], i1[3];
+    if (!split_bin_bounds(c, p, r2, i0, i1)) return;
+    constexpr int kColumns = 64;
+    SplitColumn col[kColumns];
+    int n = 0;
+    auto trim = [&] {
+        for (int k = 0; k < n; ++k) {
+            int64_t b, e;
+            split_column_trim(c, col[k], &b, &e);
+            if (b < e) range(b, e);
+        }
+        n = 0;
+    };
+    for (int32_t iz = i0[2]; iz <= i1[2]; ++iz)
+        for (int32_t iy = i0[1]; iy <= i1[1]; ++iy) {
+            n += split_column_bins(c, p, r2, iy, iz, &col[n]);
+            if (n == kColumns) trim();
+        }
+    trim();
+}
+
+// Adds the lanes in a fixed tree.
+double lane_sum(const double *acc) {
+    double s4[4];
+    for (int l = 0; l < 4; ++l) s4[l] = acc[l] + acc[l + 4];
+    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
 // Adds cells [b, e)'s terms q (1/d - f(d^2)) within R_c (q * self_f0 on a centre) to acc: cell b + i to lane i mod 8,
 // f by Horner's rule (split_f). AVX2 + FMA (2 x 4 lanes) and plain C++ (std::fma) are one sequence of operations (the
 // same fused multiply-adds, IEEE sqrt and division, lanes added only where the cell is within R_c): the same bits.
-// AVX-512 (8 lanes) takes 1/d from the hardware's 2^-14 reciprocal square root and a series instead (within an ulp or
-// two): the IEEE square root and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a
-// pair. Each is deterministic on its machine. The vector ones read whole vectors, up to 7 cells past e (the arrays
-// carry kSplitCellPadding padding cells) and mask them off.
+// AVX-512 (tasks_avx512 below) differs. Each is deterministic on its machine. The vector ones read whole vectors, up
+// to 7 cells past e (the arrays carry kSplitCellPadding padding cells) and mask them off.
 void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a, double *acc) {
     for (int64_t m = b; m < e; ++m) {
         const double dx = a.px - cv.x[m], dy = a.py - cv.y[m], dz = a.pz - cv.z[m];
@@ -54,32 +86,79 @@ void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) void range_avx512(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a,
-                                                     double *acc) {
-    __m512d s = _mm512_loadu_pd(acc);
+// AVX-512: a point's ranges cut into vectors of 8 cells (a task: first cell, lanes in the range), and four tasks at a
+// time, each into its own accumulator, so that four independent Horner chains overlap: a range holds ~16 cells, and
+// one range's vector or two left the core waiting on the chain's latency (~23 cycles a cell, on a Zen 4 core, against
+// ~4 for its arithmetic). Task k goes to accumulator k mod 4 (the batches are multiples of 4), so a point's sum is one
+// fixed sequence. 1/d from the hardware's 2^-14 reciprocal square root and a series (within an ulp or two): the IEEE
+// square root and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair.
+struct VecTask {
+    int64_t i;       // first cell
+    uint32_t lanes;  // mask of cells i .. i + 7 inside the range
+};
+constexpr int kTaskInterleave = 4;
+constexpr int kTaskBatch = 32 * kTaskInterleave;
+
+__attribute__((target("avx512f"))) void tasks_avx512(const SplitCellsView &cv, const VecTask *t, int nt, const PairArgs &a,
+                                                     double (*acc)[kLanes]) {
+    constexpr int U = kTaskInterleave;
     const __m512d px = _mm512_set1_pd(a.px), py = _mm512_set1_pd(a.py), pz = _mm512_set1_pd(a.pz);
     const __m512d rc2 = _mm512_set1_pd(a.rc2), eps2 = _mm512_set1_pd(kSingularRadius2), scale = _mm512_set1_pd(a.scale);
     const __m512d one = _mm512_set1_pd(1.0), self = _mm512_set1_pd(a.self_f0), top = _mm512_set1_pd(a.c[a.n - 1]);
     const __m512d s1 = _mm512_set1_pd(0.5), s2 = _mm512_set1_pd(0.375), s3 = _mm512_set1_pd(0.3125), s4 = _mm512_set1_pd(0.2734375);
-    for (int64_t i = b; i < e; i += kLanes) {
-        const __mmask8 valid = e - i >= kLanes ? 0xff : static_cast<__mmask8>((1u << (e - i)) - 1);
-        const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i)), dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i)),
-                      dz = _mm512_sub_pd(pz, _mm512_loadu_pd(cv.z + i));
-        const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
-        const __mmask8 in = _mm512_mask_cmp_pd_mask(valid, d2, rc2, _CMP_LT_OQ);
-        if (!in) continue;
-        const __m512d x = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in, d2), scale, one);
-        __m512d f = top;
-        for (int j = a.n - 2; j >= 0; --j) f = _mm512_fmadd_pd(f, x, _mm512_set1_pd(a.c[j]));
-        // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative)
-        const __m512d d2i = _mm512_mask_mov_pd(one, in, d2), y0 = _mm512_maskz_rsqrt14_pd(0xff, d2i);
-        const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2i, y0), y0, one);
-        const __m512d ps = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(s4, ee, s3), ee, s2), ee, s1);
-        __m512d v = _mm512_sub_pd(_mm512_fmadd_pd(_mm512_mul_pd(y0, ee), ps, y0), f);
-        v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(d2, eps2, _CMP_LT_OQ), self);
-        s = _mm512_mask3_fmadd_pd(_mm512_loadu_pd(cv.q + i), v, s, in);
+    __m512d s[U];
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) s[u] = _mm512_loadu_pd(acc[u]);
+    for (int k = 0; k < nt; k += U) {
+        __m512d d2[U], x[U], f[U];
+        __mmask8 in[U];
+        int64_t i[U];
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) {
+            const bool ok = k + u < nt;  // a missing task reads the first one's cells with no lane
+            i[u] = t[ok ? k + u : k].i;
+            const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i[u]));
+            const __m512d dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i[u]));
+            const __m512d dz = _mm512_sub_pd(pz, _mm512_loadu_pd(cv.z + i[u]));
+            d2[u] = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
+            in[u] = _mm512_mask_cmp_pd_mask(static_cast<__mmask8>(ok ? t[k + u].lanes : 0u), d2[u], rc2, _CMP_LT_OQ);
+            x[u] = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in[u], d2[u]), scale, one);
+            f[u] = top;
+        }
+        for (int j = a.n - 2; j >= 0; --j) {
+            const __m512d c = _mm512_set1_pd(a.c[j]);
+#pragma GCC unroll 4
+            for (int u = 0; u < U; ++u) f[u] = _mm512_fmadd_pd(f[u], x[u], c);
+        }
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) {
+            // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative)
+            const __m512d d2i = _mm512_mask_mov_pd(one, in[u], d2[u]), y0 = _mm512_maskz_rsqrt14_pd(0xff, d2i);
+            const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2i, y0), y0, one);
+            const __m512d ps = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(s4, ee, s3), ee, s2), ee, s1);
+            __m512d v = _mm512_sub_pd(_mm512_fmadd_pd(_mm512_mul_pd(y0, ee), ps, y0), f[u]);
+            v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(d2[u], eps2, _CMP_LT_OQ), self);
+            s[u] = _mm512_mask3_fmadd_pd(_mm512_loadu_pd(cv.q + i[u]), v, s[u], in[u]);
+        }
     }
-    _mm512_storeu_pd(acc, s);
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) _mm512_storeu_pd(acc[u], s[u]);
+}
+
+// L(p) from the stencil with whole z-rows of 8 values as vectors (the scalar split_stencil took ~5,700 cycles a point
+// on a Zen 4 core, a sixth of the point). Deterministic on its machine; within rounding of split_stencil.
+__attribute__((target("avx512f"))) double stencil_avx512(const SplitStencil &st) {
+    __m512d acc = _mm512_setzero_pd();
+    for (int i = 0; i < kSplitOrder; ++i) {
+        const double *row = st.g + ((st.c[0] + i) * st.n[1] + st.c[1]) * st.n[2] + st.c[2];
+        __m512d si = _mm512_setzero_pd();
+        for (int j = 0; j < kSplitOrder; ++j, row += st.n[2])
+            si = _mm512_fmadd_pd(_mm512_set1_pd(st.w[1][j]), _mm512_loadu_pd(row), si);
+        acc = _mm512_fmadd_pd(_mm512_set1_pd(st.w[0][i]), si, acc);
+    }
+    alignas(64) double l[kLanes];  // (GCC 12's _mm512_reduce_add_pd warns on its own undefined vector)
+    _mm512_store_pd(l, _mm512_mul_pd(acc, _mm512_loadu_pd(st.w[2])));
+    return lane_sum(l);
 }
 
 __attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a,
@@ -110,22 +189,56 @@ __attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, in
 
 using RangeFn = void (*)(const SplitCellsView &, int64_t, int64_t, const PairArgs &, double *);
 
+bool use_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool yes = __builtin_cpu_supports("avx512f");
+    return yes;
+#else
+    return false;
+#endif
+}
+
 RangeFn pick_range() {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512f")) return range_avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return range_avx2;
 #endif
     return range_scalar;
 }
 
 double short_sum(const SplitView &v, const double *p, double self) {
+    const PairArgs a{p[0], p[1], p[2], v.rc2, self - v.f0, v.table.c, v.table.n, v.table.scale};
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (use_avx512()) {
+        alignas(64) double acc[kTaskInterleave][kLanes] = {};
+        VecTask task[kTaskBatch];
+        int nt = 0;
+        for_ranges_two_pass(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; i += kLanes) {
+                if (nt == kTaskBatch) tasks_avx512(v.cells, task, nt, a, acc), nt = 0;
+                task[nt++] = {i, e - i >= kLanes ? 0xffu : (1u << (e - i)) - 1u};
+            }
+        });
+        if (nt) tasks_avx512(v.cells, task, nt, a, acc);
+        alignas(64) double l[kLanes];
+        for (int k = 0; k < kLanes; ++k) l[k] = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
+        return lane_sum(l);
+    }
+#endif
     static const RangeFn range = pick_range();
     alignas(64) double acc[kLanes] = {};
-    const PairArgs a{p[0], p[1], p[2], v.rc2, self - v.f0, v.table.c, v.table.n, v.table.scale};
-    split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) { range(v.cells, b, e, a, acc); });
-    double s4[4];
-    for (int l = 0; l < 4; ++l) s4[l] = acc[l] + acc[l + 4];
-    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+    for_ranges_two_pass(v.cells, p, v.rc2, [&](int64_t b, int64_t e) { range(v.cells, b, e, a, acc); });
+    return lane_sum(acc);
+}
+
+double interp(const SplitGridView &g, const double *p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (use_avx512()) {
+        SplitStencil st;
+        split_stencil_of(g, p, &st);
+        return stencil_avx512(st);
+    }
+#endif
+    return split_interp(g, p);
 }
 
 class FieldSplitCpu final : public FieldBackend, public SplitStats, private SplitEngine {
@@ -147,11 +260,15 @@ public:
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
         std::vector<char> out(static_cast<size_t>(n));
-#pragma omp parallel for schedule(dynamic, 8) num_threads(nt) if (n >= 4 * kLanes)
-        for (int64_t i = 0; i < n; ++i) {
-            const double *p = xyz + 3 * i;
-            out[i] = !split_inside(view_.grid, p);
-            u[i] = out[i] ? 0.0 : split_interp(view_.grid, p) + short_sum(view_, p, model_.self);
+#pragma omp parallel num_threads(nt) if (n >= 4 * kLanes)
+        {
+#pragma omp for schedule(dynamic, 8)
+            for (int64_t i = 0; i < n; ++i) {
+                const double *p = xyz + 3 * i;
+                out[i] = !split_inside(view_.grid, p);
+                u[i] = out[i] ? 0.0 : interp(view_.grid, p) + short_sum(view_, p, model_.self);
+            }
+            simd_clear_upper();  // the workers too (cpu_simd.hpp)
         }
         outside(n, xyz, out, u);
         add_nuclear_term(nuclei_, n, xyz, u);
@@ -247,8 +364,12 @@ private:
     void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) override {
         const SplitView v = m.view();
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
-        for (int64_t i = 0; i < n; ++i) out[i] = short_sum(v, xyz + 3 * i, self);
+#pragma omp parallel num_threads(nt)
+        {
+#pragma omp for schedule(dynamic, 64)
+            for (int64_t i = 0; i < n; ++i) out[i] = short_sum(v, xyz + 3 * i, self);
+            simd_clear_upper();
+        }
     }
 
     int threads_;

@@ -164,27 +164,46 @@ QMMM_HOST_DEVICE inline int64_t split_count_above(const double *x, int64_t b, in
     return n;
 }
 
-// The cells of column (iy, iz) within the sphere's chord through the column's point nearest to p: [*begin, *end)
-// (empty where the chord misses the column). A column's cells are sorted by x within each bin, and a bin's cells lie
-// within its x bounds, so the cells before the chord are the first bin's with x < p - r_x and those after it the last
-// bin's with x > p + r_x.
-QMMM_HOST_DEVICE inline void split_column_range(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
-                                                int64_t *begin, int64_t *end) {
-    *begin = *end = 0;
+// Column (iy, iz)'s part of the sphere's chord through the column's point nearest to p, before the trimming in x:
+// the cell-list entries of its first and last bins and the chord's x bounds (false where the chord misses the column).
+// A column's cells are sorted by x within each bin, and a bin's cells lie within its x bounds, so the cells before the
+// chord are the first bin's with x < lo and those after it the last bin's with x > hi (split_column_trim).
+struct SplitColumn {
+    int64_t f0, f1, l0, l1;  // first bin's cells [f0, f1), last bin's [l0, l1)
+    double lo, hi;
+};
+QMMM_HOST_DEVICE inline bool split_column_bins(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
+                                               SplitColumn *col) {
     const double z0 = c.lo[2] + iz * c.bin;
     const double dz = p[2] < z0 ? z0 - p[2] : (p[2] > z0 + c.bin ? p[2] - z0 - c.bin : 0.0);
     const double y0 = c.lo[1] + iy * c.bin;
     const double dy = p[1] < y0 ? y0 - p[1] : (p[1] > y0 + c.bin ? p[1] - y0 - c.bin : 0.0);
     const double rest = r2 - dy * dy - dz * dz;
-    if (rest < 0) return;
+    if (rest < 0) return false;
     const double rx = sqrt(rest);
     const double a = floor((p[0] - rx - c.lo[0]) * c.inv_bin), b = floor((p[0] + rx - c.lo[0]) * c.inv_bin);
-    if (b < 0 || a >= c.nb[0]) return;
+    if (b < 0 || a >= c.nb[0]) return false;
     const int32_t x0 = a < 0 ? 0 : static_cast<int32_t>(a), x1 = b >= c.nb[0] ? c.nb[0] - 1 : static_cast<int32_t>(b);
     const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy) * c.nb[0];
-    const int64_t f0 = c.start[row + x0], f1 = c.start[row + x0 + 1], l0 = c.start[row + x1], l1 = c.start[row + x1 + 1];
-    const int64_t bg = f0 + split_count_below(c.x, f0, f1, p[0] - rx), en = l1 - split_count_above(c.x, l0, l1, p[0] + rx);
+    col->f0 = c.start[row + x0], col->f1 = c.start[row + x0 + 1], col->l0 = c.start[row + x1], col->l1 = c.start[row + x1 + 1];
+    col->lo = p[0] - rx, col->hi = p[0] + rx;
+    return true;
+}
+
+// The column's cells within the chord: [*begin, *end), possibly empty.
+QMMM_HOST_DEVICE inline void split_column_trim(const SplitCellsView &c, const SplitColumn &col, int64_t *begin, int64_t *end) {
+    const int64_t bg = col.f0 + split_count_below(c.x, col.f0, col.f1, col.lo);
+    const int64_t en = col.l1 - split_count_above(c.x, col.l0, col.l1, col.hi);
     *begin = bg, *end = en > bg ? en : bg;
+}
+
+// The cells of column (iy, iz) within the sphere's chord through the column's point nearest to p: [*begin, *end)
+// (empty where the chord misses the column).
+QMMM_HOST_DEVICE inline void split_column_range(const SplitCellsView &c, const double *p, double r2, int32_t iy, int32_t iz,
+                                                int64_t *begin, int64_t *end) {
+    *begin = *end = 0;
+    SplitColumn col;
+    if (split_column_bins(c, p, r2, iy, iz, &col)) split_column_trim(c, col, begin, end);
 }
 
 // Calls range(begin, end) for every non-empty column range (split_column_range) of the sphere of radius sqrt(r2)
@@ -271,26 +290,33 @@ QMMM_HOST_DEVICE inline int32_t split_leaf(const SplitGridView &g, const double 
     return id;
 }
 
+// The interpolation stencil of p (inside the region): the grid of p's leaf block, its node counts, the stencil's
+// corner and the weights per axis.
+struct SplitStencil {
+    const double *g;
+    int64_t n[3];
+    int32_t c[3];
+    double w[3][kSplitOrder];
+};
+QMMM_HOST_DEVICE inline void split_stencil_of(const SplitGridView &g, const double *p, SplitStencil *s) {
+    const SplitBlock &b = g.blocks[split_leaf(g, p)];
+    const bool base = b.offset < 0;
+    const double inv = base ? g.inv_h : 1.0 / b.h;
+    double t[3];
+    for (int k = 0; k < 3; ++k) {
+        const int32_t ni = base ? g.nint[k] : b.n_int[k];
+        s->n[k] = ni + kSplitOrder - 1;
+        s->c[k] = split_locate(p[k], base ? g.lo[k] : b.lo[k], inv, ni, &t[k]);
+        split_weights(t[k], s->w[k]);
+    }
+    s->g = base ? g.g0 : g.pool + b.offset;
+}
+
 // L(p) for p inside the region.
 QMMM_HOST_DEVICE inline double split_interp(const SplitGridView &g, const double *p) {
-    const SplitBlock &b = g.blocks[split_leaf(g, p)];
-    double t[3], w[3][kSplitOrder];
-    int32_t j[3];
-    if (b.offset < 0) {
-        const int64_t n[3] = {g.nint[0] + kSplitOrder - 1, g.nint[1] + kSplitOrder - 1, g.nint[2] + kSplitOrder - 1};
-        for (int k = 0; k < 3; ++k) {
-            j[k] = split_locate(p[k], g.lo[k], g.inv_h, g.nint[k], &t[k]);
-            split_weights(t[k], w[k]);
-        }
-        return split_stencil(g.g0, n, j, w);
-    }
-    const int64_t n[3] = {b.n_int[0] + kSplitOrder - 1, b.n_int[1] + kSplitOrder - 1, b.n_int[2] + kSplitOrder - 1};
-    const double inv = 1.0 / b.h;
-    for (int k = 0; k < 3; ++k) {
-        j[k] = split_locate(p[k], b.lo[k], inv, b.n_int[k], &t[k]);
-        split_weights(t[k], w[k]);
-    }
-    return split_stencil(g.pool + b.offset, n, j, w);
+    SplitStencil s;
+    split_stencil_of(g, p, &s);
+    return split_stencil(s.g, s.n, s.c, s.w);
 }
 
 }  // namespace qmmm
