@@ -32,31 +32,78 @@ struct PairArgs {
     double scale;
 };
 
+bool use_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool yes = __builtin_cpu_supports("avx512f");
+    return yes;
+#else
+    return false;
+#endif
+}
+
+// The trimming of n columns in x (split_column_trim): one at a time, or with AVX-512 compares of 8 cells of a bin at a
+// time (the counts are the same: the cells of a bin are sorted by x). The arrays end with padding cells, so a vector
+// read past a bin's end stays inside them; a masked load never touches the lanes it leaves out.
+void trim_scalar(const SplitCellsView &c, const SplitColumn *col, int n, int64_t *b, int64_t *e) {
+    for (int k = 0; k < n; ++k) split_column_trim(c, col[k], &b[k], &e[k]);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) void trim_avx512(const SplitCellsView &c, const SplitColumn *col, int n, int64_t *b,
+                                                    int64_t *e) {
+    for (int k = 0; k < n; ++k) {
+        const SplitColumn &q = col[k];
+        const __m512d lo = _mm512_set1_pd(q.lo), hi = _mm512_set1_pd(q.hi);
+        int64_t below = 0, above = 0;
+        for (int64_t m = q.f0; m < q.f1; m += 8) {  // first bin: cells with x < lo, from its start
+            const int lanes = q.f1 - m >= 8 ? 8 : static_cast<int>(q.f1 - m);
+            const __mmask8 in = static_cast<__mmask8>((1u << lanes) - 1u);
+            const int cnt = __builtin_popcount(_mm512_mask_cmp_pd_mask(in, _mm512_loadu_pd(c.x + m), lo, _CMP_LT_OQ));
+            below += cnt;
+            if (cnt < 8) break;
+        }
+        for (int64_t m = q.l1; m > q.l0; m -= 8) {  // last bin: cells with x > hi, from its end
+            const int lanes = m - q.l0 >= 8 ? 8 : static_cast<int>(m - q.l0);
+            const __mmask8 in = static_cast<__mmask8>((1u << lanes) - 1u);
+            const __m512d x = _mm512_maskz_loadu_pd(in, c.x + (m - lanes));
+            const int cnt = __builtin_popcount(_mm512_mask_cmp_pd_mask(in, x, hi, _CMP_GT_OQ));
+            above += cnt;
+            if (cnt < 8) break;
+        }
+        const int64_t bg = q.f0 + below, en = q.l1 - above;
+        b[k] = bg, e[k] = en > bg ? en : bg;
+    }
+}
+#endif
+
 // Calls range(begin, end) for the point's non-empty column ranges, the same ranges in the same order as
 // split_for_ranges, in two passes over up to 64 columns: every column's bins and cell-list entries first, then the
 // trimming in x, so that the loads of different columns overlap (a column at a time waited on its start[] entries, then
 // on its cells' x: ~200 cycles a column, a third of a point, on a Zen 4 core).
 template <class F>
 void for_ranges_two_pass(const SplitCellsView &c, const double *p, double r2, F &&range) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const auto trim = use_avx512() ? trim_avx512 : trim_scalar;
+#else
+    static const auto trim = trim_scalar;
+#endif
     int32_t i0[3], i1[3];
     if (!split_bin_bounds(c, p, r2, i0, i1)) return;
     constexpr int kColumns = 64;
     SplitColumn col[kColumns];
     int n = 0;
-    auto trim = [&] {
-        for (int k = 0; k < n; ++k) {
-            int64_t b, e;
-            split_column_trim(c, col[k], &b, &e);
-            if (b < e) range(b, e);
-        }
+    auto flush = [&] {
+        int64_t b[kColumns], e[kColumns];
+        trim(c, col, n, b, e);
+        for (int k = 0; k < n; ++k)
+            if (b[k] < e[k]) range(b[k], e[k]);
         n = 0;
     };
     for (int32_t iz = i0[2]; iz <= i1[2]; ++iz)
         for (int32_t iy = i0[1]; iy <= i1[1]; ++iy) {
             n += split_column_bins(c, p, r2, iy, iz, &col[n]);
-            if (n == kColumns) trim();
+            if (n == kColumns) flush();
         }
-    trim();
+    flush();
 }
 
 // Adds the lanes in a fixed tree.
@@ -188,15 +235,6 @@ __attribute__((target("avx2,fma"))) void range_avx2(const SplitCellsView &cv, in
 #endif
 
 using RangeFn = void (*)(const SplitCellsView &, int64_t, int64_t, const PairArgs &, double *);
-
-bool use_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
-#else
-    return false;
-#endif
-}
 
 RangeFn pick_range() {
 #if defined(__x86_64__) && defined(__GNUC__)
