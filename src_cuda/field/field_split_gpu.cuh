@@ -13,9 +13,11 @@
 
 namespace qmmm::cuda::split {
 
-// One warp (one point) per block: a block frees its slot as soon as its point is done (with 8 warps a block, the
-// slowest of 8 points held it; a point's cell count varies about 2x).
-constexpr int kWarpsPerBlock = 1;
+// Four warps (four points) per block. One warp a block freed its slot as soon as its point was done, but 8,192
+// one-warp blocks a call were 6-13 % slower than 4-warp blocks at 1,024 and 8,192 points (the block scheduler's rate;
+// 2 and 8 warps in between: bench/results/h100_2026-11-27_sort, call M2). Points taken in spatial order (a Morton sort
+// on the device) gained 1-5 % in the kernel and cost ~15 us a call to sort: not done.
+constexpr int kWarpsPerBlock = 4;
 // Warps per SM the launch bound asks for (64 registers a thread; an SM holds at most 32 blocks). Two warps a block at 40
 // per SM (48 registers, with spills) was slower (bench/results/h100_2026-11-25_split_launch).
 constexpr int kResidentWarps = 32;

@@ -609,6 +609,31 @@ void check_split_options(const qmmm_options &o) {
                                                      name[k], o.region[k]));
 }
 
+void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, std::vector<int64_t> &order) {
+    for (int k = 0; k < 3; ++k) box = std::max(box, (g.hi[k] - g.lo[k]) / 32.0);  // 32 boxes a side at most: 15 bits
+    const double inv = 1.0 / box;
+    std::vector<uint64_t> key(static_cast<size_t>(n)), tmp(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static) if (n >= 4096)
+    for (int64_t i = 0; i < n; ++i) {
+        uint64_t m = 0;
+        for (int k = 0; k < 3; ++k) {
+            const auto b = static_cast<uint64_t>(std::clamp((xyz[3 * i + k] - g.lo[k]) * inv, 0.0, 31.0));
+            for (int bit = 0; bit < 5; ++bit) m |= ((b >> bit) & 1u) << (3 * bit + k);
+        }
+        key[static_cast<size_t>(i)] = m << 32 | static_cast<uint64_t>(i);  // n < 2^32 (the API's batches)
+    }
+    // LSD radix sort of the 15-bit codes in two passes (8 and 7 bits; stable: ties keep the index order).
+    for (int shift = 32; shift < 47; shift += 8) {
+        std::array<int64_t, 257> count{};
+        for (uint64_t k : key) ++count[((k >> shift) & 0xff) + 1];
+        for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+        for (uint64_t k : key) tmp[static_cast<size_t>(count[(k >> shift) & 0xff]++)] = k;
+        key.swap(tmp);
+    }
+    order.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = static_cast<int64_t>(key[static_cast<size_t>(i)] & 0xffffffffULL);
+}
+
 FieldData split_direct_data(const FieldData &d) {
     FieldData c;
     c.n_cells = d.n_cells, c.cell_xyz = d.cell_xyz, c.cell_q = d.cell_q, c.cell_volume = d.cell_volume;

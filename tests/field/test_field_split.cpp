@@ -209,7 +209,7 @@ TEST_F(WaterDimer, PointsOnCellCentres) {
     qmmm_field_destroy(g);
 }
 
-// The thread count does not change a bit; nor does the order of the points.
+// The thread count does not change a bit; nor do the order of the points and the batch size.
 TEST_F(WaterDimer, SameBitsForAnyThreadCountAndOrder) {
     const int64_t n = 2000;
     std::vector<double> p(pts_.begin(), pts_.begin() + 3 * n), u1(n), u2(n), u3(n);
@@ -225,6 +225,12 @@ TEST_F(WaterDimer, SameBitsForAnyThreadCountAndOrder) {
     for (int64_t i = 0; i < n; ++i) {
         ASSERT_EQ(u1[i], u2[i]) << i;
         ASSERT_EQ(u1[i], u3[n - 1 - i]) << i;
+    }
+    // A batch is evaluated in spatial order (64 points or more), a single point as it comes: the same bits.
+    for (int64_t i = 0; i < 50; ++i) {
+        double one = 0;
+        ASSERT_EQ(qmmm_field_eval(f2, 1, &p[3 * i], &one), QMMM_SUCCESS);
+        ASSERT_EQ(one, u2[i]) << i;
     }
     qmmm_field_destroy(f1);
     qmmm_field_destroy(f2);
