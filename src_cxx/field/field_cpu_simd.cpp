@@ -231,7 +231,7 @@ QMMM_TARGET_END()
 // The Newton polynomials' lengths that field_cpu_simd_kernels.hpp's error budget works out (SINGLE, MIXED, DOUBLE).
 static_assert(avx512::kOrderSingle == 1 && avx512::kOrderMixed == 2 && avx512::kOrderDouble == 4, "rsqrt14");
 static_assert(avx2::kOrderSingle == 2 && avx2::kOrderMixed == 3 && avx2::kOrderDouble == 4, "rsqrtps");
-static_assert(avx512::kOrderGrid == 3 && avx2::kOrderGrid == 4, "the split grid's 1e-16");
+static_assert(avx512::kOrderGrid == 2 && avx2::kOrderGrid == 3, "the split grid's 1e-12");
 
 }  // namespace
 

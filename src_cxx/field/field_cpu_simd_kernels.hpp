@@ -254,7 +254,10 @@ void dbl(const SimdCellsD &c, const double (*p)[3], int np, double self, bool gu
 
 // ---- DOUBLE at lattice rows (the split's grid): nodes (x, y, z[k]), the cell's x-y distance shared. kGuarded keeps the
 // smallest x-y distance (no node can be nearer a cell than its row's line); kCareful applies the singular rule.
-constexpr int kOrderGrid = series_order(kSeedError, 1e-16);
+// The series is cut at 1e-12 relative, as the GPU's grid kernel (one Newton step: ~1e-13): the grid's values need
+// only stay far below the smallest tolerance (1e-11 normwise). With rsqrt14 that is 2 terms instead of the 3 a 1e-16
+// cut took (the first omitted term, 0.3125 e^3, is below 5.7e-13 and follows e's sign); with rsqrtps 3 instead of 4.
+constexpr int kOrderGrid = series_order(kSeedError, 1e-12);
 
 template <int P, Mode M>
 inline void rows_pass(const SimdCellsD &c, int64_t n, double x, double y, const double *z, double self, double *part,
