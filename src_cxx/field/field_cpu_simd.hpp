@@ -52,7 +52,7 @@ struct FieldSimdKernels {
                   double self, bool guard, double *part);
     void (*dbl)(const SimdCellsD &c, const double (*p)[3], int np, double self, bool guard, double *part);
     // DOUBLE at np <= kSimdMaxPoints lattice nodes that share x and y (node k at z[k]) against n cells (a multiple of
-    // 16, any layout): each cell's x-y distance serves all np nodes, and the series stops at 1e-16 relative instead
+    // 16, any layout): each cell's x-y distance serves all np nodes, and the series stops at 1e-12 relative instead
     // of half an ulp (the split's grid: field_split.hpp). A node within the singular radius of a cell takes q * self.
     void (*dbl_rows)(const SimdCellsD &c, int64_t n, double x, double y, const double *z, int np, double self, double *part);
 };

@@ -78,7 +78,7 @@ public:
     virtual void coulomb(int64_t n, const double *xyz, double *out) = 0;
     // The same sum at lattice nodes in rows: nodes row[r] .. row[r + 1] - 1 share x and y (bitwise) and differ in z,
     // so a backend can compute each cell's x-y distance once for several nodes (the grid's nodes come this way; the
-    // CPU and CUDA backends do, at ~1e-16 and ~1e-13 relative, against ~1e-16 for coulomb).
+    // CPU and CUDA backends do, at ~1e-12 and ~1e-13 relative, against ~1e-16 for coulomb).
     virtual void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) = 0;
     // Called once the cell list and f-table are final (the GPU uploads them).
     virtual void cells_ready(const SplitModel &m) = 0;

@@ -342,8 +342,9 @@ private:
 
     // SplitEngine: what split_build needs.
     void coulomb(int64_t n, const double *xyz, double *out) override { direct_->eval(n, xyz, out); }
-    // The grid's rows with the SIMD row kernel (field_cpu_simd.hpp), ~1.4x the direct kernel's pairs per second on
-    // AVX-512 (the x-y distance shared by 4 nodes, one series term less). Tasks of up to points_double nodes of one
+    // The grid's rows with the SIMD row kernel (field_cpu_simd.hpp), ~1.5x the direct kernel's pairs per second on
+    // AVX-512 (the x-y distance shared by 4 nodes, two series terms less: the second made the 1.1M-cell setup ~9 %
+    // faster, bench/results/h100_2026-11-27_c87512b/setup_ab.txt). Tasks of up to points_double nodes of one
     // row; a group of tasks walks the cells in blocks that stay in L2, adding each block's partial in block order, and
     // the cells past the last multiple of 16 in scalar code at the end: a node's value does not depend on the threads.
     void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
