@@ -609,11 +609,12 @@ void check_split_options(const qmmm_options &o) {
                                                      name[k], o.region[k]));
 }
 
-void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, std::vector<int64_t> &order) {
+void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, int threads,
+                       std::vector<int64_t> &order) {
     for (int k = 0; k < 3; ++k) box = std::max(box, (g.hi[k] - g.lo[k]) / 32.0);  // 32 boxes a side at most: 15 bits
     const double inv = 1.0 / box;
     std::vector<uint64_t> key(static_cast<size_t>(n)), tmp(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static) if (n >= 4096)
+#pragma omp parallel for schedule(static) num_threads(threads) if (n >= 4096)
     for (int64_t i = 0; i < n; ++i) {
         uint64_t m = 0;
         for (int k = 0; k < 3; ++k) {

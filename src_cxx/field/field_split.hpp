@@ -106,7 +106,9 @@ double split_singular_fix(const SplitModel &m, const double *p);
 // The points' indices in a spatial order (Morton order of boxes of side `box`, or larger where the grid's region is
 // more than 32 boxes a side; points outside the region clamped to its faces), so that points evaluated one after another share their near cells and grid values
 // in the caches. Only the order of work changes: a point's value does not depend on it.
-void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, std::vector<int64_t> &order);
+// threads: the evaluation's own (the handle's option), never more.
+void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, int threads,
+                       std::vector<int64_t> &order);
 
 // The backend's view of the split (qmmm_field_split_params / _stats).
 class SplitStats {

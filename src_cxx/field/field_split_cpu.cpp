@@ -298,7 +298,7 @@ public:
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
         std::vector<char> out(static_cast<size_t>(n));
-        if (n >= kSortPoints) split_point_order(view_.grid, 0.5 * std::sqrt(view_.rc2), n, xyz, order_);
+        if (n >= kSortPoints) split_point_order(view_.grid, 0.5 * std::sqrt(view_.rc2), n, xyz, nt, order_);
         else order_.clear();
 #pragma omp parallel num_threads(nt) if (n >= 4 * kLanes)
         {
