@@ -62,6 +62,15 @@ MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far);
 // Cells sorted by the Z-curve index of their position (deterministic).
 std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk);
 
+// The low 21 bits of v moved to every third bit (bit b to bit 3b): axis k's box index spread and shifted by k makes a
+// Z-curve code (field_morton_order for the cells, split_point_order for a batch of points).
+inline uint64_t morton_spread(uint64_t v) {
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    return (v | v << 2) & 0x1249249249249249ULL;
+}
+
 // Throws qmmm::Error on failure.
 std::unique_ptr<FieldBackend> make_field_cpu(const FieldData &d, const qmmm_options &opt);
 

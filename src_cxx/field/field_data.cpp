@@ -35,19 +35,13 @@ std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk) {
     for (int64_t m = 0; m < d.n_cells; ++m)
         for (int k = 0; k < 3; ++k)
             lo[k] = std::min(lo[k], d.cell_xyz[3 * m + k]), hi[k] = std::max(hi[k], d.cell_xyz[3 * m + k]);
-    auto spread = [](uint64_t v) {  // 21 bits -> every third bit
-        v &= 0x1fffff;
-        v = (v | v << 32) & 0x1f00000000ffffULL, v = (v | v << 16) & 0x1f0000ff0000ffULL;
-        v = (v | v << 8) & 0x100f00f00f00f00fULL, v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-        return (v | v << 2) & 0x1249249249249249ULL;
-    };
     std::vector<uint64_t> key(static_cast<size_t>(d.n_cells));
     for (int64_t m = 0; m < d.n_cells; ++m) {
         uint64_t code = 0;
         for (int k = 0; k < 3; ++k) {
             const double span = hi[k] - lo[k];
             const double t = span > 0 ? (d.cell_xyz[3 * m + k] - lo[k]) / span : 0.0;
-            code |= spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
+            code |= morton_spread(static_cast<uint64_t>(std::min(t, 1.0) * 2097151.0)) << k;
         }
         key[m] = code;
     }

@@ -617,10 +617,8 @@ void split_point_order(const SplitGridView &g, double box, int64_t n, const doub
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= 4096)
     for (int64_t i = 0; i < n; ++i) {
         uint64_t m = 0;
-        for (int k = 0; k < 3; ++k) {
-            const auto b = static_cast<uint64_t>(std::clamp((xyz[3 * i + k] - g.lo[k]) * inv, 0.0, 31.0));
-            for (int bit = 0; bit < 5; ++bit) m |= ((b >> bit) & 1u) << (3 * bit + k);
-        }
+        for (int k = 0; k < 3; ++k)
+            m |= morton_spread(static_cast<uint64_t>(std::clamp((xyz[3 * i + k] - g.lo[k]) * inv, 0.0, 31.0))) << k;
         key[static_cast<size_t>(i)] = m << 32 | static_cast<uint64_t>(i);  // n < 2^32 (the API's batches)
     }
     // LSD radix sort of the 15-bit codes in two passes (8 and 7 bits; stable: ties keep the index order).

@@ -104,9 +104,9 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
 double split_singular_fix(const SplitModel &m, const double *p);
 
 // The points' indices in a spatial order (Morton order of boxes of side `box`, or larger where the grid's region is
-// more than 32 boxes a side; points outside the region clamped to its faces), so that points evaluated one after another share their near cells and grid values
-// in the caches. Only the order of work changes: a point's value does not depend on it.
-// threads: the evaluation's own (the handle's option), never more.
+// more than 32 boxes a side; points outside the region clamped to its faces), so that points evaluated one after
+// another share their near cells and grid values in the caches. Only the order of work changes: a point's value does
+// not depend on it. threads: the evaluation's own (the handle's option), never more.
 void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, int threads,
                        std::vector<int64_t> &order);
 
