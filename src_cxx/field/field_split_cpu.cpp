@@ -116,8 +116,8 @@ double lane_sum(const double *acc) {
 // Adds cells [b, e)'s terms q (1/d - f(d^2)) within R_c (q * self_f0 on a centre) to acc: cell b + i to lane i mod 8,
 // f by Horner's rule (split_f). AVX2 + FMA (2 x 4 lanes) and plain C++ (std::fma) are one sequence of operations (the
 // same fused multiply-adds, IEEE sqrt and division, lanes added only where the cell is within R_c): the same bits.
-// AVX-512 (tasks_avx512 below) differs. Each is deterministic on its machine. The vector ones read whole vectors, up
-// to 7 cells past e (the arrays carry kSplitCellPadding padding cells) and mask them off.
+// AVX-512 (pack_avx512 and dense_avx512 below) differs. Each is deterministic on its machine. The vector ones read
+// whole vectors, up to 7 cells past e (the arrays carry kSplitCellPadding padding cells) and mask them off.
 void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs &a, double *acc) {
     for (int64_t m = b; m < e; ++m) {
         const double dx = a.px - cv.x[m], dy = a.py - cv.y[m], dz = a.pz - cv.z[m];
@@ -133,43 +133,38 @@ void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// AVX-512: a point's ranges cut into vectors of 8 cells (a task: first cell, lanes in the range), and four tasks at a
-// time, each into its own accumulator, so that four independent Horner chains overlap: a range holds ~16 cells, and
-// one range's vector or two left the core waiting on the chain's latency (~23 cycles a cell, on a Zen 4 core, against
-// ~4 for its arithmetic). Task k goes to accumulator k mod 4 (the batches are multiples of 4), so a point's sum is one
-// fixed sequence. 1/d from the hardware's 2^-14 reciprocal square root and a series (within an ulp or two): the IEEE
-// square root and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair.
-struct VecTask {
-    int64_t i;       // first cell
-    uint32_t lanes;  // mask of cells i .. i + 7 inside the range
-};
-constexpr int kTaskInterleave = 4;
-constexpr int kTaskBatch = 32 * kTaskInterleave;
+// AVX-512, in two passes. Pass 1 (pack_avx512) computes d^2 for a range's cells 8 at a time and packs the d^2 and q of
+// those within R_c into dense arrays (vcompresspd): 36 % of the lanes of a point's ranges fall outside R_c (the chord is
+// taken at a column's nearest point) or past a range's end, and the f polynomial (~22 terms) was computed on them too.
+// Pass 2 (dense_avx512) evaluates the packed cells four vectors at a time, each into its own accumulator, so that four
+// independent Horner chains overlap. Packed cell k sits in lane k mod 8 of vector k / 8, which goes to accumulator
+// (k / 8) mod 4: a point's sum is one fixed sequence (its cells within R_c, in range order), whatever the buffer's
+// fill. 1/d from the hardware's 2^-14 reciprocal square root and a series (within an ulp or two): the IEEE square root
+// and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair. On one core of the H100
+// host the short-range sum took 7 % less time than with tasks of 8 cells (bench/results/h100_2026-11-27_probe).
+constexpr int kDenseUnroll = 4;
+constexpr int kDenseGroup = kLanes * kDenseUnroll;  // cells per pass-2 step
+constexpr int kPackCap = 8 * kDenseGroup;           // packed cells that trigger pass 2
 
-__attribute__((target("avx512f"))) void tasks_avx512(const SplitCellsView &cv, const VecTask *t, int nt, const PairArgs &a,
-                                                     double (*acc)[kLanes]) {
-    constexpr int U = kTaskInterleave;
-    const __m512d px = _mm512_set1_pd(a.px), py = _mm512_set1_pd(a.py), pz = _mm512_set1_pd(a.pz);
-    const __m512d rc2 = _mm512_set1_pd(a.rc2), eps2 = _mm512_set1_pd(kSingularRadius2), scale = _mm512_set1_pd(a.scale);
-    const __m512d one = _mm512_set1_pd(1.0), self = _mm512_set1_pd(a.self_f0), top = _mm512_set1_pd(a.c[a.n - 1]);
-    const __m512d s1 = _mm512_set1_pd(0.5), s2 = _mm512_set1_pd(0.375), s3 = _mm512_set1_pd(0.3125), s4 = _mm512_set1_pd(0.2734375);
-    __m512d s[U];
-#pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) s[u] = _mm512_loadu_pd(acc[u]);
-    for (int k = 0; k < nt; k += U) {
+struct PackBuffer {
+    alignas(64) double d2[kPackCap + kDenseGroup + kLanes];
+    alignas(64) double q[kPackCap + kDenseGroup + kLanes];
+    int n = 0;
+};
+
+__attribute__((target("avx512f"))) void dense_avx512(const double *d2v, const double *qv, int n, const PairArgs &a,
+                                                     __m512d *s) {
+    constexpr int U = kDenseUnroll;
+    const __m512d eps2 = _mm512_set1_pd(kSingularRadius2), scale = _mm512_set1_pd(a.scale), one = _mm512_set1_pd(1.0);
+    const __m512d self = _mm512_set1_pd(a.self_f0), top = _mm512_set1_pd(a.c[a.n - 1]);
+    const __m512d s1 = _mm512_set1_pd(0.5), s2 = _mm512_set1_pd(0.375), s3 = _mm512_set1_pd(0.3125);
+    const __m512d s4 = _mm512_set1_pd(0.2734375);
+    for (int k = 0; k < n; k += kDenseGroup) {
         __m512d d2[U], x[U], f[U];
-        __mmask8 in[U];
-        int64_t i[U];
 #pragma GCC unroll 4
         for (int u = 0; u < U; ++u) {
-            const bool ok = k + u < nt;  // a missing task reads the first one's cells with no lane
-            i[u] = t[ok ? k + u : k].i;
-            const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i[u]));
-            const __m512d dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i[u]));
-            const __m512d dz = _mm512_sub_pd(pz, _mm512_loadu_pd(cv.z + i[u]));
-            d2[u] = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
-            in[u] = _mm512_mask_cmp_pd_mask(static_cast<__mmask8>(ok ? t[k + u].lanes : 0u), d2[u], rc2, _CMP_LT_OQ);
-            x[u] = _mm512_fmsub_pd(_mm512_maskz_mov_pd(in[u], d2[u]), scale, one);
+            d2[u] = _mm512_load_pd(d2v + k + kLanes * u);
+            x[u] = _mm512_fmsub_pd(d2[u], scale, one);
             f[u] = top;
         }
         for (int j = a.n - 2; j >= 0; --j) {
@@ -179,17 +174,49 @@ __attribute__((target("avx512f"))) void tasks_avx512(const SplitCellsView &cv, c
         }
 #pragma GCC unroll 4
         for (int u = 0; u < U; ++u) {
-            // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative)
-            const __m512d d2i = _mm512_mask_mov_pd(one, in[u], d2[u]), y0 = _mm512_maskz_rsqrt14_pd(0xff, d2i);
-            const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2i, y0), y0, one);
+            // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative); a centre's d2 (< 1e-20,
+            // maybe 0) gives a seed of inf or a huge value, and its lane takes self_f0 instead
+            const __m512d y0 = _mm512_maskz_rsqrt14_pd(0xff, d2[u]);  // (unmasked: GCC 12's -Wmaybe-uninitialized)
+            const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2[u], y0), y0, one);
             const __m512d ps = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(s4, ee, s3), ee, s2), ee, s1);
             __m512d v = _mm512_sub_pd(_mm512_fmadd_pd(_mm512_mul_pd(y0, ee), ps, y0), f[u]);
             v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(d2[u], eps2, _CMP_LT_OQ), self);
-            s[u] = _mm512_mask3_fmadd_pd(_mm512_loadu_pd(cv.q + i[u]), v, s[u], in[u]);
+            s[u] = _mm512_fmadd_pd(_mm512_load_pd(qv + k + kLanes * u), v, s[u]);
         }
     }
-#pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) _mm512_storeu_pd(acc[u], s[u]);
+}
+
+// Pass 2 on the buffer's whole groups (all of it, padded to a whole group, when `last`); the rest moves to the front.
+__attribute__((target("avx512f"))) void dense_flush(PackBuffer &b, const PairArgs &a, __m512d *s, bool last) {
+    int m = b.n / kDenseGroup * kDenseGroup;
+    if (last && m < b.n) {
+        // padding: zero charge at a distance inside f's interval (its term is exactly 0)
+        for (int k = b.n; k < m + kDenseGroup; ++k) b.d2[k] = 0.5 * a.rc2, b.q[k] = 0.0;
+        m += kDenseGroup;
+    }
+    dense_avx512(b.d2, b.q, m, a, s);
+    const int rest = b.n > m ? b.n - m : 0;
+    for (int k = 0; k < rest; ++k) b.d2[k] = b.d2[m + k], b.q[k] = b.q[m + k];
+    b.n = rest;
+}
+
+// Pass 1 over cells [i, e): d2 as the scalar path computes it, the cells within R_c packed in order.
+__attribute__((target("avx512f"))) void pack_avx512(const SplitCellsView &cv, int64_t i, int64_t e, const PairArgs &a,
+                                                    PackBuffer &b, __m512d *s) {
+    const __m512d px = _mm512_set1_pd(a.px), py = _mm512_set1_pd(a.py), pz = _mm512_set1_pd(a.pz);
+    const __m512d rc2 = _mm512_set1_pd(a.rc2);
+    for (; i < e; i += kLanes) {
+        const __mmask8 lanes = static_cast<__mmask8>(e - i >= kLanes ? 0xffu : (1u << (e - i)) - 1u);
+        const __m512d dx = _mm512_sub_pd(px, _mm512_loadu_pd(cv.x + i));
+        const __m512d dy = _mm512_sub_pd(py, _mm512_loadu_pd(cv.y + i));
+        const __m512d dz = _mm512_sub_pd(pz, _mm512_loadu_pd(cv.z + i));
+        const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
+        const __mmask8 in = _mm512_mask_cmp_pd_mask(lanes, d2, rc2, _CMP_LT_OQ);
+        _mm512_storeu_pd(b.d2 + b.n, _mm512_maskz_compress_pd(in, d2));
+        _mm512_storeu_pd(b.q + b.n, _mm512_maskz_compress_pd(in, _mm512_loadu_pd(cv.q + i)));
+        b.n += __builtin_popcount(in);
+        if (b.n >= kPackCap) dense_flush(b, a, s, false);
+    }
 }
 
 // L(p) from the stencil with whole z-rows of 8 values as vectors (the scalar split_stencil took ~5,700 cycles a point
@@ -243,24 +270,23 @@ RangeFn pick_range() {
     return range_scalar;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) double short_sum_avx512(const SplitView &v, const double *p, const PairArgs &a) {
+    PackBuffer b;
+    __m512d s[kDenseUnroll];
+    for (int u = 0; u < kDenseUnroll; ++u) s[u] = _mm512_setzero_pd();
+    for_ranges_two_pass(v.cells, p, v.rc2, [&](int64_t i, int64_t e) { pack_avx512(v.cells, i, e, a, b, s); });
+    dense_flush(b, a, s, true);
+    alignas(64) double l[kLanes];
+    _mm512_store_pd(l, _mm512_add_pd(_mm512_add_pd(s[0], s[1]), _mm512_add_pd(s[2], s[3])));
+    return lane_sum(l);
+}
+#endif
+
 double short_sum(const SplitView &v, const double *p, double self) {
     const PairArgs a{p[0], p[1], p[2], v.rc2, self - v.f0, v.table.c, v.table.n, v.table.scale};
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (use_avx512()) {
-        alignas(64) double acc[kTaskInterleave][kLanes] = {};
-        VecTask task[kTaskBatch];
-        int nt = 0;
-        for_ranges_two_pass(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; i += kLanes) {
-                if (nt == kTaskBatch) tasks_avx512(v.cells, task, nt, a, acc), nt = 0;
-                task[nt++] = {i, e - i >= kLanes ? 0xffu : (1u << (e - i)) - 1u};
-            }
-        });
-        if (nt) tasks_avx512(v.cells, task, nt, a, acc);
-        alignas(64) double l[kLanes];
-        for (int k = 0; k < kLanes; ++k) l[k] = (acc[0][k] + acc[1][k]) + (acc[2][k] + acc[3][k]);
-        return lane_sum(l);
-    }
+    if (use_avx512()) return short_sum_avx512(v, p, a);
 #endif
     static const RangeFn range = pick_range();
     alignas(64) double acc[kLanes] = {};
