@@ -1,8 +1,9 @@
 // CPU probe on the H100 host's Xeon (not part of the library): (1) what a core issues -- its clock (a chain of
-// dependent integer adds), 512-bit FMA and VRSQRT14 throughput per cycle, with one thread; (2) the split's short-range
-// sum for real glycine points in two forms: today's tasks of 8 cells (lanes outside R_c computed and masked off) and a
-// compacted form (the cells within R_c packed into dense vectors first, the polynomial only on those).
-// Build (runs only where AVX-512 does): g++ -O2 -std=c++17 -march=skylake-avx512 -fopenmp $(for d in src_cxx/*/; do echo -n "-I $d "; done) -I build-tests/include cpu_probe.cpp
+// dependent integer multiplies), 512-bit FMA and VRSQRT14 throughput per cycle, with one thread; (2) the split's
+// short-range sum for real glycine points in two forms: tasks of 8 cells (lanes outside R_c computed and masked off, the
+// library before 5ee4ffe) and a compacted form (the cells within R_c packed into dense vectors first, as 5ee4ffe);
+// (3) the range finding alone: scalar, the library's two passes, and the columns of a row binned 8 at a time.
+// Build (runs only where AVX-512 does): g++ -O2 -std=c++17 -march=skylake-avx512 -ffp-contract=off -fopenmp $(for d in src_cxx/*/; do echo -n "-I $d "; done) -I build-tests/include cpu_probe.cpp
 //        -o cpu_probe -L build-tests -lqmmm_accel -Wl,-rpath,$PWD/build-tests
 #include <immintrin.h>
 #include <x86intrin.h>
@@ -232,6 +233,124 @@ static double sum_ranges_only(const SplitCellsView &cv, const double *p, double 
     return s;
 }
 
+
+// ---- (3) the range finding alone: the library's two passes (for_ranges_two_pass with its AVX-512 trim, copied from
+// field_split_cpu.cpp) against the same with each iz row's columns binned 8 at a time in AVX-512 (call P3).
+static void trim8(const SplitCellsView &c, const SplitColumn *col, int n, int64_t *b, int64_t *e) {
+    for (int k = 0; k < n; ++k) {
+        const SplitColumn &q = col[k];
+        const __m512d lo = _mm512_set1_pd(q.lo), hi = _mm512_set1_pd(q.hi);
+        int64_t below = 0, above = 0;
+        for (int64_t m = q.f0; m < q.f1; m += 8) {
+            const int lanes = q.f1 - m >= 8 ? 8 : static_cast<int>(q.f1 - m);
+            const __mmask8 in = static_cast<__mmask8>((1u << lanes) - 1u);
+            const int cnt = __builtin_popcount(_mm512_mask_cmp_pd_mask(in, _mm512_loadu_pd(c.x + m), lo, _CMP_LT_OQ));
+            below += cnt;
+            if (cnt < 8) break;
+        }
+        for (int64_t m = q.l1; m > q.l0; m -= 8) {
+            const int lanes = m - q.l0 >= 8 ? 8 : static_cast<int>(m - q.l0);
+            const __mmask8 in = static_cast<__mmask8>((1u << lanes) - 1u);
+            const __m512d x = _mm512_maskz_loadu_pd(in, c.x + (m - lanes));
+            const int cnt = __builtin_popcount(_mm512_mask_cmp_pd_mask(in, x, hi, _CMP_GT_OQ));
+            above += cnt;
+            if (cnt < 8) break;
+        }
+        const int64_t bg = q.f0 + below, en = q.l1 - above;
+        b[k] = bg, e[k] = en > bg ? en : bg;
+    }
+}
+template <class F>
+static void ranges_two_pass(const SplitCellsView &c, const double *p, double r2, F &&range) {
+    int32_t i0[3], i1[3];
+    if (!split_bin_bounds(c, p, r2, i0, i1)) return;
+    SplitColumn col[64];
+    int n = 0;
+    auto flush = [&] {
+        int64_t b[64], e[64];
+        trim8(c, col, n, b, e);
+        for (int k = 0; k < n; ++k)
+            if (b[k] < e[k]) range(b[k], e[k]);
+        n = 0;
+    };
+    for (int32_t iz = i0[2]; iz <= i1[2]; ++iz)
+        for (int32_t iy = i0[1]; iy <= i1[1]; ++iy) {
+            n += split_column_bins(c, p, r2, iy, iz, &col[n]);
+            if (n == 64) flush();
+        }
+    flush();
+}
+template <class F>
+static void ranges_vec(const SplitCellsView &c, const double *p, double r2, F &&range) {
+    int32_t i0[3], i1[3];
+    if (!split_bin_bounds(c, p, r2, i0, i1)) return;
+    SplitColumn col[64 + 8];
+    int n = 0;
+    auto flush = [&] {
+        int64_t b[72], e[72];
+        trim8(c, col, n, b, e);
+        for (int k = 0; k < n; ++k)
+            if (b[k] < e[k]) range(b[k], e[k]);
+        n = 0;
+    };
+    const __m512d bin = _mm512_set1_pd(c.bin), lo1 = _mm512_set1_pd(c.lo[1]), py = _mm512_set1_pd(p[1]), px = _mm512_set1_pd(p[0]);
+    const __m512d lo0 = _mm512_set1_pd(c.lo[0]), inv = _mm512_set1_pd(c.inv_bin), zero = _mm512_setzero_pd();
+    const __m512d nb0 = _mm512_set1_pd(c.nb[0]), top = _mm512_set1_pd(c.nb[0] - 1), step = _mm512_set_pd(7, 6, 5, 4, 3, 2, 1, 0);
+    for (int32_t iz = i0[2]; iz <= i1[2]; ++iz) {
+        const double z0 = c.lo[2] + iz * c.bin;
+        const double dzs = p[2] < z0 ? z0 - p[2] : (p[2] > z0 + c.bin ? p[2] - z0 - c.bin : 0.0);
+        const __m512d dz2 = _mm512_set1_pd(dzs * dzs);
+        for (int32_t iy0 = i0[1]; iy0 <= i1[1]; iy0 += 8) {
+            const int lanes = std::min(8, i1[1] - iy0 + 1);
+            const __m512d iy = _mm512_add_pd(_mm512_set1_pd(iy0), step);
+            const __m512d y0 = _mm512_add_pd(lo1, _mm512_mul_pd(iy, bin));
+            const __m512d y1 = _mm512_add_pd(y0, bin);
+            __m512d dy = _mm512_mask_sub_pd(zero, _mm512_cmp_pd_mask(py, y0, _CMP_LT_OQ), y0, py);
+            dy = _mm512_mask_sub_pd(dy, _mm512_cmp_pd_mask(py, y1, _CMP_GT_OQ), _mm512_sub_pd(_mm512_sub_pd(py, y0), bin), zero);
+            const __m512d rest = _mm512_sub_pd(_mm512_sub_pd(_mm512_set1_pd(r2), _mm512_mul_pd(dy, dy)), dz2);
+            __mmask8 ok = static_cast<__mmask8>(((1u << lanes) - 1u) & _mm512_cmp_pd_mask(rest, zero, _CMP_GE_OQ));
+            const __m512d rx = _mm512_sqrt_pd(_mm512_max_pd(rest, zero));
+            const __m512d lo = _mm512_sub_pd(px, rx), hi = _mm512_add_pd(px, rx);
+            const __m512d a = _mm512_floor_pd(_mm512_mul_pd(_mm512_sub_pd(lo, lo0), inv));
+            const __m512d b = _mm512_floor_pd(_mm512_mul_pd(_mm512_sub_pd(hi, lo0), inv));
+            ok &= static_cast<__mmask8>(~(_mm512_cmp_pd_mask(b, zero, _CMP_LT_OQ) | _mm512_cmp_pd_mask(a, nb0, _CMP_GE_OQ)));
+            if (!ok) continue;
+            alignas(64) double al[8], ah[8], xa[8], xb[8];
+            _mm512_store_pd(al, lo), _mm512_store_pd(ah, hi);
+            _mm512_store_pd(xa, _mm512_max_pd(a, zero)), _mm512_store_pd(xb, _mm512_min_pd(b, top));
+            for (unsigned m = ok; m; m &= m - 1) {
+                const int l = __builtin_ctz(m);
+                const int64_t row = (static_cast<int64_t>(iz) * c.nb[1] + iy0 + l) * c.nb[0];
+                const int64_t x0 = static_cast<int64_t>(xa[l]), x1 = static_cast<int64_t>(xb[l]);
+                SplitColumn &q = col[n++];
+                q.f0 = c.start[row + x0], q.f1 = c.start[row + x0 + 1], q.l0 = c.start[row + x1], q.l1 = c.start[row + x1 + 1];
+                q.lo = al[l], q.hi = ah[l];
+            }
+            if (n >= 64) flush();
+        }
+    }
+    flush();
+}
+static void range_probe(const SplitCellsView &cv, const std::vector<double> &sp, int np, double rc2) {
+    double best[3] = {1e9, 1e9, 1e9};
+    uint64_t h[3] = {0, 0, 0};
+    for (int rep = 0; rep < 5; ++rep) {
+        uint64_t hh[3] = {0, 0, 0};
+        auto t = clk::now();
+        for (int p = 0; p < np; ++p) split_for_ranges(cv, &sp[3 * p], rc2, [&](int64_t b, int64_t e) { hh[0] = hh[0] * 31 + b * 7 + e; });
+        best[0] = std::min(best[0], secs(t));
+        t = clk::now();
+        for (int p = 0; p < np; ++p) ranges_two_pass(cv, &sp[3 * p], rc2, [&](int64_t b, int64_t e) { hh[1] = hh[1] * 31 + b * 7 + e; });
+        best[1] = std::min(best[1], secs(t));
+        t = clk::now();
+        for (int p = 0; p < np; ++p) ranges_vec(cv, &sp[3 * p], rc2, [&](int64_t b, int64_t e) { hh[2] = hh[2] * 31 + b * 7 + e; });
+        best[2] = std::min(best[2], secs(t));
+        for (int k = 0; k < 3; ++k) h[k] = hh[k];
+    }
+    std::printf("range finding alone, best of 5: scalar %.3f us/pt, library two-pass %.3f, vectorised bins %.3f (%.2fx the library); same ranges: %s\n",
+                1e6 * best[0] / np, 1e6 * best[1] / np, 1e6 * best[2] / np, best[1] / best[2], h[0] == h[1] && h[1] == h[2] ? "yes" : "NO");
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     issue_probe();
@@ -324,6 +443,7 @@ int main(int argc, char **argv) {
         for (int p = 0; p < np; ++p) chk += sum_ranges_only(cv, &sp[3 * p], rc * rc);
         best[2] = std::min(best[2], secs(t));
     }
+    range_probe(cv, sp, np, rc * rc);
     double worst = 0, norm = 0;
     for (int p = 0; p < np; ++p) worst = std::max(worst, std::fabs(ra[p] - rb[p])), norm = std::max(norm, std::fabs(ra[p]));
     std::printf("short-range sum, %lld cells, %d points (Z-order), 1 thread, best of 5: tasks %.3f us/pt, compacted %.3f us/pt (%.2fx), ranges only %.3f us/pt; max |diff| %.2e of max |sum| %.2e (chk %g)\n",
