@@ -134,14 +134,16 @@ void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // AVX-512, in two passes. Pass 1 (pack_avx512) computes d^2 for a range's cells 8 at a time and packs the d^2 and q of
-// those within R_c into dense arrays (vcompresspd): 36 % of the lanes of a point's ranges fall outside R_c (the chord is
-// taken at a column's nearest point) or past a range's end, and the f polynomial (~22 terms) was computed on them too.
+// those within R_c into dense arrays (vcompresspd): 36 % of the lanes of a point's ranges fall outside R_c (the chord
+// is taken at a column's nearest point) or past a range's end, and the f polynomial (~22 terms) was computed on them.
 // Pass 2 (dense_avx512) evaluates the packed cells four vectors at a time, each into its own accumulator, so that four
 // independent Horner chains overlap. Packed cell k sits in lane k mod 8 of vector k / 8, which goes to accumulator
 // (k / 8) mod 4: a point's sum is one fixed sequence (its cells within R_c, in range order), whatever the buffer's
 // fill. 1/d from the hardware's 2^-14 reciprocal square root and a series (within an ulp or two): the IEEE square root
-// and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair. On one core of the H100
-// host the short-range sum took 7 % less time than with tasks of 8 cells (bench/results/h100_2026-11-27_probe).
+// and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair. Against tasks of 8 cells
+// (every lane through the polynomial) the short-range sum took 0-18 % less time on one core of the H100 host, run
+// to run (bench/results/h100_2026-11-27_probe/notes.md); a whole point 1-3 % less, and 16 cores at 8,192 points
+// 0.30 against 0.37 us (h100_2026-11-27_5ee4ffe/cpu_ab.txt).
 constexpr int kDenseUnroll = 4;
 constexpr int kDenseGroup = kLanes * kDenseUnroll;  // cells per pass-2 step
 constexpr int kPackCap = 8 * kDenseGroup;           // packed cells that trigger pass 2
@@ -174,8 +176,8 @@ __attribute__((target("avx512f"))) void dense_avx512(const double *d2v, const do
         }
 #pragma GCC unroll 4
         for (int u = 0; u < U; ++u) {
-            // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative); a centre's d2 (< 1e-20,
-            // maybe 0) gives a seed of inf or a huge value, and its lane takes self_f0 instead
+            // 1/d from the 2^-14 seed and the series of (1 - e)^(-1/2) to e^4 (~2^-54 relative); a centre's d2
+            // (< 1e-20, maybe 0) gives a seed of inf or a huge value, and its lane takes self_f0 instead
             const __m512d y0 = _mm512_maskz_rsqrt14_pd(0xff, d2[u]);  // (unmasked: GCC 12's -Wmaybe-uninitialized)
             const __m512d ee = _mm512_fnmadd_pd(_mm512_mul_pd(d2[u], y0), y0, one);
             const __m512d ps = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(s4, ee, s3), ee, s2), ee, s1);
@@ -277,6 +279,7 @@ __attribute__((target("avx512f"))) double short_sum_avx512(const SplitView &v, c
     for (int u = 0; u < kDenseUnroll; ++u) s[u] = _mm512_setzero_pd();
     for_ranges_two_pass(v.cells, p, v.rc2, [&](int64_t i, int64_t e) { pack_avx512(v.cells, i, e, a, b, s); });
     dense_flush(b, a, s, true);
+    static_assert(kDenseUnroll == 4, "the accumulators are added as (0 + 1) + (2 + 3)");
     alignas(64) double l[kLanes];
     _mm512_store_pd(l, _mm512_add_pd(_mm512_add_pd(s[0], s[1]), _mm512_add_pd(s[2], s[3])));
     return lane_sum(l);
