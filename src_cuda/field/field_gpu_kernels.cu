@@ -55,7 +55,10 @@ struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    static constexpr int kMinBlocks = 4;  // <= 128 registers: P = 4 points of 6 words without spills
+    // <= 80 registers (a few bytes of spills outside the hot loop at P <= 2; P = 4 spills more): 6 blocks an SM,
+    // as many as the 33.5 KB tiles allow, against 4 at <= 128. 1,162-1,168 G pairs/s at N = 8,192 against
+    // 1,091-1,100 (bench/results/h100_2026-11-27_q5, alternated runs).
+    static constexpr int kMinBlocks = 6;
 };
 template <>
 struct Traits<QMMM_PRECISION_DOUBLE> {
@@ -539,8 +542,10 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
                        double *out, int config, cudaStream_t s) {
     if (config == 0) {
         // MIXED keeps 2 points a thread for large n too: 1,076 G pairs/s at N = 8,192 against 930 with 4 (its
-        // points hold 6 words; bench/results/h100_2026-11-25_tiles, all shapes in one run).
-        if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 2048 ? 8032 : n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
+        // points hold 6 words; bench/results/h100_2026-11-25_tiles, all shapes in one run). SINGLE takes 4 points
+        // for large n as well: 2,637 against 2,507-2,537 with 8 at N = 8,192 (h100_2026-11-27_q1; 2,617 against
+        // 2,590 in the tiles run) -- its loop is not bound by the shared loads that 8 points save.
+        if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
         else if constexpr (PREC == QMMM_PRECISION_MIXED) config = n >= 512 ? 2032 : 1032;
         else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;
     }
