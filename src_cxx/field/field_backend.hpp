@@ -37,8 +37,9 @@ public:
 };
 
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the
-// singular radius of a nucleus gets NaN (the API turns it into QMMM_ERR_SINGULAR naming the nucleus).
-void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u);
+// singular radius of a nucleus gets NaN (the API turns it into QMMM_ERR_SINGULAR naming the nucleus). Points are
+// spread over `threads` OpenMP threads (each point's sum is the same either way).
+void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads = 1);
 
 // MIXED precision's cell layout, one for the CPU and the CUDA backend (the same float data, so the same
 // answer): cells in Morton order (field_morton_order), cut into chunks of `chunk` cells padded with zero

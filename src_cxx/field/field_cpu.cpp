@@ -267,7 +267,7 @@ public:
         } else {
             std::fill(u, u + n, 0.0);
         }
-        add_nuclear_term(data_, n, xyz, u);
+        add_nuclear_term(data_, n, xyz, u, nt);
         simd_clear_upper();
         return QMMM_SUCCESS;
     }

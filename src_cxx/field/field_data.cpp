@@ -10,7 +10,11 @@
 
 namespace qmmm {
 
-void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u) {
+// In parallel from a few thousand pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of
+// 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs:
+// bench/results/h100_2026-11-27_q8).
+void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n * d.n_nuclei >= 16384)
     for (int64_t p = 0; p < n; ++p) {
         double s = 0.0;
         bool on = false;

@@ -341,7 +341,7 @@ public:
             simd_clear_upper();  // the workers too (cpu_simd.hpp)
         }
         outside(n, xyz, out, u);
-        add_nuclear_term(nuclei_, n, xyz, u);
+        add_nuclear_term(nuclei_, n, xyz, u, nt);
         simd_clear_upper();
         return QMMM_SUCCESS;
     }
