@@ -1,6 +1,7 @@
 // test_field_cpu.cpp -- the CPU field against an independent long-double reference and closed forms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,40 @@ TEST(FieldCpu, NuclearTermAlone) {
     auto u = f.eval({0, 0, 0, 0, 3, 4});
     EXPECT_DOUBLE_EQ(u[0], -(1.0 / 2 + 2.0 / 4));
     EXPECT_NEAR(u[1], -(1.0 / std::sqrt(4.0 + 25.0) + 2.0 / std::sqrt(16.0 + 25.0)), 1e-15);
+}
+
+TEST(FieldCpu, NuclearTermOverThreadsMatchesReferenceAndOneThread) {
+    // 2,048 points x 12 nuclei: enough pairs for the nuclear term to be spread over the threads
+    // (add_nuclear_term); each point's sum must be the one-thread bits and the long-double reference.
+    std::mt19937_64 rng(91);
+    std::uniform_real_distribution<double> box(-6.0, 6.0);
+    System s;
+    for (int b = 0; b < 12; ++b) {
+        for (int k = 0; k < 3; ++k) s.nuc_xyz.push_back(box(rng));
+        s.nuc_z.push_back(1.0 + b % 8);
+    }
+    auto pts = qmmm_test::random_points(2048, 92, 12.0);
+    Field one(s, QMMM_PRECISION_DOUBLE, 1), four(s, QMMM_PRECISION_DOUBLE, 4);
+    const auto a = one.eval(pts), b = four.eval(pts);
+    EXPECT_TRUE(bitwise_equal(a, b));
+    double worst = 0;
+    for (size_t p = 0; p < a.size(); ++p) {
+        long double ref = 0, norm = 0;
+        for (int n = 0; n < 12; ++n) {
+            const long double dx = pts[3 * p] - s.nuc_xyz[3 * n], dy = pts[3 * p + 1] - s.nuc_xyz[3 * n + 1],
+                              dz = pts[3 * p + 2] - s.nuc_xyz[3 * n + 2];
+            const long double t = s.nuc_z[n] / std::sqrt(dx * dx + dy * dy + dz * dz);
+            ref -= t, norm += t;
+        }
+        worst = std::max(worst, static_cast<double>(std::fabs(b[p] - ref) / norm));
+    }
+    EXPECT_LT(worst, qmmm_claims::kDouble);
+    // A point on a nucleus in the middle of the batch is reported by its index, with threads too.
+    std::copy_n(&s.nuc_xyz[3 * 5], 3, &pts[3 * 1500]);
+    std::vector<double> u(2048);
+    EXPECT_EQ(qmmm_field_eval(four.f, 2048, pts.data(), u.data()), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::strstr(qmmm_error_message(), "point 1500"), nullptr) << qmmm_error_message();
+    EXPECT_NE(std::strstr(qmmm_error_message(), "nucleus 5"), nullptr) << qmmm_error_message();
 }
 
 TEST(FieldCpu, CellsAloneAndOneCell) {
