@@ -55,7 +55,7 @@ struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    // <= 80 registers (a few bytes of spills outside the hot loop at P <= 2; P = 4 spills more): 6 blocks an SM,
+    // <= 80 registers (ptxas: 8-12 bytes of spills at P <= 2, 160 at P = 4): 6 blocks an SM,
     // as many as the 33.5 KB tiles allow, against 4 at <= 128. 1,162-1,168 G pairs/s at N = 8,192 against
     // 1,091-1,100 (bench/results/h100_2026-11-27_q5, alternated runs).
     static constexpr int kMinBlocks = 6;
