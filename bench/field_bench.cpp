@@ -16,6 +16,8 @@
 // micro-kernel doing only MUFU.RSQ + FFMA) -- every CUDA row prints its percentage of it -- and the transport
 // floors of a synchronous call (launch + mapped-memory flag; persistent kernel + mailbox). Rows "_lowlatency"
 // use QMMM_FLAG_LOW_LATENCY; "cuda_single_16handles" is 16 host threads with one handle each, at once.
+// --cube takes the cells and nuclei of a density cube instead of random cells: a lattice, which SINGLE sums by
+// rows (QMMM_CUDA_ROWS=0 in the environment times the tile layout on the same cells).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -176,6 +178,11 @@ int main(int argc, char **argv) {
     app.add_option("--min-time", min_time, "seconds of timed calls per measurement")->check(cli::finite_in(0, 3600, "s"));
     app.add_option("--cpu1-limit", cpu1_limit, "largest M*N timed on one CPU thread")->check(cli::finite_in(0, 1e18));
     app.add_option("--nuclei", n_nuclei, "environment nuclei")->check(cli::int_in(0, 1'000'000));
+    std::string cube;
+    double threshold = 4.1e-4;
+    app.add_option("--cube", cube, "cells from this density cube (a lattice: the row layout of SINGLE) instead of random "
+                                   "cells; --cells is then ignored")->check(CLI::ExistingFile);
+    app.add_option("--threshold", threshold, "the cube's density threshold, e/bohr^3")->check(cli::finite_in(0, 1e6));
     bool split = false;
     app.add_flag("--split", split, "also the range-split method's rows (QMMM_METHOD_SPLIT; bench/field_split_bench.cpp)");
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
@@ -185,6 +192,21 @@ int main(int argc, char **argv) {
     app.add_option("--handles", handles, "host threads (one handle each) of the many-handles row (0: none)")
         ->check(cli::int_in(0, 1024));
     if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
+    qmmm_test::System cube_sys;
+    if (!cube.empty()) {  // the cube's cells and nuclei; points in the box of its cells
+        qmmm_env env = nullptr;
+        if (qmmm_cube_read(&env, cube.c_str(), threshold) != QMMM_SUCCESS) {
+            std::fprintf(stderr, "field_bench: error: %s\n", qmmm_error_message());
+            return 2;
+        }
+        int64_t nc = 0, nn = 0;
+        double dv = 0;
+        qmmm_env_sizes(env, &nc, &nn, &dv);
+        cube_sys.cell_xyz.resize(3 * nc), cube_sys.cell_q.resize(nc), cube_sys.nuc_xyz.resize(3 * nn), cube_sys.nuc_z.resize(nn);
+        qmmm_env_copy(env, cube_sys.cell_xyz.data(), cube_sys.cell_q.data(), cube_sys.nuc_xyz.data(), cube_sys.nuc_z.data());
+        qmmm_env_destroy(env);
+        sizes = {nc};
+    }
     if (sizes.empty() || npts.empty()) {
         std::fprintf(stderr, "field_bench: error: --cells and --points need at least one value\n");
         return cli::kUsageError;
@@ -210,8 +232,17 @@ int main(int argc, char **argv) {
     std::vector<CpuRate> cpu_rates;
     try {
         for (int64_t m : sizes) {
-            auto sys = qmmm_test::random_system(m, n_nuclei, 1234 + m);
+            auto sys = cube.empty() ? qmmm_test::random_system(m, n_nuclei, 1234 + m) : cube_sys;
             auto pts = qmmm_test::random_points(n_max, 4321 + m);
+            if (!cube.empty()) {  // random_points fills [-12, 12)^3: mapped onto the box of the cells
+                double lo[3], hi[3];
+                for (int k = 0; k < 3; ++k) lo[k] = hi[k] = sys.cell_xyz[k];
+                for (int64_t c = 0; c < m; ++c)
+                    for (int k = 0; k < 3; ++k)
+                        lo[k] = std::min(lo[k], sys.cell_xyz[3 * c + k]), hi[k] = std::max(hi[k], sys.cell_xyz[3 * c + k]);
+                for (int64_t p = 0; p < n_max; ++p)
+                    for (int k = 0; k < 3; ++k) pts[3 * p + k] = lo[k] + (pts[3 * p + k] / 24.0 + 0.5) * (hi[k] - lo[k]);
+            }
             std::vector<double> ring(pts);
             ring.insert(ring.end(), pts.begin(), pts.end());
             // Reference and scale on the CPU in double (all threads).
@@ -336,6 +367,8 @@ int main(int argc, char **argv) {
                 "Gpair/s", "max_rel_err", "x_vs_seed", "%ceiling");
     nlohmann::json js;
     js["units"] = "times in microseconds per call; pair rate in 1e9 cell-point pairs per second";
+    js["cells_from"] = cube.empty() ? std::string("random cells in a 20-bohr box (qmmm_test::random_system)")
+                                    : "cube " + cube + " at threshold " + std::to_string(threshold) + " e/bohr^3";
     js["error"] = "max over points of |u - u_cpu_double| / sum|terms|";
     js["ratio"] = "seed 004 coalesced time per point (float seed for single/mixed, double seed otherwise) / time per point";
     for (const auto &r : rows) {

@@ -64,6 +64,56 @@ float quarter_bound(const T *q, int n) {
     return static_cast<float>(std::max(5e9 * lo, 1e-30));
 }
 
+// SINGLE's row layout (DeviceCells::rows) for cells in Morton order X(m, k), charges Q(m): per chunk the origin
+// (centre of its cells' box), per quarter its cells sorted by (z, y, x) and cut where y or z changes. Returns
+// the number of rows over all quarters.
+template <class PosFn, class QFn>
+int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
+                   std::vector<QuarterInfo> &quarters, std::vector<float2> &cells, std::vector<float4> &rows) {
+    const size_t padded = static_cast<size_t>(nc * kChunk);
+    cells.assign(padded, float2{0.0f, 0.0f});  // padding: never in a row
+    rows.assign(padded, float4{0.0f, 0.0f, 0.0f, 0.0f});
+    int64_t total = 0;
+    std::vector<int64_t> idx;
+    for (int64_t ch = 0; ch < nc; ++ch) {
+        const int64_t b = ch * kChunk, e = std::min(n_cells, b + kChunk);
+        double *o = &origin[3 * ch];
+        for (int k = 0; k < 3; ++k) {
+            double lo = X(b, k), hi = lo;
+            for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
+            o[k] = 0.5 * (lo + hi);
+        }
+        int row = 0;
+        for (int g = 0; g < kSub; ++g) {
+            QuarterInfo &info = quarters[static_cast<size_t>(ch * kSub + g)];
+            info.row_begin = row, info.n_rows = 0;
+            const int64_t qb = b + g * kQuarter, qe = std::min(e, qb + kQuarter);
+            idx.clear();
+            for (int64_t m = qb; m < qe; ++m) idx.push_back(m);
+            std::sort(idx.begin(), idx.end(), [&](int64_t u, int64_t v) {
+                for (int k : {2, 1, 0})
+                    if (X(u, k) != X(v, k)) return X(u, k) < X(v, k);
+                return u < v;
+            });
+            for (size_t i = 0; i < idx.size(); ++i) {
+                const int64_t m = idx[i], slot = qb + static_cast<int64_t>(i);
+                cells[static_cast<size_t>(slot)] = float2{static_cast<float>(X(m, 0) - o[0]), static_cast<float>(Q(m))};
+                const bool starts = i == 0 || X(m, 1) != X(idx[i - 1], 1) || X(m, 2) != X(idx[i - 1], 2);
+                const int local = static_cast<int>(slot - b);
+                if (starts) {
+                    float4 &r = rows[static_cast<size_t>(b + row)];
+                    r.x = static_cast<float>(X(m, 1) - o[1]), r.y = static_cast<float>(X(m, 2) - o[2]);
+                    std::memcpy(&r.z, &local, sizeof local);
+                    ++row, ++info.n_rows, ++total;
+                }
+                const int end = local + 1;
+                std::memcpy(&rows[static_cast<size_t>(b + row - 1)].w, &end, sizeof end);
+            }
+        }
+    }
+    return total;
+}
+
 class FieldCudaBackend final : public FieldBackend {
 public:
     FieldCudaBackend(const FieldData &d, const qmmm_options &opt)
@@ -73,6 +123,8 @@ public:
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
         // Tuning only: QMMM_CUDA_TILE=P*1000+G forces the throughput tile shape (results are the same bits).
         if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
+        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps SINGLE off or on the row layout, whatever the cells.
+        if (const char *r = std::getenv("QMMM_CUDA_ROWS")) rows_mode_ = std::atoi(r) != 0;
         DeviceScope scope(dev_);
         try {
             build(d);
@@ -273,6 +325,21 @@ private:
                 for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
                 for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
+                // Rows pay when they are long: cube cells make ~7 a row per quarter (glycine, 4.1e-4 e/bohr^3); cells
+                // in general position make rows of one, where the tile layout is faster.
+                std::vector<float2> rc;
+                std::vector<float4> rw;
+                const int64_t n_rows = rows_mode_ == 0 ? 0
+                                       : build_rows(d.n_cells, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; },
+                                                    origin, quarters, rc, rw);
+                if (rows_mode_ == 1 || (rows_mode_ < 0 && 3 * n_rows <= d.n_cells)) {
+                    row_cells_.ensure(rc.size(), "row cells");
+                    rows_.ensure(rw.size(), "rows");
+                    check(cudaMemcpy(row_cells_.p, rc.data(), rc.size() * sizeof(float2), cudaMemcpyHostToDevice),
+                          "cudaMemcpy (row cells)");
+                    check(cudaMemcpy(rows_.p, rw.data(), rw.size() * sizeof(float4), cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
+                    dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
+                }
             }
         }
         origin_.ensure(origin.size(), "chunk origins");
@@ -327,6 +394,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
+        row_cells_.release(), rows_.release();
         result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
@@ -345,6 +413,9 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
     DeviceBuf<QuarterInfo> quarters_;
+    DeviceBuf<float2> row_cells_;
+    DeviceBuf<float4> rows_;
+    int rows_mode_ = -1;  // -1: by the cells
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;

@@ -385,6 +385,86 @@ __device__ __noinline__ double quarter_near_mixed(const MixedCell *s, const Poin
     return (part + 0.5 * static_cast<double>(corr)) + near;
 }
 
+// SINGLE on lattice cells: a quarter's partials of P points by rows (cells with one y and z). The row's
+// dy^2 + dz^2 is computed once per point, so a pair costs FADD + FFMA for r^2, MUFU.RSQ and FFMA -- half the
+// instructions of quarter_sum's, which leaves the reciprocal-square-root unit as the only limit (the DCS kernel's
+// lattice trick). Offsets from the chunk origin: rounding errors no larger than the chunk (~2 bohr), not the box.
+template <int P>
+__device__ __forceinline__ void row_quarter_sum(const float4 *rows, int n_rows, const float2 *cells,
+                                                const float (*q)[3], float *part) {
+#pragma unroll
+    for (int k = 0; k < P; ++k) part[k] = 0;
+    for (int r = 0; r < n_rows; ++r) {
+        const float4 h = rows[r];
+        float s[P], run[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const float dy = q[k][1] - h.x, dz = q[k][2] - h.y;
+            s[k] = fmaf(dz, dz, dy * dy), run[k] = 0;
+        }
+        const int e = __float_as_int(h.w);
+#pragma unroll 2
+        for (int j = __float_as_int(h.z); j < e; ++j) {
+            const float2 c = cells[j];
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                const float dx = q[k][0] - c.x;
+                run[k] = fmaf(c.y, rs(fmaf(dx, dx, s[k])), run[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] += run[k];
+    }
+}
+
+// The same sum for one point with the singular rule on every pair.
+__device__ __noinline__ float row_quarter_exact(const float4 *rows, int n_rows, const float2 *cells, float qx, float qy,
+                                                float qz, float self) {
+    const float eps2 = static_cast<float>(kEps2);
+    float part = 0;
+    for (int r = 0; r < n_rows; ++r) {
+        const float4 h = rows[r];
+        const float dy = qy - h.x, dz = qz - h.y, s = fmaf(dz, dz, dy * dy);
+        float run = 0;
+        for (int j = __float_as_int(h.z), e = __float_as_int(h.w); j < e; ++j) {
+            const float dx = qx - cells[j].x, d2 = fmaf(dx, dx, s);
+            run += cells[j].y * (d2 < eps2 ? self : rs(d2));
+        }
+        part += run;
+    }
+    return part;
+}
+
+// A chunk's quarter partials joined in group 0 as ((s0 + s1) + s2) + s3 and added to its totals; the block waits
+// for every group's partial first (tile_kernel, row_tile_kernel).
+template <class Acc, int P, int G>
+__device__ __forceinline__ void join_quarters(const Acc *partial, Acc (*red)[G * P], int sub, int lane, Acc *total) {
+    if (sub > 0) {
+#pragma unroll
+        for (int k = 0; k < P; ++k) red[sub - 1][lane + k * G] = partial[k];
+    }
+    __syncthreads();
+    if (sub == 0) {
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            Acc c_part = partial[k];
+            for (int g = 0; g < kSub - 1; ++g) c_part += red[g][lane + k * G];
+            total[k] += c_part;
+        }
+    }
+}
+
+// Group 0's totals to the segment's partials (points past n are not written).
+template <class Acc, int P, int G>
+__device__ __forceinline__ void store_totals(const Acc *total, int sub, int64_t first, int seg, int64_t n, double *part) {
+    if (sub != 0) return;
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const int64_t i = first + static_cast<int64_t>(k) * G;
+        if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
+    }
+}
+
 // Block (x, y) = kSub groups of G threads; group g sums quarter g of every chunk of segment y for the block's
 // G * P points (thread lane l has points l, l + G, ...). A point's chunk partial is ((s0 + s1) + s2) + s3 over
 // the groups: the same for every G and P, and four times the parallelism of one thread per point and chunk
@@ -466,24 +546,66 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
                 else
                     partial[k] = quarter_exact<PREC>(mine, pw, self);
             }
-            if (sub > 0) red[sub - 1][lane + k * G] = partial[k];
         }
-        __syncthreads();
-        if (sub == 0) {
+        join_quarters<Acc, P, G>(partial, red, sub, lane, total);
+    }
+    store_totals<Acc, P, G>(total, sub, first, seg, n, part);
+}
+
+// tile_kernel for SINGLE on the row layout (DeviceCells::rows): the same blocks, segments and quarter order, the
+// singular rule by QuarterInfo::bound as there; the points as offsets from each chunk's origin.
+template <int P, int G>
+__global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_SINGLE>::kMinBlocks * 128 / (kSub * G))
+    row_tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
+                    double *__restrict__ part) {
+    constexpr int T = kSub * G;
+    static_assert(G % 32 == 0, "a warp must lie in one group");
+    __shared__ float2 cells[kChunk];
+    __shared__ float4 rows[kChunk];
+    __shared__ float red[kSub - 1][G * P];
+    const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
+    float total[P];
 #pragma unroll
-            for (int k = 0; k < P; ++k) {
-                Acc c_part = partial[k];
-                for (int g = 0; g < kSub - 1; ++g) c_part += red[g][lane + k * G];
-                total[k] += c_part;
+    for (int k = 0; k < P; ++k) total[k] = 0;
+    const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
+    const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
+    const float self = static_cast<float>(c.self);
+    for (int64_t ch = ch0; ch < ch1; ++ch) {
+        const QuarterInfo *qi = c.quarters + ch * kSub;
+        const int chunk_rows = qi[kSub - 1].row_begin + qi[kSub - 1].n_rows;
+        __syncthreads();  // the previous chunk's tile and red are no longer read
+        for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = c.row_cells[ch * kChunk + j];
+        for (int j = threadIdx.x; j < chunk_rows; j += T) rows[j] = c.rows[ch * kChunk + j];
+        __syncthreads();
+        // The points are read again for each chunk (L1 hits) rather than kept in double registers, and the opaque
+        // move stops the compiler from recomputing the offsets inside the pair loop (FP64 work per pair).
+        float q[P][3];
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const int64_t i = min(first + static_cast<int64_t>(k) * G, n - 1);
+            for (int d = 0; d < 3; ++d) {
+                q[k][d] = static_cast<float>(__ldg(&xyz[3 * i + d]) - c.origin[3 * ch + d]);
+                asm volatile("mov.b32 %0, %0;" : "+f"(q[k][d]));
             }
         }
-    }
-    if (sub != 0) return;
+        const QuarterInfo info = qi[sub];
+        float partial[P];
+        bool suspect[P];
+        if (info.bound > 0.0f) {  // as tile_kernel: 0 means charges of both signs, every point sums carefully
+            row_quarter_sum<P>(rows + info.row_begin, info.n_rows, cells, q, partial);
 #pragma unroll
-    for (int k = 0; k < P; ++k) {
-        const int64_t i = first + static_cast<int64_t>(k) * G;
-        if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
+            for (int k = 0; k < P; ++k) suspect[k] = !(fabsf(partial[k]) < info.bound);
+        } else {
+#pragma unroll
+            for (int k = 0; k < P; ++k) suspect[k] = true;
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k)
+            if (suspect[k]) partial[k] = row_quarter_exact(rows + info.row_begin, info.n_rows, cells, q[k][0], q[k][1], q[k][2], self);
+        join_quarters<float, P, G>(partial, red, sub, lane, total);
     }
+    store_totals<float, P, G>(total, sub, first, seg, n, part);
 }
 
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
@@ -532,6 +654,12 @@ template <int PREC, int P, int G>
 void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
     const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
+    if constexpr (PREC == QMMM_PRECISION_SINGLE) {
+        if (c.rows) {
+            row_tile_kernel<P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+            return;
+        }
+    }
     tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
 }
 

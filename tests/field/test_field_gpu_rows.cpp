@@ -1,0 +1,134 @@
+// test_field_gpu_rows.cpp -- SINGLE's row layout on the CUDA throughput path (cells of a cube's lattice, where a
+// row's dy^2 + dz^2 is shared by its cells). References: the long-double sum of field_reference.hpp, and the
+// tile layout of the same handle settings (QMMM_CUDA_ROWS=0), which must differ in bits but not beyond the claim.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "field_claims.hpp"
+#include "field_reference.hpp"
+#include "gpu_test.hpp"
+#include "qmmm_accel.h"
+
+using qmmm_test::System;
+
+namespace {
+
+// Cells of an nx x ny x nz lattice (spacing h, corner lo) inside an ellipsoidal blob with random holes, as a
+// thresholded density cube gives: rows of a few to ~20 cells along x, charges 1e-6..1e-2, plus a few nuclei.
+System lattice_system(int nx, int ny, int nz, double h, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u01(0, 1), pop(1e-6, 1e-2);
+    System s;
+    const double lo[3] = {-0.5 * nx * h + 0.0123, -0.5 * ny * h - 0.0456, -0.5 * nz * h + 0.0789};
+    for (int i = 0; i < nx; ++i)
+        for (int j = 0; j < ny; ++j)
+            for (int k = 0; k < nz; ++k) {
+                const double a = (i + 0.5) / nx - 0.5, b = (j + 0.5) / ny - 0.5, c = (k + 0.5) / nz - 0.5;
+                if (4 * (a * a + b * b + c * c) > 1 || u01(rng) < 0.1) continue;
+                s.cell_xyz.insert(s.cell_xyz.end(), {lo[0] + i * h, lo[1] + j * h, lo[2] + k * h});
+                s.cell_q.push_back(pop(rng));
+            }
+    for (int b = 0; b < 5; ++b) {
+        for (int d = 0; d < 3; ++d) s.nuc_xyz.push_back((u01(rng) - 0.5) * 6.0);
+        s.nuc_z.push_back(1.0 + b);
+    }
+    return s;
+}
+
+// A SINGLE CUDA handle (cell volume dv) with QMMM_CUDA_ROWS set to rows ("" = unset: the backend decides).
+std::vector<double> eval_single(const System &s, double dv, const char *rows, const std::vector<double> &pts) {
+    if (*rows) setenv("QMMM_CUDA_ROWS", rows, 1);
+    else unsetenv("QMMM_CUDA_ROWS");
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = QMMM_BACKEND_CUDA, o.precision = QMMM_PRECISION_SINGLE, o.cell_volume = dv;  // dv: points on cells
+    qmmm_field f = nullptr;
+    EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),
+                                s.nuc_z.data(), &o),
+              QMMM_SUCCESS)
+        << qmmm_error_message();
+    unsetenv("QMMM_CUDA_ROWS");
+    std::vector<double> u(pts.size() / 3, NAN);
+    if (f) {
+        EXPECT_EQ(qmmm_field_eval(f, static_cast<int64_t>(u.size()), pts.data(), u.data()), QMMM_SUCCESS)
+            << qmmm_error_message();
+        qmmm_field_destroy(f);
+    }
+    return u;
+}
+
+// Points: random in and around the blob, then points on cell centres and 1e-3 bohr from cells.
+std::vector<double> points(const System &s, int64_t n, uint64_t seed) {
+    auto p = qmmm_test::random_points(n, seed, 12.0);
+    for (int64_t m : {int64_t{0}, s.n_cells() / 3, s.n_cells() - 1}) {
+        p.insert(p.end(), &s.cell_xyz[3 * m], &s.cell_xyz[3 * m] + 3);
+        p.insert(p.end(), {s.cell_xyz[3 * m] + 1e-3, s.cell_xyz[3 * m + 1], s.cell_xyz[3 * m + 2] - 1e-3});
+    }
+    return p;
+}
+
+// Points (of pts) outside SINGLE's claim against the long-double reference.
+int64_t outside_claim(const System &s, double dv, const std::vector<double> &pts, const std::vector<double> &u,
+                      double *worst) {
+    int64_t bad = 0;
+    *worst = 0;
+    for (size_t p = 0; p < u.size(); ++p) {
+        double scale = 0;
+        const double ref = qmmm_test::reference_u(s, &pts[3 * p], dv, &scale);
+        const double e = std::fabs(u[p] - ref) / scale;
+        *worst = std::max(*worst, e);
+        bad += !qmmm_claims::within(QMMM_PRECISION_SINGLE, e, s, &pts[3 * p]);
+    }
+    return bad;
+}
+
+}  // namespace
+
+// Lattice cells take the row layout by default (the default's bits are those of QMMM_CUDA_ROWS=1, and differ from
+// the tile layout's), every value within SINGLE's claim, points on cell centres included; bits independent of the
+// batch, as on every throughput path.
+TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const double h = 0.175, dv = h * h * h;
+    const System s = lattice_system(48, 40, 36, h, 5);
+    ASSERT_GT(s.n_cells(), 20000);
+    const auto pts = points(s, 600, 6);
+    const auto by_default = eval_single(s, dv, "", pts), rows = eval_single(s, dv, "1", pts),
+               tiles = eval_single(s, dv, "0", pts);
+    EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0) << "default is not the rows";
+    int64_t differ = 0;
+    for (size_t p = 0; p < rows.size(); ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
+    EXPECT_GT(differ, static_cast<int64_t>(rows.size() / 2)) << "rows and tiles gave the same bits: one layout ran";
+    double w_rows = 0, w_tiles = 0;
+    EXPECT_EQ(outside_claim(s, dv, pts, rows, &w_rows), 0) << "rows: max normwise error " << w_rows;
+    EXPECT_EQ(outside_claim(s, dv, pts, tiles, &w_tiles), 0) << "tiles: max normwise error " << w_tiles;
+    std::printf("lattice M = %lld: max normwise error rows %.3e, tiles %.3e\n", (long long)s.n_cells(), w_rows, w_tiles);
+    // A prefix of another size: the same bits per point (the throughput path from 9 points on).
+    const std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
+    const auto hu = eval_single(s, dv, "", head);
+    EXPECT_EQ(std::memcmp(hu.data(), rows.data(), hu.size() * sizeof(double)), 0);
+    // The check can fail: a value off by 1e-3 of its scale leaves the claim.
+    double scale = 0, w = 0;
+    qmmm_test::reference_u(s, &pts[21], dv, &scale);
+    const std::vector<double> p7(pts.begin() + 21, pts.begin() + 24), bent{rows[7] + 1e-3 * scale};
+    EXPECT_EQ(outside_claim(s, dv, p7, bent, &w), 1) << w;
+}
+
+// Rows forced on cells in general position (every row one cell: the layout's worst case) and on charges of both
+// signs (every quarter on the careful sum) stay within the claim.
+TEST(FieldCudaRows, ForcedRowsOnRandomCellsAndMixedSigns) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    System s = qmmm_test::random_system(20011, 4, 91);
+    const auto pts = points(s, 300, 92);
+    double w = 0;
+    EXPECT_EQ(outside_claim(s, 0.01, pts, eval_single(s, 0.01, "1", pts), &w), 0) << "random cells: " << w;
+    System t = lattice_system(30, 30, 30, 0.2, 93);
+    for (size_t m = 0; m < t.cell_q.size(); m += 7) t.cell_q[m] = -t.cell_q[m];
+    const auto qts = points(t, 300, 94);
+    EXPECT_EQ(outside_claim(t, 0.008, qts, eval_single(t, 0.008, "", qts), &w), 0) << "mixed signs: " << w;
+}
