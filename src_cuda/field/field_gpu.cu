@@ -64,15 +64,15 @@ float quarter_bound(const T *q, int n) {
     return static_cast<float>(std::max(5e9 * lo, 1e-30));
 }
 
-// SINGLE's row layout (DeviceCells::rows) for cells in Morton order X(m, k), charges Q(m): per chunk the origin
-// (centre of its cells' box), per quarter its cells sorted by (z, y, x) and cut where y or z changes. Returns
-// the number of rows over all quarters.
-template <class PosFn, class QFn>
+// The row layout (DeviceCells::rows) of SINGLE (F = float, C2 = float2) or DOUBLE (double, double2), for cells in
+// Morton order X(m, k), charges Q(m): per chunk the origin (centre of its cells' box), per quarter its cells sorted
+// by (z, y, x) and cut where y or z changes. Returns the number of rows over all quarters.
+template <class F, class C2, class PosFn, class QFn>
 int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
-                   std::vector<QuarterInfo> &quarters, std::vector<float2> &cells, std::vector<float4> &rows) {
+                   std::vector<QuarterInfo> &quarters, std::vector<C2> &cells, std::vector<RowHead<F>> &rows) {
     const size_t padded = static_cast<size_t>(nc * kChunk);
-    cells.assign(padded, float2{0.0f, 0.0f});  // padding: never in a row
-    rows.assign(padded, float4{0.0f, 0.0f, 0.0f, 0.0f});
+    cells.assign(padded, C2{0, 0});  // padding: never in a row
+    rows.assign(padded, RowHead<F>{0, 0, 0, 0});
     int64_t total = 0;
     std::vector<int64_t> idx;
     for (int64_t ch = 0; ch < nc; ++ch) {
@@ -97,17 +97,14 @@ int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<doub
             });
             for (size_t i = 0; i < idx.size(); ++i) {
                 const int64_t m = idx[i], slot = qb + static_cast<int64_t>(i);
-                cells[static_cast<size_t>(slot)] = float2{static_cast<float>(X(m, 0) - o[0]), static_cast<float>(Q(m))};
-                const bool starts = i == 0 || X(m, 1) != X(idx[i - 1], 1) || X(m, 2) != X(idx[i - 1], 2);
+                cells[static_cast<size_t>(slot)] = C2{static_cast<F>(X(m, 0) - o[0]), static_cast<F>(Q(m))};
                 const int local = static_cast<int>(slot - b);
-                if (starts) {
-                    float4 &r = rows[static_cast<size_t>(b + row)];
-                    r.x = static_cast<float>(X(m, 1) - o[1]), r.y = static_cast<float>(X(m, 2) - o[2]);
-                    std::memcpy(&r.z, &local, sizeof local);
+                if (i == 0 || X(m, 1) != X(idx[i - 1], 1) || X(m, 2) != X(idx[i - 1], 2)) {
+                    rows[static_cast<size_t>(b + row)] =
+                        RowHead<F>{static_cast<F>(X(m, 1) - o[1]), static_cast<F>(X(m, 2) - o[2]), local, local};
                     ++row, ++info.n_rows, ++total;
                 }
-                const int end = local + 1;
-                std::memcpy(&rows[static_cast<size_t>(b + row - 1)].w, &end, sizeof end);
+                rows[static_cast<size_t>(b + row - 1)].end = local + 1;
             }
         }
     }
@@ -123,7 +120,7 @@ public:
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
         // Tuning only: QMMM_CUDA_TILE=P*1000+G forces the throughput tile shape (results are the same bits).
         if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
-        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps SINGLE off or on the row layout, whatever the cells.
+        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps SINGLE and DOUBLE off or on the row layout, whatever the cells.
         if (const char *r = std::getenv("QMMM_CUDA_ROWS")) rows_mode_ = std::atoi(r) != 0;
         DeviceScope scope(dev_);
         try {
@@ -316,6 +313,7 @@ private:
                 for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
                 for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
+                take_rows<double, double2>(d, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; }, origin, quarters);
             } else {
                 std::vector<float4> h(padded, float4{1e30f, 1e30f, 1e30f, 0.0f});
                 for (int64_t m = 0; m < d.n_cells; ++m)
@@ -325,21 +323,7 @@ private:
                 for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
                 for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
-                // Rows pay when they are long: cube cells make ~7 a row per quarter (glycine, 4.1e-4 e/bohr^3); cells
-                // in general position make rows of one, where the tile layout is faster.
-                std::vector<float2> rc;
-                std::vector<float4> rw;
-                const int64_t n_rows = rows_mode_ == 0 ? 0
-                                       : build_rows(d.n_cells, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; },
-                                                    origin, quarters, rc, rw);
-                if (rows_mode_ == 1 || (rows_mode_ < 0 && 3 * n_rows <= d.n_cells)) {
-                    row_cells_.ensure(rc.size(), "row cells");
-                    rows_.ensure(rw.size(), "rows");
-                    check(cudaMemcpy(row_cells_.p, rc.data(), rc.size() * sizeof(float2), cudaMemcpyHostToDevice),
-                          "cudaMemcpy (row cells)");
-                    check(cudaMemcpy(rows_.p, rw.data(), rw.size() * sizeof(float4), cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
-                    dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
-                }
+                take_rows<float, float2>(d, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; }, origin, quarters);
             }
         }
         origin_.ensure(origin.size(), "chunk origins");
@@ -362,6 +346,24 @@ private:
         dc_.cells = cells_.p, dc_.origin = origin_.p, dc_.n_chunks = nc, dc_.self = d.cell_self_inv_r;
         dc_.quarters = quarters_.p;
         check(cudaDeviceSynchronize(), "field upload");
+    }
+
+    // SINGLE, DOUBLE: the row layout, taken when rows are long: cube cells make ~7 a row per quarter (glycine, 4.1e-4
+    // e/bohr^3); cells in general position make rows of one, where the tile layout is faster.
+    template <class F, class C2, class PosFn, class QFn>
+    void take_rows(const FieldData &d, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
+                   std::vector<QuarterInfo> &quarters) {
+        if (rows_mode_ == 0) return;
+        std::vector<C2> rc;
+        std::vector<RowHead<F>> rw;
+        const int64_t n_rows = build_rows<F>(d.n_cells, nc, X, Q, origin, quarters, rc, rw);
+        if (rows_mode_ < 0 && 3 * n_rows > d.n_cells) return;
+        const size_t cell_bytes = rc.size() * sizeof(C2), row_bytes = rw.size() * sizeof(RowHead<F>);
+        row_cells_.ensure(cell_bytes, "row cells");
+        rows_.ensure(row_bytes, "rows");
+        check(cudaMemcpy(row_cells_.p, rc.data(), cell_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (row cells)");
+        check(cudaMemcpy(rows_.p, rw.data(), row_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
+        dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
     }
 
     // MIXED: the sphere around a quarter's cells (offsets from the chunk origin); padding cells do not count.
@@ -413,8 +415,7 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<float2> row_cells_;
-    DeviceBuf<float4> rows_;
+    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2, RowHead<F>)
     int rows_mode_ = -1;  // -1: by the cells
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;

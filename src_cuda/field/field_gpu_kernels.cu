@@ -29,6 +29,8 @@
 // No floating-point atomics anywhere.
 #include <cub/block/block_reduce.cuh>
 
+#include <type_traits>
+
 #include "field_gpu.cuh"
 #include "qmmm_accel.h"
 
@@ -385,31 +387,41 @@ __device__ __noinline__ double quarter_near_mixed(const MixedCell *s, const Poin
     return (part + 0.5 * static_cast<double>(corr)) + near;
 }
 
-// SINGLE on lattice cells: a quarter's partials of P points by rows (cells with one y and z). The row's
-// dy^2 + dz^2 is computed once per point, so a pair costs FADD + FFMA for r^2, MUFU.RSQ and FFMA -- half the
-// instructions of quarter_sum's, which leaves the reciprocal-square-root unit as the only limit (the DCS kernel's
-// lattice trick). Offsets from the chunk origin: rounding errors no larger than the chunk (~2 bohr), not the box.
-template <int P>
-__device__ __forceinline__ void row_quarter_sum(const float4 *rows, int n_rows, const float2 *cells,
-                                                const float (*q)[3], float *part) {
+// SINGLE and DOUBLE on lattice cells: a quarter's partials of P points by rows (cells with one y and z). The row's
+// dy^2 + dz^2 is computed once per point, so a pair costs a subtraction and a fused multiply-add for r^2 instead of
+// six operations (the DCS kernel's lattice trick): SINGLE FADD + FFMA + MUFU.RSQ + FFMA, DOUBLE 8 FP64 operations
+// against 12 (double_term's correction, with its product and sum fused). Offsets from the chunk origin: rounding
+// errors of the size of the chunk (~2 bohr), not of the box.
+template <int PREC>
+using RowCell = std::conditional_t<PREC == QMMM_PRECISION_SINGLE, float2, double2>;
+
+template <int PREC, int P>
+__device__ __forceinline__ void row_quarter_sum(const RowHead<typename Traits<PREC>::F> *rows, int n_rows,
+                                                const RowCell<PREC> *cells, const typename Traits<PREC>::F (*q)[3],
+                                                typename Traits<PREC>::F *part) {
+    using F = typename Traits<PREC>::F;
 #pragma unroll
     for (int k = 0; k < P; ++k) part[k] = 0;
     for (int r = 0; r < n_rows; ++r) {
-        const float4 h = rows[r];
-        float s[P], run[P];
+        const RowHead<F> h = rows[r];
+        F s[P], run[P];
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            const float dy = q[k][1] - h.x, dz = q[k][2] - h.y;
-            s[k] = fmaf(dz, dz, dy * dy), run[k] = 0;
+            const F dy = q[k][1] - h.y, dz = q[k][2] - h.z;
+            s[k] = fma(dz, dz, dy * dy), run[k] = 0;
         }
-        const int e = __float_as_int(h.w);
 #pragma unroll 2
-        for (int j = __float_as_int(h.z); j < e; ++j) {
-            const float2 c = cells[j];
+        for (int j = h.first; j < h.end; ++j) {
+            const RowCell<PREC> c = cells[j];
 #pragma unroll
             for (int k = 0; k < P; ++k) {
-                const float dx = q[k][0] - c.x;
-                run[k] = fmaf(c.y, rs(fmaf(dx, dx, s[k])), run[k]);
+                const F dx = q[k][0] - c.x, d2 = fma(dx, dx, s[k]);
+                if constexpr (PREC == QMMM_PRECISION_SINGLE) {
+                    run[k] = fmaf(c.y, rs(d2), run[k]);
+                } else {
+                    const double y0 = rs_seed(d2), e = fma(-d2, y0 * y0, 1.0);
+                    run[k] = fma(c.y * y0, fma(e, fma(e, 0.375, 0.5), 1.0), run[k]);
+                }
             }
         }
 #pragma unroll
@@ -417,17 +429,21 @@ __device__ __forceinline__ void row_quarter_sum(const float4 *rows, int n_rows, 
     }
 }
 
-// The same sum for one point with the singular rule on every pair.
-__device__ __noinline__ float row_quarter_exact(const float4 *rows, int n_rows, const float2 *cells, float qx, float qy,
-                                                float qz, float self) {
-    const float eps2 = static_cast<float>(kEps2);
-    float part = 0;
+// The same sum for one point with the singular rule on every pair (full-precision 1/r in DOUBLE).
+template <int PREC>
+__device__ __noinline__ typename Traits<PREC>::F row_quarter_exact(const RowHead<typename Traits<PREC>::F> *rows,
+                                                                    int n_rows, const RowCell<PREC> *cells,
+                                                                    const PointWords<PREC> pw,
+                                                                    typename Traits<PREC>::F self) {
+    using F = typename Traits<PREC>::F;
+    const F eps2 = static_cast<F>(kEps2);
+    F part = 0;
     for (int r = 0; r < n_rows; ++r) {
-        const float4 h = rows[r];
-        const float dy = qy - h.x, dz = qz - h.y, s = fmaf(dz, dz, dy * dy);
-        float run = 0;
-        for (int j = __float_as_int(h.z), e = __float_as_int(h.w); j < e; ++j) {
-            const float dx = qx - cells[j].x, d2 = fmaf(dx, dx, s);
+        const RowHead<F> h = rows[r];
+        const F dy = pw.v[1] - h.y, dz = pw.v[2] - h.z, s = fma(dz, dz, dy * dy);
+        F run = 0;
+        for (int j = h.first; j < h.end; ++j) {
+            const F dx = pw.v[0] - cells[j].x, d2 = fma(dx, dx, s);
             run += cells[j].y * (d2 < eps2 ? self : rs(d2));
         }
         part += run;
@@ -552,60 +568,65 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
     store_totals<Acc, P, G>(total, sub, first, seg, n, part);
 }
 
-// tile_kernel for SINGLE on the row layout (DeviceCells::rows): the same blocks, segments and quarter order, the
-// singular rule by QuarterInfo::bound as there; the points as offsets from each chunk's origin.
-template <int P, int G>
-__global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_SINGLE>::kMinBlocks * 128 / (kSub * G))
+// tile_kernel for SINGLE and DOUBLE on the row layout (DeviceCells::rows): the same blocks, segments and quarter
+// order, the singular rule by QuarterInfo::bound as there; the points as offsets from each chunk's origin.
+template <int PREC, int P, int G>
+__global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kSub * G))
     row_tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
                     double *__restrict__ part) {
+    using F = typename Traits<PREC>::F;
     constexpr int T = kSub * G;
     static_assert(G % 32 == 0, "a warp must lie in one group");
-    __shared__ float2 cells[kChunk];
-    __shared__ float4 rows[kChunk];
-    __shared__ float red[kSub - 1][G * P];
+    __shared__ RowCell<PREC> cells[kChunk];
+    __shared__ RowHead<F> rows[kChunk];
+    __shared__ F red[kSub - 1][G * P];
     const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
-    float total[P];
+    F total[P];
 #pragma unroll
     for (int k = 0; k < P; ++k) total[k] = 0;
     const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
     const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
-    const float self = static_cast<float>(c.self);
+    const F self = static_cast<F>(c.self);
+    const auto *row_cells = static_cast<const RowCell<PREC> *>(c.row_cells);
+    const auto *row_heads = static_cast<const RowHead<F> *>(c.rows);
     for (int64_t ch = ch0; ch < ch1; ++ch) {
         const QuarterInfo *qi = c.quarters + ch * kSub;
         const int chunk_rows = qi[kSub - 1].row_begin + qi[kSub - 1].n_rows;
         __syncthreads();  // the previous chunk's tile and red are no longer read
-        for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = c.row_cells[ch * kChunk + j];
-        for (int j = threadIdx.x; j < chunk_rows; j += T) rows[j] = c.rows[ch * kChunk + j];
+        for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = row_cells[ch * kChunk + j];
+        for (int j = threadIdx.x; j < chunk_rows; j += T) rows[j] = row_heads[ch * kChunk + j];
         __syncthreads();
         // The points are read again for each chunk (L1 hits) rather than kept in double registers, and the opaque
-        // move stops the compiler from recomputing the offsets inside the pair loop (FP64 work per pair).
-        float q[P][3];
+        // move stops the compiler from recomputing the offsets inside the pair loop (FP64 work per pair in SINGLE).
+        F q[P][3];
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             const int64_t i = min(first + static_cast<int64_t>(k) * G, n - 1);
             for (int d = 0; d < 3; ++d) {
-                q[k][d] = static_cast<float>(__ldg(&xyz[3 * i + d]) - c.origin[3 * ch + d]);
-                asm volatile("mov.b32 %0, %0;" : "+f"(q[k][d]));
+                q[k][d] = static_cast<F>(__ldg(&xyz[3 * i + d]) - c.origin[3 * ch + d]);
+                if constexpr (PREC == QMMM_PRECISION_SINGLE) asm volatile("mov.b32 %0, %0;" : "+f"(q[k][d]));
             }
         }
         const QuarterInfo info = qi[sub];
-        float partial[P];
+        F partial[P];
         bool suspect[P];
         if (info.bound > 0.0f) {  // as tile_kernel: 0 means charges of both signs, every point sums carefully
-            row_quarter_sum<P>(rows + info.row_begin, info.n_rows, cells, q, partial);
+            row_quarter_sum<PREC, P>(rows + info.row_begin, info.n_rows, cells, q, partial);
 #pragma unroll
-            for (int k = 0; k < P; ++k) suspect[k] = !(fabsf(partial[k]) < info.bound);
+            for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<F>(info.bound));
         } else {
 #pragma unroll
             for (int k = 0; k < P; ++k) suspect[k] = true;
         }
 #pragma unroll
         for (int k = 0; k < P; ++k)
-            if (suspect[k]) partial[k] = row_quarter_exact(rows + info.row_begin, info.n_rows, cells, q[k][0], q[k][1], q[k][2], self);
-        join_quarters<float, P, G>(partial, red, sub, lane, total);
+            if (suspect[k])
+                partial[k] = row_quarter_exact<PREC>(rows + info.row_begin, info.n_rows, cells,
+                                                     PointWords<PREC>{{q[k][0], q[k][1], q[k][2]}}, self);
+        join_quarters<F, P, G>(partial, red, sub, lane, total);
     }
-    store_totals<float, P, G>(total, sub, first, seg, n, part);
+    store_totals<F, P, G>(total, sub, first, seg, n, part);
 }
 
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
@@ -654,9 +675,9 @@ template <int PREC, int P, int G>
 void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
     const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
-    if constexpr (PREC == QMMM_PRECISION_SINGLE) {
+    if constexpr (PREC != QMMM_PRECISION_MIXED) {
         if (c.rows) {
-            row_tile_kernel<P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+            row_tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
             return;
         }
     }

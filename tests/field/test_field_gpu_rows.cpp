@@ -1,4 +1,4 @@
-// test_field_gpu_rows.cpp -- SINGLE's row layout on the CUDA throughput path (cells of a cube's lattice, where a
+// test_field_gpu_rows.cpp -- SINGLE's and DOUBLE's row layout on the CUDA throughput path (cells of a cube's lattice, where a
 // row's dy^2 + dz^2 is shared by its cells). References: the long-double sum of field_reference.hpp, and the
 // tile layout of the same handle settings (QMMM_CUDA_ROWS=0), which must differ in bits but not beyond the claim.
 #include <gtest/gtest.h>
@@ -40,13 +40,13 @@ System lattice_system(int nx, int ny, int nz, double h, uint64_t seed) {
     return s;
 }
 
-// A SINGLE CUDA handle (cell volume dv) with QMMM_CUDA_ROWS set to rows ("" = unset: the backend decides).
-std::vector<double> eval_single(const System &s, double dv, const char *rows, const std::vector<double> &pts) {
+// A CUDA handle of precision prec (cell volume dv) with QMMM_CUDA_ROWS set to rows ("" = unset: the backend decides).
+std::vector<double> eval_cuda(int prec, const System &s, double dv, const char *rows, const std::vector<double> &pts) {
     if (*rows) setenv("QMMM_CUDA_ROWS", rows, 1);
     else unsetenv("QMMM_CUDA_ROWS");
     qmmm_options o;
     qmmm_options_default(&o);
-    o.backend = QMMM_BACKEND_CUDA, o.precision = QMMM_PRECISION_SINGLE, o.cell_volume = dv;  // dv: points on cells
+    o.backend = QMMM_BACKEND_CUDA, o.precision = prec, o.cell_volume = dv;  // dv: points on cells
     qmmm_field f = nullptr;
     EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(), s.nuc_xyz.data(),
                                 s.nuc_z.data(), &o),
@@ -72,8 +72,8 @@ std::vector<double> points(const System &s, int64_t n, uint64_t seed) {
     return p;
 }
 
-// Points (of pts) outside SINGLE's claim against the long-double reference.
-int64_t outside_claim(const System &s, double dv, const std::vector<double> &pts, const std::vector<double> &u,
+// Points (of pts) outside the claim of precision prec against the long-double reference.
+int64_t outside_claim(int prec, const System &s, double dv, const std::vector<double> &pts, const std::vector<double> &u,
                       double *worst) {
     int64_t bad = 0;
     *worst = 0;
@@ -82,7 +82,7 @@ int64_t outside_claim(const System &s, double dv, const std::vector<double> &pts
         const double ref = qmmm_test::reference_u(s, &pts[3 * p], dv, &scale);
         const double e = std::fabs(u[p] - ref) / scale;
         *worst = std::max(*worst, e);
-        bad += !qmmm_claims::within(QMMM_PRECISION_SINGLE, e, s, &pts[3 * p]);
+        bad += !qmmm_claims::within(prec, e, s, &pts[3 * p]);
     }
     return bad;
 }
@@ -90,34 +90,38 @@ int64_t outside_claim(const System &s, double dv, const std::vector<double> &pts
 }  // namespace
 
 // Lattice cells take the row layout by default (the default's bits are those of QMMM_CUDA_ROWS=1, and differ from
-// the tile layout's), every value within SINGLE's claim, points on cell centres included; bits independent of the
-// batch, as on every throughput path.
+// the tile layout's), every value within the precision's claim, points on cell centres included; bits independent of
+// the batch, as on every throughput path.
 TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const double h = 0.175, dv = h * h * h;
     const System s = lattice_system(48, 40, 36, h, 5);
     ASSERT_GT(s.n_cells(), 20000);
     const auto pts = points(s, 600, 6);
-    const auto by_default = eval_single(s, dv, "", pts), rows = eval_single(s, dv, "1", pts),
-               tiles = eval_single(s, dv, "0", pts);
-    EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0) << "default is not the rows";
-    int64_t differ = 0;
-    for (size_t p = 0; p < rows.size(); ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
-    // Float sums in another order round to the same float for many points (a third differed on the H100).
-    EXPECT_GT(differ, static_cast<int64_t>(rows.size() / 10)) << "rows and tiles gave the same bits: one layout ran";
-    double w_rows = 0, w_tiles = 0;
-    EXPECT_EQ(outside_claim(s, dv, pts, rows, &w_rows), 0) << "rows: max normwise error " << w_rows;
-    EXPECT_EQ(outside_claim(s, dv, pts, tiles, &w_tiles), 0) << "tiles: max normwise error " << w_tiles;
-    std::printf("lattice M = %lld: max normwise error rows %.3e, tiles %.3e\n", (long long)s.n_cells(), w_rows, w_tiles);
-    // A prefix of another size: the same bits per point (the throughput path from 9 points on).
-    const std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
-    const auto hu = eval_single(s, dv, "", head);
-    EXPECT_EQ(std::memcmp(hu.data(), rows.data(), hu.size() * sizeof(double)), 0);
-    // The check can fail: a value off by 1e-3 of its scale leaves the claim.
-    double scale = 0, w = 0;
-    qmmm_test::reference_u(s, &pts[21], dv, &scale);
-    const std::vector<double> p7(pts.begin() + 21, pts.begin() + 24), bent{rows[7] + 1e-3 * scale};
-    EXPECT_EQ(outside_claim(s, dv, p7, bent, &w), 1) << w;
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_DOUBLE}) {
+        const auto by_default = eval_cuda(prec, s, dv, "", pts), rows = eval_cuda(prec, s, dv, "1", pts),
+                   tiles = eval_cuda(prec, s, dv, "0", pts);
+        EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0)
+            << "default is not the rows, precision " << prec;
+        int64_t differ = 0;
+        for (size_t p = 0; p < rows.size(); ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
+        // Sums in another order round to the same value for many points (in SINGLE a third differed on the H100).
+        EXPECT_GT(differ, static_cast<int64_t>(rows.size() / 10)) << "rows and tiles gave the same bits, precision " << prec;
+        double w_rows = 0, w_tiles = 0;
+        EXPECT_EQ(outside_claim(prec, s, dv, pts, rows, &w_rows), 0) << "rows: max normwise error " << w_rows;
+        EXPECT_EQ(outside_claim(prec, s, dv, pts, tiles, &w_tiles), 0) << "tiles: max normwise error " << w_tiles;
+        std::printf("lattice M = %lld, precision %d: max normwise error rows %.3e, tiles %.3e, %lld of %zu points differ\n",
+                    (long long)s.n_cells(), prec, w_rows, w_tiles, (long long)differ, rows.size());
+        // A prefix of another size: the same bits per point (the throughput path from 9 points on).
+        const std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
+        const auto hu = eval_cuda(prec, s, dv, "", head);
+        EXPECT_EQ(std::memcmp(hu.data(), rows.data(), hu.size() * sizeof(double)), 0) << "precision " << prec;
+        // The check can fail: a value off by 100 times the claim leaves it.
+        double scale = 0, w = 0;
+        qmmm_test::reference_u(s, &pts[21], dv, &scale);
+        const std::vector<double> p7(pts.begin() + 21, pts.begin() + 24), bent{rows[7] + 100 * qmmm_claims::bound(prec) * scale};
+        EXPECT_EQ(outside_claim(prec, s, dv, p7, bent, &w), 1) << w;
+    }
 }
 
 // Rows forced on cells in general position (every row one cell: the layout's worst case) and on charges of both
@@ -126,10 +130,14 @@ TEST(FieldCudaRows, ForcedRowsOnRandomCellsAndMixedSigns) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     System s = qmmm_test::random_system(20011, 4, 91);
     const auto pts = points(s, 300, 92);
-    double w = 0;
-    EXPECT_EQ(outside_claim(s, 0.01, pts, eval_single(s, 0.01, "1", pts), &w), 0) << "random cells: " << w;
     System t = lattice_system(30, 30, 30, 0.2, 93);
     for (size_t m = 0; m < t.cell_q.size(); m += 7) t.cell_q[m] = -t.cell_q[m];
     const auto qts = points(t, 300, 94);
-    EXPECT_EQ(outside_claim(t, 0.008, qts, eval_single(t, 0.008, "", qts), &w), 0) << "mixed signs: " << w;
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_DOUBLE}) {
+        double w = 0;
+        EXPECT_EQ(outside_claim(prec, s, 0.01, pts, eval_cuda(prec, s, 0.01, "1", pts), &w), 0)
+            << "random cells, precision " << prec << ": " << w;
+        EXPECT_EQ(outside_claim(prec, t, 0.008, qts, eval_cuda(prec, t, 0.008, "", qts), &w), 0)
+            << "mixed signs, precision " << prec << ": " << w;
+    }
 }
