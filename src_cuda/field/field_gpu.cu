@@ -65,8 +65,11 @@ float quarter_bound(const T *q, int n) {
 }
 
 // The row layout (DeviceCells::rows) of SINGLE (F = float, C2 = float2) or DOUBLE (double, double2), for cells in
-// Morton order X(m, k), charges Q(m): per chunk the origin (centre of its cells' box), per quarter its cells sorted
-// by (z, y, x) and cut where y or z changes. Returns the number of rows over all quarters.
+// Morton order X(m, k), charges Q(m): per chunk the origin, per quarter its cells sorted by (z, y, x) and cut where y
+// or z changes. Returns the number of rows over all quarters. SINGLE's origin is the centre of the chunk's box, so
+// float offsets round by the chunk's size, not the box's. DOUBLE's is 0: an offset rounds by its own size, and a
+// point 1e-3 bohr from a cell would lose ~1e-13 of that term to two offsets rounded by the chunk's size (the
+// difference of the absolute coordinates rounds once, as in the tile layout).
 template <class F, class C2, class PosFn, class QFn>
 int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
                    std::vector<QuarterInfo> &quarters, std::vector<C2> &cells, std::vector<RowHead<F>> &rows) {
@@ -81,7 +84,7 @@ int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<doub
         for (int k = 0; k < 3; ++k) {
             double lo = X(b, k), hi = lo;
             for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
-            o[k] = 0.5 * (lo + hi);
+            o[k] = sizeof(F) == 4 ? 0.5 * (lo + hi) : 0.0;
         }
         int row = 0;
         for (int g = 0; g < kSub; ++g) {

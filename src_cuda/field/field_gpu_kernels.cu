@@ -390,8 +390,8 @@ __device__ __noinline__ double quarter_near_mixed(const MixedCell *s, const Poin
 // SINGLE and DOUBLE on lattice cells: a quarter's partials of P points by rows (cells with one y and z). The row's
 // dy^2 + dz^2 is computed once per point, so a pair costs a subtraction and a fused multiply-add for r^2 instead of
 // six operations (the DCS kernel's lattice trick): SINGLE FADD + FFMA + MUFU.RSQ + FFMA, DOUBLE 8 FP64 operations
-// against 12 (double_term's correction, with its product and sum fused). Offsets from the chunk origin: rounding
-// errors of the size of the chunk (~2 bohr), not of the box.
+// against 12 (double_term's correction, with its product and sum fused). Coordinates are offsets from the chunk
+// origin (SINGLE: the chunk's centre, so float rounding scales with the chunk, ~2 bohr, not the box; DOUBLE: 0).
 template <int PREC>
 using RowCell = std::conditional_t<PREC == QMMM_PRECISION_SINGLE, float2, double2>;
 
