@@ -72,19 +72,24 @@ inline std::vector<double> random_points(int64_t n, uint64_t seed, double box = 
     return p;
 }
 
-// data/water_dimer: water 2's density as psi4 wrote it (fine cube, cells >= 1e-3 e/bohr^3) and its nuclei;
-// *cell_volume gets the cube's dV. Empty on a read error (the caller asserts on n_cells()).
-inline System water2_environment(const std::string &source_dir, double *cell_volume) {
+// A density cube's cells at or above threshold and its nuclei; *cell_volume gets the cube's dV. Empty on a read
+// error (qmmm_error_message() says why; callers assert on n_cells()).
+inline System cube_system(const std::string &file, double threshold, double *cell_volume) {
     System s;
     qmmm_env env = nullptr;
-    const std::string file = source_dir + "/data/water_dimer/water2_density_fine.cube.gz";
-    if (qmmm_cube_read(&env, file.c_str(), 1e-3) != QMMM_SUCCESS) return s;
+    if (qmmm_cube_read(&env, file.c_str(), threshold) != QMMM_SUCCESS) return s;
     int64_t nc = 0, nn = 0;
     qmmm_env_sizes(env, &nc, &nn, cell_volume);
     s.cell_xyz.resize(3 * nc), s.cell_q.resize(nc), s.nuc_xyz.resize(3 * nn), s.nuc_z.resize(nn);
     qmmm_env_copy(env, s.cell_xyz.data(), s.cell_q.data(), s.nuc_xyz.data(), s.nuc_z.data());
     qmmm_env_destroy(env);
     return s;
+}
+
+// data/water_dimer: water 2's density as psi4 wrote it (fine cube, cells >= 1e-3 e/bohr^3) and its nuclei;
+// *cell_volume gets the cube's dV. Empty on a read error (the caller asserts on n_cells()).
+inline System water2_environment(const std::string &source_dir, double *cell_volume) {
+    return cube_system(source_dir + "/data/water_dimer/water2_density_fine.cube.gz", 1e-3, cell_volume);
 }
 
 // Points spread like water 1's electrons (reference.json qm_atoms): normal, sigma 1.2 bohr, about O with

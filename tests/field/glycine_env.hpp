@@ -25,15 +25,7 @@ inline nlohmann::json reference() {
 
 // The cube's cells above threshold and its nuclei (empty on a read error: the caller asserts the count).
 inline qmmm_test::System cube(double threshold, double *dv) {
-    qmmm_test::System s;
-    qmmm_env env = nullptr;
-    if (qmmm_cube_read(&env, (dir() + "fragments23_density.cube.gz").c_str(), threshold) != QMMM_SUCCESS) return s;
-    int64_t nc = 0, nn = 0;
-    qmmm_env_sizes(env, &nc, &nn, dv);
-    s.cell_xyz.resize(3 * nc), s.cell_q.resize(nc), s.nuc_xyz.resize(3 * nn), s.nuc_z.resize(nn);
-    qmmm_env_copy(env, s.cell_xyz.data(), s.cell_q.data(), s.nuc_xyz.data(), s.nuc_z.data());
-    qmmm_env_destroy(env);
-    return s;
+    return qmmm_test::cube_system(dir() + "fragments23_density.cube.gz", threshold, dv);
 }
 
 // Fragment 1's nuclei (bohr), x y z per atom.
