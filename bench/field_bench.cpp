@@ -194,15 +194,18 @@ int main(int argc, char **argv) {
     if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
     qmmm_test::System cube_sys;
     if (!cube.empty()) {  // the cube's cells and nuclei; points in the box of its cells
-        double dv = 0;
-        cube_sys = qmmm_test::cube_system(cube, threshold, &dv);
-        if (cube_sys.n_cells() == 0) {
-            const std::string why = qmmm_error_message();  // empty when the cube was read but no cell passed
-            std::fprintf(stderr, "field_bench: error: no cells from %s at threshold %g%s%s\n", cube.c_str(), threshold,
-                         why.empty() ? "" : ": ", why.c_str());
+        qmmm_env env = nullptr;
+        if (qmmm_cube_read(&env, cube.c_str(), threshold) != QMMM_SUCCESS) {
+            std::fprintf(stderr, "field_bench: error: %s\n", qmmm_error_message());
             return 2;
         }
-        sizes = {cube_sys.n_cells()};
+        int64_t nc = 0, nn = 0;
+        double dv = 0;
+        qmmm_env_sizes(env, &nc, &nn, &dv);
+        cube_sys.cell_xyz.resize(3 * nc), cube_sys.cell_q.resize(nc), cube_sys.nuc_xyz.resize(3 * nn), cube_sys.nuc_z.resize(nn);
+        qmmm_env_copy(env, cube_sys.cell_xyz.data(), cube_sys.cell_q.data(), cube_sys.nuc_xyz.data(), cube_sys.nuc_z.data());
+        qmmm_env_destroy(env);
+        sizes = {nc};
     }
     if (sizes.empty() || npts.empty()) {
         std::fprintf(stderr, "field_bench: error: --cells and --points need at least one value\n");
