@@ -205,7 +205,8 @@ public:
         DeviceScope scope(dev_);
         if (latency_) {
             poll(low_latency_ ? ll_stream_ : stream_);
-            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives.
+            // u = (partials in chunk order) + (-nuclear): bitwise what u -= nuclear gives (with MIXED's heavy cells,
+            // + (heavy - nuclear)).
             for (int64_t p = 0; p < n_; ++p) {
                 const unsigned long long *w = result_.p + 2 * p * n_chunks_;
                 double s = 0;
@@ -276,6 +277,16 @@ private:
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaDeviceGetAttribute(&n_sm_, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
+        nuclei_.heavy_xyz = d.heavy_xyz, nuclei_.heavy_q = d.heavy_q, nuclei_.cell_self_inv_r = d.cell_self_inv_r;
+        if (!d.heavy_q.empty()) {  // MIXED's heavy cells: the throughput path sums them with the nuclei
+            std::vector<Cell64> h(d.heavy_q.size());
+            for (size_t m = 0; m < h.size(); ++m)
+                h[m] = Cell64{d.heavy_xyz[3 * m], d.heavy_xyz[3 * m + 1], d.heavy_xyz[3 * m + 2], d.heavy_q[m]};
+            heavy_dev_.ensure(h.size() * 4, "heavy cells");
+            check(cudaMemcpy(heavy_dev_.p, h.data(), h.size() * sizeof(Cell64), cudaMemcpyHostToDevice),
+                  "cudaMemcpy (heavy cells)");
+            dc_.heavy = heavy_dev_.p, dc_.n_heavy = static_cast<int64_t>(h.size());
+        }
         out_.ensure(kLatencyMaxPoints, "results");
         if (d.n_nuclei) {
             std::vector<Cell64> h(static_cast<size_t>(d.n_nuclei));
@@ -399,6 +410,7 @@ private:
 
     void release() {
         cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
+        heavy_dev_.release();
         row_cells_.release(), rows_.release();
         result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
@@ -416,7 +428,7 @@ private:
     int64_t n_chunks_ = 0;
     int chunks_per_segment_ = 1, n_segments_ = 1;
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
-    DeviceBuf<double> nuc_dev_, cells64_;
+    DeviceBuf<double> nuc_dev_, cells64_, heavy_dev_;
     DeviceBuf<QuarterInfo> quarters_;
     DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2, RowHead<F>)
     int rows_mode_ = -1;  // -1: by the cells

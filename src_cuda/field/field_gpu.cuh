@@ -72,6 +72,8 @@ struct DeviceCells {
     double self = 0;                   // 1/r for a point on a cell centre (C/h or NaN)
     const void *nuclei = nullptr;      // Cell64 (x, y, z, Z), for the throughput path
     int64_t n_nuclei = 0;
+    const void *heavy = nullptr;       // MIXED: Cell64 (x, y, z, q) of FieldData::heavy_*, for the throughput path
+    int64_t n_heavy = 0;
 };
 
 // Points travel inside the launch (kernel parameters live in constant memory: the seed's choice).

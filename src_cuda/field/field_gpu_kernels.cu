@@ -629,13 +629,12 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
     store_totals<F, P, G>(total, sub, first, seg, n, part);
 }
 
-// One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) minus the nuclear
-// term (double, lanes over nuclei), each summed lanes-then-butterfly in a fixed order. A point within the
-// singular radius of a nucleus gets NaN (the API reports it with the nucleus).
+// One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) plus MIXED's heavy cells
+// (double, the cells' singular rule) minus the nuclear term (double, lanes over nuclei), each summed lanes-then-butterfly
+// in a fixed order. A point within the singular radius of a nucleus gets NaN (the API reports it with the nucleus).
 template <int PREC>
 __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n,
-                                                         const double *__restrict__ xyz,
-                                                         const Cell64 *__restrict__ nuc, int64_t n_nuc,
+                                                         const double *__restrict__ xyz, DeviceCells c,
                                                          double *__restrict__ out) {
     using Acc = typename Traits<PREC>::Acc;
     const int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -645,17 +644,29 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     for (int g = lane; g < n_segments; g += 32) s += static_cast<Acc>(part[static_cast<int64_t>(g) * n + i]);
     s = warp_sum(s);
     const double px = xyz[3 * i], py = xyz[3 * i + 1], pz = xyz[3 * i + 2];
+    auto d2_to = [&](const Cell64 &a) {
+        const double dx = px - a.x, dy = py - a.y, dz = pz - a.z;
+        return dx * dx + dy * dy + dz * dz;
+    };
+    double h = 0;
+    const auto *heavy = static_cast<const Cell64 *>(c.heavy);
+    for (int64_t m = lane; m < c.n_heavy; m += 32) {
+        const double d2 = d2_to(heavy[m]);
+        h += heavy[m].w * (d2 < kEps2 ? c.self : 1.0 / sqrt(d2));
+    }
+    h = warp_sum(h);
     double v = 0;
     bool on = false;
-    for (int64_t b = lane; b < n_nuc; b += 32) {
-        const double dx = px - nuc[b].x, dy = py - nuc[b].y, dz = pz - nuc[b].z;
-        const double d2 = dx * dx + dy * dy + dz * dz;
+    const auto *nuc = static_cast<const Cell64 *>(c.nuclei);
+    for (int64_t b = lane; b < c.n_nuclei; b += 32) {
+        const double d2 = d2_to(nuc[b]);
         on |= d2 < kEps2;
         v += nuc[b].w / sqrt(d2);
     }
     v = warp_sum(v);
     on = __any_sync(0xffffffffu, on);
-    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : static_cast<double>(s) - v;
+    const double u = c.n_heavy ? static_cast<double>(s) + h : static_cast<double>(s);
+    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : u - v;
 }
 
 template <int PREC>
@@ -708,7 +719,7 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
         default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s); break;
     }
     segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
-        part, nseg, n, xyz, static_cast<const Cell64 *>(c.nuclei), c.n_nuclei, out);
+        part, nseg, n, xyz, c, out);
     return cudaGetLastError();
 }
 

@@ -148,13 +148,18 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
 
         o.backend = qmmm::resolve_backend(o.backend);
         auto h = std::make_unique<qmmm_field_s>();
+        // MIXED direct sums take the dominant cells apart (summed in double; field_backend.hpp says why).
+        qmmm::FieldData mixed;
+        const bool heavy = o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT;
+        if (heavy) mixed = d, qmmm::field_take_heavy(mixed);
+        const qmmm::FieldData &dd = heavy ? mixed : d;
         if (o.backend == QMMM_BACKEND_CUDA) {
             const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
             qmmm::check_device(o.device, "opt->device");
             h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::GpuRegistry<qmmm::FieldSplitGpu>::get().make(d, o)
-                                                    : gpu.make(d, o);
+                                                    : gpu.make(dd, o);
         } else {
-            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(d, o);
+            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(dd, o);
         }
         d.cell_xyz = {}, d.cell_q = {};
         h->nuclei = std::move(d);

@@ -14,8 +14,16 @@ namespace qmmm {
 // 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs:
 // bench/results/h100_2026-11-27_q8).
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n * d.n_nuclei >= 16384)
+    const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n * (d.n_nuclei + n_heavy) >= 16384)
     for (int64_t p = 0; p < n; ++p) {
+        double h = 0.0;
+        for (int64_t m = 0; m < n_heavy; ++m) {
+            const double dx = xyz[3 * p] - d.heavy_xyz[3 * m], dy = xyz[3 * p + 1] - d.heavy_xyz[3 * m + 1],
+                         dz = xyz[3 * p + 2] - d.heavy_xyz[3 * m + 2];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            h += d.heavy_q[m] * (d2 < kSingularRadius2 ? d.cell_self_inv_r : 1.0 / std::sqrt(d2));
+        }
         double s = 0.0;
         bool on = false;
         for (int64_t b = 0; b < d.n_nuclei; ++b) {
@@ -25,10 +33,40 @@ void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *
             on |= d2 < kSingularRadius2;
             s += d.nuc_z[b] / std::sqrt(d2);
         }
-        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : u[p] - s;  // the API reports the nucleus
+        // the API reports the nucleus; without heavy cells, u - s as before
+        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : (n_heavy ? u[p] + h : u[p]) - s;
     }
 }
 
+void field_take_heavy(FieldData &d) {
+    const int64_t n = d.n_cells;
+    double sum = 0, sum2 = 0;
+    for (double q : d.cell_q) sum += std::fabs(q), sum2 += q * q;
+    const double limit = sum * sum / kMixedHeavyNeff;
+    if (!(sum2 > limit)) return;
+    const int64_t k = std::min(n, kMixedMaxHeavy);
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
+        const double qa = std::fabs(d.cell_q[a]), qb = std::fabs(d.cell_q[b]);
+        return qa != qb ? qa > qb : a < b;
+    });
+    std::vector<char> heavy(static_cast<size_t>(n), 0);
+    for (int64_t h = 0; h < k && sum2 > limit; ++h) {
+        const int64_t m = idx[h];
+        heavy[m] = 1, sum2 -= d.cell_q[m] * d.cell_q[m];
+        d.heavy_xyz.insert(d.heavy_xyz.end(), &d.cell_xyz[3 * m], &d.cell_xyz[3 * m] + 3);
+        d.heavy_q.push_back(d.cell_q[m]);
+    }
+    int64_t kept = 0;
+    for (int64_t m = 0; m < n; ++m) {
+        if (heavy[m]) continue;
+        for (int c = 0; c < 3; ++c) d.cell_xyz[3 * kept + c] = d.cell_xyz[3 * m + c];
+        d.cell_q[kept++] = d.cell_q[m];
+    }
+    d.cell_xyz.resize(static_cast<size_t>(3 * kept)), d.cell_q.resize(static_cast<size_t>(kept));
+    d.n_cells = kept;
+}
 
 std::vector<int64_t> field_morton_order(const FieldData &d, int64_t chunk) {
     std::vector<int64_t> order(static_cast<size_t>(d.n_cells));

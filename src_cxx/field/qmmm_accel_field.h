@@ -25,7 +25,8 @@ typedef struct qmmm_options {
     int32_t backend;    /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present, else CPU.
                            The environment variable QMMM_BACKEND=cpu|cuda overrides AUTO (only AUTO). */
     int32_t precision;  /* QMMM_PRECISION_*: DOUBLE; SINGLE (float pair terms and sums); MIXED (float pair
-                           terms from coordinates relative to a nearby double origin, double sums) */
+                           terms from coordinates relative to a nearby double origin, double sums; cells within
+                           0.5 bohr of the point and the few cells that dominate sum q^2 in double) */
     int32_t device;     /* CUDA device index; -1 = the current device of the calling thread (default) */
     int32_t n_threads;  /* CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
     double cell_volume; /* dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a

@@ -1,6 +1,7 @@
 // field_reference.hpp -- an independent reference for U_ES: long double terms summed with Neumaier
 // compensation, the singular-cell rule written out from its definition. Test helpers only.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -114,6 +115,51 @@ inline double mean_error(const std::vector<double> &u, const std::vector<double>
     long double s = 0;
     for (size_t p = 0; p < u.size(); ++p) s += (long double)u[p] - ref[p];
     return static_cast<double>(s / static_cast<long double>(u.size()));
+}
+
+// A field whose few large charges dominate sum q^2, as a real density's core cells do: n small cells (q in [1e-5,
+// 1e-4]) in a 10-bohr box and 40 cells of q = 0.5 on a 0.2-bohr lattice about the origin, plus 2 nuclei. MIXED sums
+// the large ones in double (field_take_heavy). core(k) is the position of large cell k.
+inline System dominated_system(int64_t n, uint64_t seed) {
+    System s;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-5.0, 5.0), q(1e-5, 1e-4);
+    for (int64_t m = 0; m < n; ++m) {
+        for (int k = 0; k < 3; ++k) s.cell_xyz.push_back(u(rng));
+        s.cell_q.push_back(q(rng));
+    }
+    for (int k = 0; k < 40; ++k) {
+        s.cell_xyz.insert(s.cell_xyz.end(), {0.2 * (k % 4) + 0.013, 0.2 * ((k / 4) % 5) - 0.027, 0.2 * (k / 20) + 0.031});
+        s.cell_q.push_back(0.5);
+    }
+    s.nuc_xyz = {0.3, 0.4, 0.1, -2.0, 1.0, 0.5};
+    s.nuc_z = {8.0, 1.0};
+    return s;
+}
+
+// Points for dominated_system: 300 random ones, 14 near the large cells, then on large cell 7's centre and 1e-3 bohr
+// from it.
+inline std::vector<double> dominated_points(const System &s, uint64_t seed) {
+    const int64_t core = s.n_cells() - 40;
+    auto pts = random_points(300, seed, 6.0);
+    for (int k = 0; k < 40; k += 3)
+        pts.insert(pts.end(), {s.cell_xyz[3 * (core + k)] + 0.3, s.cell_xyz[3 * (core + k) + 1] - 0.2, 0.7});
+    const double *c = &s.cell_xyz[3 * (core + 7)];
+    pts.insert(pts.end(), {c[0], c[1], c[2], c[0] + 1e-3, c[1], c[2]});
+    return pts;
+}
+
+// Max over the first n points of |u - ref| / (the normwise scale of reference_u): how far a precision's values are
+// from a double-precision reference ref (the long-double scale costs M operations a point).
+inline double max_normwise_error(const System &s, const std::vector<double> &pts, const std::vector<double> &u,
+                                 const std::vector<double> &ref, double cell_volume, int64_t n) {
+    double worst = 0;
+    for (int64_t p = 0; p < n; ++p) {
+        double scale = 0;
+        reference_u(s, &pts[3 * p], cell_volume, &scale);
+        worst = std::max(worst, std::fabs(u[p] - ref[p]) / scale);
+    }
+    return worst;
 }
 
 }  // namespace qmmm_test

@@ -343,6 +343,35 @@ TEST(FieldCuda, BadDeviceAndBadInput) {
     EXPECT_EQ(qmmm_field_eval(g.f, 2, p, u), QMMM_SUCCESS) << qmmm_error_message();
 }
 
+// The CPU test's twin (FieldCpu.DominantCellsKeepMixedWithinTheClaim): the large cells in double on the throughput
+// path (the segment sum) and on the latency path (the host's nuclear term), within the claim.
+TEST(FieldCuda, DominantCellsKeepMixedWithinTheClaim) {
+    REQUIRE_GPU();
+    const System s = qmmm_test::dominated_system(6000, 17);
+    const auto pts = qmmm_test::dominated_points(s, 18);
+    const double *c = &s.cell_xyz[3 * (s.n_cells() - 33)];  // the large cell that pts ends on
+    const double dv = 0.008;
+    Field g(s, QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED, dv);
+    const auto batch = g.eval(pts);
+    double worst[2] = {0, 0};
+    for (size_t p = 0; p < batch.size(); ++p) {
+        double scale = 0;
+        const double ref = qmmm_test::reference_u(s, &pts[3 * p], dv, &scale);
+        const double one = g.eval({pts[3 * p], pts[3 * p + 1], pts[3 * p + 2]})[0];
+        worst[0] = std::max(worst[0], std::fabs(batch[p] - ref) / scale);
+        worst[1] = std::max(worst[1], std::fabs(one - ref) / scale);
+    }
+    std::printf("dominant cells: CUDA mixed max normwise error %.3e (batch), %.3e (one point a call)\n", worst[0],
+                worst[1]);
+    EXPECT_LT(worst[0], qmmm_claims::kMixed);
+    EXPECT_LT(worst[1], qmmm_claims::kMixed);
+    Field f(s, QMMM_BACKEND_CUDA, QMMM_PRECISION_MIXED);
+    std::vector<double> on(c, c + 3), u(16);
+    for (int k = 0; k < 15; ++k) on.insert(on.end(), {0.1 * k, 0.2, 0.3});  // 16 points: the throughput path
+    EXPECT_EQ(qmmm_field_eval(f.f, 16, on.data(), u.data()), QMMM_ERR_SINGULAR);
+    EXPECT_EQ(qmmm_field_eval(f.f, 1, c, u.data()), QMMM_ERR_SINGULAR);
+}
+
 // MIXED errors must average out: a VMC energy adds U_ES at ~10^6 electron positions, so a bias far below
 // the per-value bound still shows (issue 5: mixed within 1e-8 hartree of double for a whole energy of ten
 // electrons). Water 1's electrons in water 2's density, in VMC's batches of 256 and one point at a time.
@@ -372,4 +401,10 @@ TEST(FieldCuda, MixedErrorsAverageOutOnWaterDimer) {
                 "%.3e (%d single calls)\n", n, bc, bg, b1, n1);
     EXPECT_LT(std::fabs(bg), qmmm_claims::kMixedMeanPerPoint);
     EXPECT_LT(std::fabs(b1), qmmm_claims::kMixedMeanPerPoint);
+    // Every value within the claim, on both paths (the core cells in double, as on the CPU: 1.5e-8 before).
+    const double eg = qmmm_test::max_normwise_error(s, pts, gpu, ref, dv, n1),
+                 e1 = qmmm_test::max_normwise_error(s, pts, one, ref, dv, n1);
+    std::printf("CUDA mixed, max normwise error over %d points: %.3e (batches), %.3e (single calls)\n", n1, eg, e1);
+    EXPECT_LT(eg, qmmm_claims::kMixed);
+    EXPECT_LT(e1, qmmm_claims::kMixed);
 }
