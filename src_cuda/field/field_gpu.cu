@@ -81,10 +81,10 @@ int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<doub
     for (int64_t ch = 0; ch < nc; ++ch) {
         const int64_t b = ch * kChunk, e = std::min(n_cells, b + kChunk);
         double *o = &origin[3 * ch];
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < 3 && sizeof(F) == 4; ++k) {  // DOUBLE keeps o = 0
             double lo = X(b, k), hi = lo;
             for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
-            o[k] = sizeof(F) == 4 ? 0.5 * (lo + hi) : 0.0;
+            o[k] = 0.5 * (lo + hi);
         }
         int row = 0;
         for (int g = 0; g < kSub; ++g) {
@@ -278,24 +278,11 @@ private:
         check(cudaDeviceGetAttribute(&n_sm_, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
         nuclei_.heavy_xyz = d.heavy_xyz, nuclei_.heavy_q = d.heavy_q, nuclei_.cell_self_inv_r = d.cell_self_inv_r;
-        if (!d.heavy_q.empty()) {  // MIXED's heavy cells: the throughput path sums them with the nuclei
-            std::vector<Cell64> h(d.heavy_q.size());
-            for (size_t m = 0; m < h.size(); ++m)
-                h[m] = Cell64{d.heavy_xyz[3 * m], d.heavy_xyz[3 * m + 1], d.heavy_xyz[3 * m + 2], d.heavy_q[m]};
-            heavy_dev_.ensure(h.size() * 4, "heavy cells");
-            check(cudaMemcpy(heavy_dev_.p, h.data(), h.size() * sizeof(Cell64), cudaMemcpyHostToDevice),
-                  "cudaMemcpy (heavy cells)");
-            dc_.heavy = heavy_dev_.p, dc_.n_heavy = static_cast<int64_t>(h.size());
-        }
         out_.ensure(kLatencyMaxPoints, "results");
-        if (d.n_nuclei) {
-            std::vector<Cell64> h(static_cast<size_t>(d.n_nuclei));
-            for (int64_t b = 0; b < d.n_nuclei; ++b)
-                h[b] = Cell64{d.nuc_xyz[3 * b], d.nuc_xyz[3 * b + 1], d.nuc_xyz[3 * b + 2], d.nuc_z[b]};
-            nuc_dev_.ensure(h.size() * 4, "nuclei");
-            check(cudaMemcpy(nuc_dev_.p, h.data(), h.size() * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (nuclei)");
-            dc_.nuclei = nuc_dev_.p, dc_.n_nuclei = d.n_nuclei;
-        }
+        // The throughput path's segment sum adds the nuclei and MIXED's heavy cells.
+        dc_.nuclei = upload_points(d.nuc_xyz, d.nuc_z, nuc_dev_, "nuclei"), dc_.n_nuclei = d.n_nuclei;
+        dc_.heavy = upload_points(d.heavy_xyz, d.heavy_q, heavy_dev_, "heavy cells");
+        dc_.n_heavy = static_cast<int64_t>(d.heavy_q.size());
         const int64_t nc = (d.n_cells + kChunk - 1) / kChunk;
         n_chunks_ = nc;
         if (nc == 0) return;
@@ -399,6 +386,18 @@ private:
             r2 = std::max(r2, s);
         }
         return float4{c[0], c[1], c[2], static_cast<float>(std::sqrt(r2) * (1 + 1e-6) + 1e-6)};
+    }
+
+    // Charges w at xyz as Cell64 in buf (null when there are none).
+    static const Cell64 *upload_points(const std::vector<double> &xyz, const std::vector<double> &w,
+                                       DeviceBuf<double> &buf, const char *what) {
+        if (w.empty()) return nullptr;
+        std::vector<Cell64> h(w.size());
+        for (size_t m = 0; m < h.size(); ++m) h[m] = Cell64{xyz[3 * m], xyz[3 * m + 1], xyz[3 * m + 2], w[m]};
+        buf.ensure(h.size() * 4, what);
+        check(cudaMemcpy(buf.p, h.data(), h.size() * sizeof(Cell64), cudaMemcpyHostToDevice),
+              (std::string("cudaMemcpy (") + what + ")").c_str());
+        return reinterpret_cast<const Cell64 *>(buf.p);
     }
 
     template <class T>

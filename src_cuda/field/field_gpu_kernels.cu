@@ -665,8 +665,7 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     }
     v = warp_sum(v);
     on = __any_sync(0xffffffffu, on);
-    const double u = c.n_heavy ? static_cast<double>(s) + h : static_cast<double>(s);
-    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : u - v;
+    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : (static_cast<double>(s) + h) - v;
 }
 
 template <int PREC>

@@ -149,19 +149,17 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         o.backend = qmmm::resolve_backend(o.backend);
         auto h = std::make_unique<qmmm_field_s>();
         // MIXED direct sums take the dominant cells apart (summed in double; field_backend.hpp says why).
-        qmmm::FieldData mixed;
-        const bool heavy = o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT;
-        if (heavy) mixed = d, qmmm::field_take_heavy(mixed);
-        const qmmm::FieldData &dd = heavy ? mixed : d;
+        if (o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT) qmmm::field_take_heavy(d);
         if (o.backend == QMMM_BACKEND_CUDA) {
             const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
             qmmm::check_device(o.device, "opt->device");
             h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::GpuRegistry<qmmm::FieldSplitGpu>::get().make(d, o)
-                                                    : gpu.make(dd, o);
+                                                    : gpu.make(d, o);
         } else {
-            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(dd, o);
+            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(d, o);
         }
-        d.cell_xyz = {}, d.cell_q = {};
+        d.cell_xyz = {}, d.cell_q = {}, d.heavy_xyz = {}, d.heavy_q = {};
+        d.n_cells = n_cells;  // as given (qmmm_field_sizes), heavy cells included
         h->nuclei = std::move(d);
         *f = g_fields.add(std::move(h));
         return QMMM_SUCCESS;

@@ -33,8 +33,7 @@ void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *
             on |= d2 < kSingularRadius2;
             s += d.nuc_z[b] / std::sqrt(d2);
         }
-        // the API reports the nucleus; without heavy cells, u - s as before
-        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : (n_heavy ? u[p] + h : u[p]) - s;
+        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : (u[p] + h) - s;  // the API reports the nucleus
     }
 }
 

@@ -240,6 +240,10 @@ TEST(FieldCpu, DominantCellsKeepMixedWithinTheClaim) {
     std::printf("dominant cells: CPU mixed max normwise error %.3e over %zu points\n", worst, u.size());
     EXPECT_LT(worst, qmmm_claims::kMixed);
     Field f(s, QMMM_PRECISION_MIXED);
+    int64_t n_cells = 0, n_nuclei = 0;  // the cells as given, those summed in double included
+    EXPECT_EQ(qmmm_field_sizes(f.f, &n_cells, &n_nuclei), QMMM_SUCCESS);
+    EXPECT_EQ(n_cells, s.n_cells());
+    EXPECT_EQ(n_nuclei, s.n_nuclei());
     double v = 0;
     EXPECT_EQ(qmmm_field_eval(f.f, 1, c, &v), QMMM_ERR_SINGULAR);
     EXPECT_NE(std::strstr(qmmm_error_message(), "density cell centre"), nullptr) << qmmm_error_message();
