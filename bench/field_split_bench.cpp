@@ -8,7 +8,8 @@
 // Points: electron-like, normal (sigma 1 bohr) about fragment 1's nuclei, weighted by Z, fixed seed; successive calls
 // take successive slices (wrapping), as walkers move. One core: OMP_NUM_THREADS-style, omp_set_num_threads(1) around
 // calls on a handle built with all threads (the setup on one core would take most of an hour). The direct sum on one
-// core is timed with at most 64 points per call (its cost per point does not depend on N).
+// core is timed with at most 64 points per call (its cost per point does not depend on N). A split and its direct
+// baselines are timed in interleaved rounds and each reported as the median of its rounds (time_interleaved).
 //
 // split_rows() is part of field_bench (CUDA builds); built with QMMM_SPLIT_BENCH_MAIN it is the program
 // field_split_bench, which runs without a GPU. Units: microseconds, bohr, hartree.
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -40,14 +42,41 @@ void ok(int status, const std::string &what) {
 
 double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Mean seconds per call over at least min_time (one untimed warm-up call first).
+// Mean seconds per call over at least min_time.
 double time_calls(const std::function<void()> &f, double min_time) {
-    f();
     int reps = 0;
     const auto t0 = Clock::now();
     do f(), ++reps;
     while (seconds(t0) < min_time);
     return seconds(t0) / reps;
+}
+
+// The handles of one comparison (a split and its direct baselines) are timed in kRounds interleaved rounds of
+// min_time / kRounds each, after one untimed call each, and each handle's time is the median of its rounds: the
+// cloud hosts these runs use drift in speed over seconds (the same code's 16-thread split ran 0.26-0.38 us a point in
+// successive runs), and timing a split and its baseline one after the other put that drift into their ratio.
+constexpr int kRounds = 5;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Per-point microseconds of each call (one entry per handle), every round's and their median.
+struct Timed {
+    std::vector<double> rounds;
+    double median = NAN;
+};
+std::vector<Timed> time_interleaved(const std::vector<std::function<void()>> &calls, const std::vector<int64_t> &points,
+                                    double min_time) {
+    std::vector<Timed> t(calls.size());
+    for (const auto &c : calls) c();
+    for (int r = 0; r < kRounds; ++r)
+        for (size_t i = 0; i < calls.size(); ++i)
+            t[i].rounds.push_back(1e6 * time_calls(calls[i], min_time / kRounds) / static_cast<double>(points[i]));
+    for (Timed &x : t) x.median = median(x.rounds);
+    return t;
 }
 
 struct Env {
@@ -87,6 +116,7 @@ struct Row {
     std::string impl, where;
     double us_per_point = NAN, speedup = NAN;
     std::string baseline;
+    std::vector<double> rounds;  // us per point in each round (us_per_point is their median)
 };
 
 }  // namespace
@@ -138,13 +168,12 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
         // twice over, so that a slice is one pointer and the timed loop holds only the library's call).
         std::vector<double> ring(pts), out(n_max);
         ring.insert(ring.end(), pts.begin(), pts.end());
-        auto per_point = [&](qmmm_field f, int64_t n) {
-            int64_t call = 0;
-            const double s = time_calls([&] {
-                const int64_t off = (call++ * n) % n_max;
+        // Calls of n points on f (each call the next slice); the slices start anew for every handle of a comparison.
+        auto caller = [&](qmmm_field f, int64_t n) {
+            return [&ring, &out, f, n, n_max, call = std::make_shared<int64_t>(0)] {
+                const int64_t off = (((*call)++) * n) % n_max;
                 ok(qmmm_field_eval(f, n, &ring[3 * off], out.data()), "qmmm_field_eval");
-            }, o.min_time);
-            return 1e6 * s / n;
+            };
         };
         struct Backend {
             int backend;
@@ -193,10 +222,11 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
                     omp_set_num_threads(threads);
                     const std::string where = "cpu " + std::to_string(threads) + (threads == 1 ? " core" : " cores");
                     for (int64_t n : o.points) {
-                        const double ts = per_point(split, n);
-                        const double td = per_point(direct, threads == 1 ? std::min<int64_t>(n, 64) : n);
-                        rows.push_back({e.n_cells, n, "split double", where, ts, td / ts, "direct double, same cores"});
-                        rows.push_back({e.n_cells, n, "direct double", where, td, 1.0, ""});
+                        const int64_t nd = threads == 1 ? std::min<int64_t>(n, 64) : n;
+                        const auto t = time_interleaved({caller(split, n), caller(direct, nd)}, {n, nd}, o.min_time);
+                        const double ts = t[0].median, td = t[1].median;
+                        rows.push_back({e.n_cells, n, "split double", where, ts, td / ts, "direct double, same cores", t[0].rounds});
+                        rows.push_back({e.n_cells, n, "direct double", where, td, 1.0, "", t[1].rounds});
                     }
                     if (all == 1) break;
                 }
@@ -205,12 +235,13 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
                 qmmm_field gd = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, QMMM_METHOD_DIRECT, 0, nullptr);
                 qmmm_field gs = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, QMMM_METHOD_DIRECT, 0, nullptr);
                 for (int64_t n : o.points) {
-                    const double ts = per_point(split, n), tdd = per_point(gd, n), tds = per_point(gs, n);
-                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tds / ts, "direct single, gpu"});
-                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tdd / ts, "direct double, gpu"});
-                    if (mixed) continue;  // the direct rows once per environment
-                    rows.push_back({e.n_cells, n, "direct double", "gpu", tdd, 1.0, ""});
-                    rows.push_back({e.n_cells, n, "direct single", "gpu", tds, 1.0, ""});
+                    const auto t = time_interleaved({caller(split, n), caller(gd, n), caller(gs, n)}, {n, n, n}, o.min_time);
+                    const double ts = t[0].median, tdd = t[1].median, tds = t[2].median;
+                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tds / ts, "direct single, gpu", t[0].rounds});
+                    rows.push_back({e.n_cells, n, impl, "gpu", ts, tdd / ts, "direct double, gpu", t[0].rounds});
+                    if (mixed) continue;  // the direct rows once per environment (timed again beside MIXED: its ratios)
+                    rows.push_back({e.n_cells, n, "direct double", "gpu", tdd, 1.0, "", t[1].rounds});
+                    rows.push_back({e.n_cells, n, "direct single", "gpu", tds, 1.0, "", t[2].rounds});
                 }
                 qmmm_field_destroy(gd);
                 qmmm_field_destroy(gs);
@@ -227,10 +258,13 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
                     r.where.c_str(), r.us_per_point, 1e6 / r.us_per_point, r.speedup, r.baseline.c_str());
         js["split"]["rows"].push_back({{"cells", r.cells}, {"points_per_call", r.n}, {"impl", r.impl}, {"where", r.where},
                                        {"us_per_point", r.us_per_point}, {"points_per_s", 1e6 / r.us_per_point},
-                                       {"speedup", r.speedup}, {"over", r.baseline}});
+                                       {"speedup", r.speedup}, {"over", r.baseline}, {"us_per_point_rounds", r.rounds}});
     }
     js["split"]["setup"] = setups;
     js["split"]["units"] = "microseconds per point; setup in seconds; memory in bytes (host + device tables and fallback)";
+    js["split"]["timing"] = "each comparison's handles (split, direct) timed in " + std::to_string(kRounds) +
+                            " interleaved rounds of min_time / " + std::to_string(kRounds) +
+                            " s each; us_per_point is the median of the rounds, speedup the ratio of the medians";
     js["split"]["points"] = "electron-like: normal (sigma 1 bohr) about fragment 1's nuclei weighted by Z, seed 16";
 }
 
