@@ -208,27 +208,98 @@ private:
     // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points). A DMA of
     // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
     // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma); four chunks on two streams, to overlap the
-    // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk).
-    // Returns whether a value is NaN (copied and checked in one pass).
+    // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk):
+    // four small kernels leave the GPU part-empty. From kStreamMin points the copies overlap the one kernel instead
+    // (SplitStream): the host copies the first chunk of points, launches, copies the rest while the kernel runs, and
+    // takes each chunk's values as soon as the kernel has finished it: 2-15 % faster at 8,192 points, the same bits
+    // (bench/results/h100_2026-11-27_b1, call B5). Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
         bool nan = false;
         for (int64_t b = 0; b < n; b += kBatch) {
             const int64_t m = std::min(kBatch, n - b);
-            pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
-            pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
-            std::memcpy(pin_pts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double));
-            check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, stream_),
-                  "split kernel launch");
-            check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
-            const double *r = pin_res_.p;
-            double *o = out + b;
-            for (int64_t i = 0; i < m; ++i) {
-                o[i] = r[i];
-                nan |= r[i] != r[i];
-            }
+            nan |= interp && m >= kStreamMin ? run_streamed(mixed, self, nuc, m, xyz + 3 * b, out + b)
+                                             : run_once(interp, mixed, self, nuc, m, xyz + 3 * b, out + b);
         }
         return nan;
+    }
+
+    bool run_once(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
+        settle();
+        pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
+        pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
+        std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * m) * sizeof(double));
+        check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, split::SplitStream{}, stream_),
+              "split kernel launch");
+        check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
+        return copy_values(pin_res_.p, m, out);
+    }
+
+    bool run_streamed(bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
+        const int64_t chunks = (m + kStreamChunk - 1) / kStreamChunk;
+        if (pin_pts_.n < static_cast<size_t>(3 * m) || pin_res_.n < static_cast<size_t>(m) || values_.n < static_cast<size_t>(m) ||
+            ready_.n < static_cast<size_t>(chunks)) {
+            settle();  // the buffers may move
+            pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
+            pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
+            values_.ensure(static_cast<size_t>(m), "split values");
+            if (ready_.n < static_cast<size_t>(chunks)) {  // all flags start at 0 (seq_ counts from 1)
+                const size_t k = static_cast<size_t>(chunks);
+                ready_.ensure(k, "split chunk flags (pinned)"), done_.ensure(k, "split chunk flags (pinned)");
+                gates_.ensure(2 * k, "split chunk gates"), count_.ensure(k, "split chunk counts");
+                std::fill(ready_.p, ready_.p + k, 0ull), std::fill(done_.p, done_.p + k, 0ull);
+                check(cudaMemsetAsync(gates_.p, 0, 2 * k * sizeof(unsigned long long), stream_), "split chunk gates");
+                check(cudaMemsetAsync(count_.p, 0, k * sizeof(uint32_t), stream_), "split chunk counts");
+            }
+        }
+        const unsigned long long seq = ++seq_;
+        const split::SplitStream st{ready_.dev, done_.dev, gates_.p, gates_.p + ready_.n, count_.p, values_.p, seq, kStreamChunk};
+        auto put = [&](int64_t c) {
+            const int64_t a = c * kStreamChunk, e = std::min(m, a + kStreamChunk);
+            std::memcpy(pin_pts_.p + 3 * a, xyz + 3 * a, static_cast<size_t>(3 * (e - a)) * sizeof(double));
+            __atomic_store_n(ready_.p + c, seq, __ATOMIC_RELEASE);
+        };
+        put(0);
+        check(split::launch_split(dev_view_, true, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, st, stream_),
+              "split kernel launch");
+        in_flight_ = true;
+        for (int64_t c = 1; c < chunks; ++c) put(c);
+        bool nan = false;
+        for (int64_t c = 0; c < chunks; ++c) {
+            wait_done(c, seq);
+            const int64_t a = c * kStreamChunk;
+            nan |= copy_values(pin_res_.p + a, std::min(m, a + kStreamChunk) - a, out + a);
+        }
+        return nan;
+    }
+
+    // Until done[c] reaches seq; a kernel that failed (or ended without setting it) throws instead of hanging.
+    void wait_done(int64_t c, unsigned long long seq) {
+        auto reached = [&] { return __atomic_load_n(done_.p + c, __ATOMIC_ACQUIRE) >= seq; };
+        for (uint32_t k = 1; !reached(); ++k) {
+            if (k % 1024) continue;
+            const cudaError_t e = cudaStreamQuery(stream_);
+            if (e == cudaErrorNotReady) continue;
+            in_flight_ = false;
+            check(e, "split kernel");
+            if (!reached()) throw Error(QMMM_ERR_INTERNAL, "split kernel ended without its values");
+        }
+    }
+
+    static bool copy_values(const double *r, int64_t m, double *o) {
+        bool nan = false;
+        for (int64_t i = 0; i < m; ++i) {
+            o[i] = r[i];
+            nan |= r[i] != r[i];
+        }
+        return nan;
+    }
+
+    // A streamed call returns once its values are in; its kernel may still be ending.
+    void settle() {
+        if (!in_flight_) return;
+        in_flight_ = false;
+        check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
     }
 
     void upload_grid() {
@@ -243,6 +314,7 @@ private:
     void release() {
         for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
+        ready_.release(), done_.release(), gates_.release(), count_.release(), values_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -262,6 +334,15 @@ private:
     DeviceBuf<double> x_, g0_, pool_, nx_, nz_;
     DeviceBuf<split::SplitCellGpu> cells_;
     PinnedBuf<double> pin_pts_, pin_res_;
+    // SplitStream's buffers; seq_: the last call's sequence number (the flags' value once it is done)
+    static constexpr int64_t kStreamMin = 2048;
+    static constexpr int kStreamChunk = 1024;
+    PinnedBuf<unsigned long long> ready_, done_;
+    DeviceBuf<unsigned long long> gates_;  // gate, then claim (SplitStream), ready_.n each
+    DeviceBuf<uint32_t> count_;
+    DeviceBuf<double> values_;
+    unsigned long long seq_ = 0;
+    bool in_flight_ = false;  // a streamed kernel may still be ending
     split::SplitNuclei nuc_;
     std::vector<double> out_pts_;  // an evaluation's points outside the region (reused)
     std::vector<int64_t> out_idx_;

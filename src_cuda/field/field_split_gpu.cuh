@@ -66,11 +66,27 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
                                 const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
                                 cudaStream_t s);
 
+// A call's points and values streamed through the one kernel (launch_split): the host copies the points into the
+// mapped buffer chunk by chunk and sets ready[c] = seq after chunk c (points [c chunk, (c + 1) chunk)); the kernel sets
+// done[c] = seq once chunk c's values are in out. The copies in and out thus overlap the kernel instead of preceding and
+// following it. ready, done: mapped host memory; gate, claim (chunk c's points seen in, and by which block; see
+// wait_ready), count (blocks done, zero between calls), values (n): device memory. seq grows by one a call, from 1;
+// the flags start at 0.
+struct SplitStream {
+    const unsigned long long *ready = nullptr;  // nullptr: not streamed
+    unsigned long long *done = nullptr, *gate = nullptr, *claim = nullptr;
+    uint32_t *count = nullptr;
+    double *values = nullptr;
+    unsigned long long seq = 0;
+    int chunk = 0;  // points per chunk: a multiple of kWarpsPerBlock
+};
+
 // out[i] = (interp ? L(p_i) : 0) + S(p_i) - sum_b Z_b / |p_i - R_b| with the singular-cell 1/r `self` (NaN on a
 // nucleus, as the host's add_nuclear_term; nucleus b in lane b mod 32, in the warp's fixed shuffle tree). With
 // interp, a point outside the grid's region gets NaN too (the host tells the two apart). xyz and out may be mapped
 // host memory. mixed: the cells' terms in single precision (pair_term's MIXED case), everything else as without.
+// st: see SplitStream (a point's value does not depend on it).
 cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double self, const SplitNuclei &nuc, int64_t n,
-                         const double *xyz, double *out, cudaStream_t s);
+                         const double *xyz, double *out, const SplitStream &st, cudaStream_t s);
 
 }  // namespace qmmm::cuda::split

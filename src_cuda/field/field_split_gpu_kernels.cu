@@ -102,20 +102,14 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
 // walk the cells 32 at a time. A step's lanes find their columns without a search: the columns that start within the
 // step set their bits in a warp-wide mask, and a lane's column is the one of the last bit at or below it (a scan of
 // column boundaries per lane cost a fifth of the kernel's instructions and diverged: split_table's SASS counts).
+// Point p's value in every lane: NaN outside the region (with interp: the host sends it to the direct sum) or on a
+// nucleus. col_base: the warp's shared scratch.
 template <int NT, bool kMixed>
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPerBlock)
-    split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
-                 const double *__restrict__ xyz, double *__restrict__ out) {
-    __shared__ int64_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
+__device__ __forceinline__ double point_value(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc,
+                                              const double *p, int64_t *col_base) {
     const SplitView &v = d.v;
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const int i = blockIdx.x * kWarpsPerBlock + w;
-    if (i >= n) return;
-    const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
-    if (interp && !split_inside(v.grid, p)) {  // the host sends it to the direct sum (no pass over the points first)
-        if (lane == 0) out[i] = __longlong_as_double(0x7ff8000000000000LL);
-        return;
-    }
+    const int lane = threadIdx.x & 31;
+    if (interp && !split_inside(v.grid, p)) return __longlong_as_double(0x7ff8000000000000LL);
     double s = interp ? interp_share(v.grid, p, lane) : 0.0;
     int32_t i0[3], i1[3];
     if (split_bin_bounds(v.cells, p, v.rc2, i0, i1)) {
@@ -142,8 +136,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
             // The non-empty columns, in order (their offsets differ: one bit each in a step's mask).
             const unsigned below = (1u << lane) - 1u, upto = below | (1u << lane);
             const unsigned ne0 = __ballot_sync(0xffffffffu, len[0] > 0), ne1 = __ballot_sync(0xffffffffu, len[1] > 0);
-            if (len[0] > 0) col_base[w][__popc(ne0 & below)] = beg[0] - first[0];
-            if (len[1] > 0) col_base[w][__popc(ne0) + __popc(ne1 & below)] = beg[1] - first[1];
+            if (len[0] > 0) col_base[__popc(ne0 & below)] = beg[0] - first[0];
+            if (len[1] > 0) col_base[__popc(ne0) + __popc(ne1 & below)] = beg[1] - first[1];
             __syncwarp();
             // Step k0's cell for this lane: the mask's bits below and at the lane count the columns it is past; a lane
             // past the end gets a padding cell (zero charge, far: its term is exactly 0), so that a step has no branch
@@ -160,7 +154,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
                 const int c = max(before + __popc(mask & upto) - 1, 0);
                 before += __popc(mask);
                 const int k = k0 + lane;
-                return k < total ? col_base[w][c] + k : d.pad;
+                return k < total ? col_base[c] + k : d.pad;
             };
             int k0 = 0;
             for (; k0 + 3 * 32 < total; k0 += 4 * 32) {  // four steps, each with at least one cell
@@ -194,7 +188,77 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     }
     on = __any_sync(0xffffffffu, on);
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host
+    return on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host (lane 0's is the sum)
+}
+
+// Until chunk c's points are in (st.ready[c] >= st.seq). One block per chunk, the first to claim it, polls the host's
+// flag and opens the chunk's gate in device memory for the others: a read of mapped host memory is a PCIe round trip,
+// and every block reading the one flag queued those reads behind each other (~1 us each: 2 ms for 2,048 blocks, call
+// B3 in bench/results/h100_2026-11-27_b1). Whichever block claims is running, so a chunk never waits on a block that
+// is not resident.
+__device__ void wait_ready(const SplitStream &st, int c) {
+    bool claimed = false;
+    for (;;) {
+        if (*static_cast<volatile const unsigned long long *>(st.gate + c) >= st.seq) break;
+        if (!claimed) {
+            claimed = true;  // by this block or by another
+            if (atomicMax(st.claim + c, st.seq) < st.seq) {
+                while (*static_cast<volatile const unsigned long long *>(st.ready + c) < st.seq) __nanosleep(128);
+                __threadfence_system();  // the host's points before the gate
+                *static_cast<volatile unsigned long long *>(st.gate + c) = st.seq;
+                break;
+            }
+        }
+        __nanosleep(256);
+    }
+    __threadfence();
+}
+
+// One warp per point. Streamed (st.ready set): a block first waits for its chunk's points (the host sets ready[c] to
+// seq once it has copied them), leaves its values in st.values, and the chunk's last block copies the chunk's values
+// to out and sets done[c] to seq; otherwise the points are read from xyz when the kernel starts and the values
+// written to out directly.
+template <int NT, bool kMixed>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPerBlock)
+    split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
+                 const double *__restrict__ xyz, double *__restrict__ out, SplitStream st) {
+    __shared__ int64_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
+    __shared__ bool last;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
+    const int c = st.ready ? first / st.chunk : 0;
+    if (st.ready) {
+        if (threadIdx.x == 0) wait_ready(st, c);
+        __syncthreads();
+    }
+    if (i < n) {
+        // Plain loads (wait_ready's fences order them after the host's copy): as "volatile" (ld.cv) loads, the warps'
+        // reads of mapped memory queued behind each other, 3.6x the kernel's time (call B4).
+        const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
+        const double u = point_value<NT, kMixed>(d, interp, self, nuc, p, col_base[w]);
+        if (lane == 0) {
+            if (!st.ready) out[i] = u;
+            else st.values[i] = u, __threadfence();  // before the chunk's count
+        }
+    }
+    if (!st.ready) return;
+    __syncthreads();
+    const int c0 = c * st.chunk, c1 = min(c0 + st.chunk, n);
+    if (threadIdx.x == 0) {
+        const unsigned blocks = static_cast<unsigned>((c1 - c0 + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        last = atomicAdd(st.count + c, 1u) == blocks - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();  // the chunk's other blocks' values, counted above, are visible from here on
+    for (int k = c0 + threadIdx.x; k < c1; k += blockDim.x) out[k] = __ldcg(st.values + k);
+    __threadfence_system();  // every thread's values reach the host before the flag
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        st.count[c] = 0;  // for the next call (stream-ordered after this kernel)
+        __threadfence_system();
+        *static_cast<volatile unsigned long long *>(st.done + c) = st.seq;
+    }
 }
 
 // See launch_grid_coulomb (field_split_gpu.cuh).
@@ -248,8 +312,8 @@ __global__ void __launch_bounds__(kGridThreads) grid_coulomb_kernel(const SplitC
 
 template <int NT, bool kMixed = false>
 void launch(unsigned blocks, const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc, int n, const double *xyz,
-            double *out, cudaStream_t s) {
-    split_kernel<NT, kMixed><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out);
+            double *out, const SplitStream &st, cudaStream_t s) {
+    split_kernel<NT, kMixed><<<blocks, 32 * kWarpsPerBlock, 0, s>>>(d, interp, self, nuc, n, xyz, out, st);
 }
 
 }  // namespace
@@ -270,9 +334,12 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
 }
 
 cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double self, const SplitNuclei &nuc, int64_t n,
-                         const double *xyz, double *out, cudaStream_t s) {
+                         const double *xyz, double *out, const SplitStream &st, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
+    if (st.ready && (st.chunk < kWarpsPerBlock || st.chunk % kWarpsPerBlock || !st.done || !st.gate || !st.claim || !st.count ||
+                     !st.values))
+        return cudaErrorInvalidValue;  // a block's points must lie in one chunk
     const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const int m = static_cast<int>(n), nt = d.v.table.n;
     // The fewest padded terms that hold the table (at most 3 extra fused multiply-adds per pair).
@@ -281,20 +348,20 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
     const int ns = d.coef.n_single;
     if (mixed && (ns < 1 || ns > kSplitMaxTermsSingle)) return cudaErrorInvalidValue;
     if (mixed) {  // at most one padded term (a term is ~1/80 of a MIXED pair's instructions)
-        if (ns <= 12) launch<12, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-        else if (ns <= 14) launch<14, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-        else if (ns <= 16) launch<16, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-        else if (ns <= 18) launch<18, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-        else if (ns <= 20) launch<20, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-        else launch<24, true>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    } else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 12) launch<12>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 16) launch<16>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 20) launch<20>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 24) launch<24>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 28) launch<28>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else if (nt <= 32) launch<32>(blocks, d, interp, self, nuc, m, xyz, out, s);
-    else launch<40>(blocks, d, interp, self, nuc, m, xyz, out, s);
+        if (ns <= 12) launch<12, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+        else if (ns <= 14) launch<14, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+        else if (ns <= 16) launch<16, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+        else if (ns <= 18) launch<18, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+        else if (ns <= 20) launch<20, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+        else launch<24, true>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    } else if (nt <= 8) launch<8>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 12) launch<12>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 16) launch<16>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 20) launch<20>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 24) launch<24>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 28) launch<28>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else if (nt <= 32) launch<32>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
+    else launch<40>(blocks, d, interp, self, nuc, m, xyz, out, st, s);
     return cudaGetLastError();
 }
 

@@ -311,6 +311,69 @@ TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     qmmm_field_destroy(d);
 }
 
+// Calls of 2,048 points and more stream their points and values through the kernel in chunks of 1,024
+// (field_split_gpu.cu): such a call gives every point the bits of a small call, with points outside the region (the
+// direct sum, to rounding: its order of summation depends on its batch), on cell centres, a partial last chunk and
+// calls back to back, in DOUBLE and MIXED.
+TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const Water &w = water();
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_MIXED}) {
+        qmmm_field g = make_field(w.sys, w.dv, QMMM_METHOD_SPLIT, 1e-7, w.region, 0, QMMM_BACKEND_CUDA, prec);
+        ASSERT_NE(g, nullptr) << qmmm_error_message();
+        std::vector<double> p = region_points(w.region, 5000, 41);
+        int64_t outside = 0;
+        for (int64_t m = 0; m < w.sys.n_cells(); m += 97) {  // cell centres spread through the batch
+            const double *c = &w.sys.cell_xyz[3 * m];
+            bool inside = true;
+            for (int k = 0; k < 3; ++k) inside = inside && c[k] >= w.region[k] && c[k] <= w.region[3 + k];
+            outside += !inside;
+            const size_t at = 3 * ((m * 7919) % (p.size() / 3));
+            p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), c, c + 3);
+        }
+        ASSERT_GT(outside, 10);
+        const int64_t total = (int64_t)p.size() / 3;
+        std::vector<double> small(total);
+        for (int64_t b = 0; b < total; b += 1000)  // below the streaming size
+            ASSERT_EQ(qmmm_field_eval(g, std::min<int64_t>(1000, total - b), &p[3 * b], &small[b]), QMMM_SUCCESS)
+                << qmmm_error_message();
+        int64_t np0 = 0, nout0 = 0;
+        ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np0, &nout0), QMMM_SUCCESS);
+        EXPECT_EQ(nout0, outside);
+        for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total}) {
+            std::vector<double> u(n, -1.0);
+            ASSERT_EQ(qmmm_field_eval(g, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+            for (int64_t i = 0; i < n; ++i) {
+                bool inside = true;
+                for (int k = 0; k < 3; ++k) inside = inside && p[3 * i + k] >= w.region[k] && p[3 * i + k] <= w.region[3 + k];
+                if (inside)
+                    ASSERT_EQ(u[i], small[i]) << "precision " << prec << ", n " << n << ", point " << i;
+                else  // the direct backend's sum, whose order depends on how many points it gets
+                    ASSERT_NEAR(u[i], small[i], 1e-13 * std::fabs(small[i])) << "precision " << prec << ", n " << n << ", point " << i;
+            }
+        }
+        int64_t np = 0, nout = 0, want = nout0;
+        for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total})
+            for (int64_t i = 0; i < n; ++i) {
+                bool inside = true;
+                for (int k = 0; k < 3; ++k) inside = inside && p[3 * i + k] >= w.region[k] && p[3 * i + k] <= w.region[3 + k];
+                want += !inside;
+            }
+        ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np, &nout), QMMM_SUCCESS);
+        EXPECT_EQ(np, np0 + 2048 + 2049 + 3071 + 2 * total);
+        EXPECT_EQ(nout, want);
+        qmmm_field_destroy(g);
+    }
+    // With the cell volume unknown, a point on a cell centre is QMMM_ERR_SINGULAR in a streamed call as in a small one.
+    qmmm_field s = make_field(w.sys, 0.0, QMMM_METHOD_SPLIT, 1e-5, w.region, 0, QMMM_BACKEND_CUDA);
+    ASSERT_NE(s, nullptr) << qmmm_error_message();
+    std::vector<double> p = region_points(w.region, 3000, 43), u(3001);
+    p.insert(p.begin() + 3 * 2500, w.sys.cell_xyz.begin(), w.sys.cell_xyz.begin() + 3);
+    EXPECT_EQ(qmmm_field_eval(s, 3001, p.data(), u.data()), QMMM_ERR_SINGULAR);
+    EXPECT_EQ(qmmm_field_eval(s, 2400, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    qmmm_field_destroy(s);
+}
+
 // The kernel adds the environment's nuclei itself: against the direct double sum, and a point on a nucleus inside
 // the region (alone or in a batch) is QMMM_ERR_SINGULAR, as on the host.
 TEST(SplitGpuNuclei, InTheKernelAsOnTheHost) {
