@@ -209,10 +209,11 @@ private:
     // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
     // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma); four chunks on two streams, to overlap the
     // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk):
-    // four small kernels leave the GPU part-empty. From kStreamMin points the copies overlap the one kernel instead
-    // (SplitStream): the host copies the first chunk of points, launches, copies the rest while the kernel runs, and
-    // takes each chunk's values as soon as the kernel has finished it: 2-15 % faster at 8,192 points, the same bits
-    // (bench/results/h100_2026-11-27_b1, call B5). Returns whether a value is NaN (copied and checked in one pass).
+    // four small kernels leave the GPU part-empty. From kStreamMin points the values stream out of the one kernel
+    // instead (SplitStream): the host takes each chunk's values as soon as the kernel has finished it (x1.15 at 8,192
+    // points, the same bits: bench/results/h100_2026-11-27_b1, call B3; streaming the points in as well, with the
+    // kernel's blocks waiting for the host's flags, gained no more in B5 and would deadlock a blocking launch).
+    // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
         bool nan = false;
@@ -238,32 +239,24 @@ private:
     bool run_streamed(bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
         const int64_t chunks = (m + kStreamChunk - 1) / kStreamChunk;
         if (pin_pts_.n < static_cast<size_t>(3 * m) || pin_res_.n < static_cast<size_t>(m) || values_.n < static_cast<size_t>(m) ||
-            ready_.n < static_cast<size_t>(chunks)) {
+            done_.n < static_cast<size_t>(chunks)) {
             settle();  // the buffers may move
             pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
             pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
             values_.ensure(static_cast<size_t>(m), "split values");
-            if (ready_.n < static_cast<size_t>(chunks)) {  // all flags start at 0 (seq_ counts from 1)
+            if (done_.n < static_cast<size_t>(chunks)) {  // the flags start at 0 (seq_ counts from 1)
                 const size_t k = static_cast<size_t>(chunks);
-                ready_.ensure(k, "split chunk flags (pinned)"), done_.ensure(k, "split chunk flags (pinned)");
-                gates_.ensure(2 * k, "split chunk gates"), count_.ensure(k, "split chunk counts");
-                std::fill(ready_.p, ready_.p + k, 0ull), std::fill(done_.p, done_.p + k, 0ull);
-                check(cudaMemsetAsync(gates_.p, 0, 2 * k * sizeof(unsigned long long), stream_), "split chunk gates");
+                done_.ensure(k, "split chunk flags (pinned)"), count_.ensure(k, "split chunk counts");
+                std::fill(done_.p, done_.p + k, 0ull);
                 check(cudaMemsetAsync(count_.p, 0, k * sizeof(uint32_t), stream_), "split chunk counts");
             }
         }
         const unsigned long long seq = ++seq_;
-        const split::SplitStream st{ready_.dev, done_.dev, gates_.p, gates_.p + ready_.n, count_.p, values_.p, seq, kStreamChunk};
-        auto put = [&](int64_t c) {
-            const int64_t a = c * kStreamChunk, e = std::min(m, a + kStreamChunk);
-            std::memcpy(pin_pts_.p + 3 * a, xyz + 3 * a, static_cast<size_t>(3 * (e - a)) * sizeof(double));
-            __atomic_store_n(ready_.p + c, seq, __ATOMIC_RELEASE);
-        };
-        put(0);
-        check(split::launch_split(dev_view_, true, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, st, stream_),
+        std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * m) * sizeof(double));
+        check(split::launch_split(dev_view_, true, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev,
+                                  split::SplitStream{done_.dev, count_.p, values_.p, seq, kStreamChunk}, stream_),
               "split kernel launch");
         in_flight_ = true;
-        for (int64_t c = 1; c < chunks; ++c) put(c);
         bool nan = false;
         for (int64_t c = 0; c < chunks; ++c) {
             wait_done(c, seq);
@@ -314,7 +307,7 @@ private:
     void release() {
         for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
-        ready_.release(), done_.release(), gates_.release(), count_.release(), values_.release();
+        done_.release(), count_.release(), values_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -334,11 +327,10 @@ private:
     DeviceBuf<double> x_, g0_, pool_, nx_, nz_;
     DeviceBuf<split::SplitCellGpu> cells_;
     PinnedBuf<double> pin_pts_, pin_res_;
-    // SplitStream's buffers; seq_: the last call's sequence number (the flags' value once it is done)
+    // SplitStream's buffers; seq_: the last streamed call's number (its chunks' done flags once it is done)
     static constexpr int64_t kStreamMin = 2048;
     static constexpr int kStreamChunk = 1024;
-    PinnedBuf<unsigned long long> ready_, done_;
-    DeviceBuf<unsigned long long> gates_;  // gate, then claim (SplitStream), ready_.n each
+    PinnedBuf<unsigned long long> done_;
     DeviceBuf<uint32_t> count_;
     DeviceBuf<double> values_;
     unsigned long long seq_ = 0;

@@ -66,15 +66,13 @@ cudaError_t launch_grid_coulomb(const SplitCellGpu *cells, int64_t n_cells, int 
                                 const int64_t *tasks, int64_t n_tasks, const double *xyz, int64_t n, double *part,
                                 cudaStream_t s);
 
-// A call's points and values streamed through the one kernel (launch_split): the host copies the points into the
-// mapped buffer chunk by chunk and sets ready[c] = seq after chunk c (points [c chunk, (c + 1) chunk)); the kernel sets
-// done[c] = seq once chunk c's values are in out. The copies in and out thus overlap the kernel instead of preceding and
-// following it. ready, done: mapped host memory; gate, claim (chunk c's points seen in, and by which block; see
-// wait_ready), count (blocks done, zero between calls), values (n): device memory. seq grows by one a call, from 1;
-// the flags start at 0.
+// A call's values streamed out of the kernel (launch_split): the kernel sets done[c] = seq once the values of chunk c
+// (points [c chunk, (c + 1) chunk)) are in out, and the host copies them while later chunks are computed. done: mapped
+// host memory; count (blocks done, zero between calls) and values (n): device memory. seq grows by one a call, from 1;
+// done starts at 0. Nothing in the kernel waits for the host (a launch that blocks, as under CUDA_LAUNCH_BLOCKING=1,
+// cannot deadlock).
 struct SplitStream {
-    const unsigned long long *ready = nullptr;  // nullptr: not streamed
-    unsigned long long *done = nullptr, *gate = nullptr, *claim = nullptr;
+    unsigned long long *done = nullptr;  // nullptr: not streamed
     uint32_t *count = nullptr;
     double *values = nullptr;
     unsigned long long seq = 0;

@@ -191,33 +191,9 @@ __device__ __forceinline__ double point_value(const SplitDevice &d, bool interp,
     return on ? __longlong_as_double(0x7ff8000000000000LL) : s;  // NaN on a nucleus, as on the host (lane 0's is the sum)
 }
 
-// Until chunk c's points are in (st.ready[c] >= st.seq). One block per chunk, the first to claim it, polls the host's
-// flag and opens the chunk's gate in device memory for the others: a read of mapped host memory is a PCIe round trip,
-// and every block reading the one flag queued those reads behind each other (~1 us each: 2 ms for 2,048 blocks, call
-// B3 in bench/results/h100_2026-11-27_b1). Whichever block claims is running, so a chunk never waits on a block that
-// is not resident.
-__device__ void wait_ready(const SplitStream &st, int c) {
-    bool claimed = false;
-    for (;;) {
-        if (*static_cast<volatile const unsigned long long *>(st.gate + c) >= st.seq) break;
-        if (!claimed) {
-            claimed = true;  // by this block or by another
-            if (atomicMax(st.claim + c, st.seq) < st.seq) {
-                while (*static_cast<volatile const unsigned long long *>(st.ready + c) < st.seq) __nanosleep(128);
-                __threadfence_system();  // the host's points before the gate
-                *static_cast<volatile unsigned long long *>(st.gate + c) = st.seq;
-                break;
-            }
-        }
-        __nanosleep(256);
-    }
-    __threadfence();
-}
-
-// One warp per point. Streamed (st.ready set): a block first waits for its chunk's points (the host sets ready[c] to
-// seq once it has copied them), leaves its values in st.values, and the chunk's last block copies the chunk's values
-// to out and sets done[c] to seq; otherwise the points are read from xyz when the kernel starts and the values
-// written to out directly.
+// One warp per point. Streamed (st.done set): the values go to st.values, and the last block of a chunk copies the
+// chunk's values to out and sets done[c] to seq, so that the host takes them while later chunks are computed;
+// otherwise each block writes its values to out.
 template <int NT, bool kMixed>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
@@ -226,22 +202,27 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     __shared__ bool last;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
-    const int c = st.ready ? first / st.chunk : 0;
-    if (st.ready) {
-        if (threadIdx.x == 0) wait_ready(st, c);
-        __syncthreads();
-    }
+    const int c = st.done ? first / st.chunk : 0;
+    // The block's points (12 contiguous doubles) in one request, its values out in one: each warp's own reads of
+    // mapped memory made 3 PCIe requests a point (5-10 % of a call at 8,192 points: bench/results/h100_2026-11-27_b1,
+    // call B7). Plain loads: "volatile" ones (ld.cv) queued behind each other, 3.6x the kernel's time (call B4).
+    __shared__ double pts[3 * kWarpsPerBlock], vals[kWarpsPerBlock];
+    const int here = max(0, min(kWarpsPerBlock, n - first));
+    if (threadIdx.x < 3 * here) pts[threadIdx.x] = xyz[3 * first + threadIdx.x];
+    __syncthreads();
     if (i < n) {
-        // Plain loads (wait_ready's fences order them after the host's copy): as "volatile" (ld.cv) loads, the warps'
-        // reads of mapped memory queued behind each other, 3.6x the kernel's time (call B4).
-        const double p[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
+        const double p[3] = {pts[3 * w], pts[3 * w + 1], pts[3 * w + 2]};
         const double u = point_value<NT, kMixed>(d, interp, self, nuc, p, col_base[w]);
         if (lane == 0) {
-            if (!st.ready) out[i] = u;
+            if (!st.done) vals[w] = u;
             else st.values[i] = u, __threadfence();  // before the chunk's count
         }
     }
-    if (!st.ready) return;
+    if (!st.done) {
+        __syncthreads();
+        if (threadIdx.x < here) out[first + threadIdx.x] = vals[threadIdx.x];
+        return;
+    }
     __syncthreads();
     const int c0 = c * st.chunk, c1 = min(c0 + st.chunk, n);
     if (threadIdx.x == 0) {
@@ -337,8 +318,7 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
                          const double *xyz, double *out, const SplitStream &st, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
-    if (st.ready && (st.chunk < kWarpsPerBlock || st.chunk % kWarpsPerBlock || !st.done || !st.gate || !st.claim || !st.count ||
-                     !st.values))
+    if (st.done && (st.chunk < kWarpsPerBlock || st.chunk % kWarpsPerBlock || !st.count || !st.values))
         return cudaErrorInvalidValue;  // a block's points must lie in one chunk
     const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const int m = static_cast<int>(n), nt = d.v.table.n;

@@ -311,7 +311,7 @@ TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     qmmm_field_destroy(d);
 }
 
-// Calls of 2,048 points and more stream their points and values through the kernel in chunks of 1,024
+// Calls of 2,048 points and more stream their values out of the kernel in chunks of 1,024
 // (field_split_gpu.cu): such a call gives every point the bits of a small call, with points outside the region (the
 // direct sum, to rounding: its order of summation depends on its batch), on cell centres, a partial last chunk and
 // calls back to back, in DOUBLE and MIXED.
