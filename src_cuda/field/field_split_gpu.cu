@@ -210,9 +210,10 @@ private:
     // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma); four chunks on two streams, to overlap the
     // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk):
     // four small kernels leave the GPU part-empty. From kStreamMin points the values stream out of the one kernel
-    // instead (SplitStream): the host takes each chunk's values as soon as the kernel has finished it (x1.15 at 8,192
-    // points, the same bits: bench/results/h100_2026-11-27_b1, call B3; streaming the points in as well, with the
-    // kernel's blocks waiting for the host's flags, gained no more in B5 and would deadlock a blocking launch).
+    // instead (SplitStream): the host takes each chunk's values as soon as the kernel has finished it. That costs the
+    // kernel ~8 us (its chunk protocol) and saves about as much on the host: 0-3 % a call at 8,192 points, the same
+    // bits (bench/results/h100_2026-11-27_b1, calls B11, B12). Streaming the points in as well, with the kernel's
+    // blocks waiting for the host's flags, gained no more (B5) and would deadlock a blocking launch.
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
@@ -225,24 +226,28 @@ private:
         return nan;
     }
 
-    bool run_once(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
-        settle();
+    // The m points into the mapped buffer, both mapped buffers large enough (a streamed kernel may still be ending: it
+    // no longer reads the points, but a buffer that grows moves).
+    void stage_points(int64_t m, const double *xyz) {
+        if (pin_pts_.n < static_cast<size_t>(3 * m) || pin_res_.n < static_cast<size_t>(m)) settle();
         pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
         pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
         std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * m) * sizeof(double));
+    }
+
+    bool run_once(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
+        stage_points(m, xyz);
         check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, split::SplitStream{}, stream_),
               "split kernel launch");
+        in_flight_ = false;  // the synchronisation below waits for any earlier kernel too
         check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
         return copy_values(pin_res_.p, m, out);
     }
 
     bool run_streamed(bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
         const int64_t chunks = (m + kStreamChunk - 1) / kStreamChunk;
-        if (pin_pts_.n < static_cast<size_t>(3 * m) || pin_res_.n < static_cast<size_t>(m) || values_.n < static_cast<size_t>(m) ||
-            done_.n < static_cast<size_t>(chunks)) {
+        if (values_.n < static_cast<size_t>(m) || done_.n < static_cast<size_t>(chunks)) {
             settle();  // the buffers may move
-            pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
-            pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
             values_.ensure(static_cast<size_t>(m), "split values");
             if (done_.n < static_cast<size_t>(chunks)) {  // the flags start at 0 (seq_ counts from 1)
                 const size_t k = static_cast<size_t>(chunks);
@@ -252,7 +257,7 @@ private:
             }
         }
         const unsigned long long seq = ++seq_;
-        std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * m) * sizeof(double));
+        stage_points(m, xyz);
         check(split::launch_split(dev_view_, true, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev,
                                   split::SplitStream{done_.dev, count_.p, values_.p, seq, kStreamChunk}, stream_),
               "split kernel launch");

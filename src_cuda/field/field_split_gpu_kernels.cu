@@ -204,8 +204,9 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
     const int c = st.done ? first / st.chunk : 0;
     // The block's points (12 contiguous doubles) in one request, its values out in one: each warp's own reads of
-    // mapped memory made 3 PCIe requests a point (5-10 % of a call at 8,192 points: bench/results/h100_2026-11-27_b1,
-    // call B7). Plain loads: "volatile" ones (ld.cv) queued behind each other, 3.6x the kernel's time (call B4).
+    // mapped memory made 3 PCIe requests a point (B7 measured 3-11 % a call at 8,192 points with the old reads timed
+    // first, a position worth 0-8 % by itself: bench/results/h100_2026-11-27_b1, calls B7, B12). Plain loads:
+    // "volatile" ones (ld.cv) queued behind each other, 3.6x the kernel's time (call B4).
     __shared__ double pts[3 * kWarpsPerBlock], vals[kWarpsPerBlock];
     const int here = max(0, min(kWarpsPerBlock, n - first));
     if (threadIdx.x < 3 * here) pts[threadIdx.x] = xyz[3 * first + threadIdx.x];

@@ -318,6 +318,11 @@ TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
 TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const Water &w = water();
+    auto inside = [&](const double *x) {
+        for (int k = 0; k < 3; ++k)
+            if (x[k] < w.region[k] || x[k] > w.region[3 + k]) return false;
+        return true;
+    };
     for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_MIXED}) {
         qmmm_field g = make_field(w.sys, w.dv, QMMM_METHOD_SPLIT, 1e-7, w.region, 0, QMMM_BACKEND_CUDA, prec);
         ASSERT_NE(g, nullptr) << qmmm_error_message();
@@ -325,9 +330,7 @@ TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
         int64_t outside = 0;
         for (int64_t m = 0; m < w.sys.n_cells(); m += 97) {  // cell centres spread through the batch
             const double *c = &w.sys.cell_xyz[3 * m];
-            bool inside = true;
-            for (int k = 0; k < 3; ++k) inside = inside && c[k] >= w.region[k] && c[k] <= w.region[3 + k];
-            outside += !inside;
+            outside += !inside(c);
             const size_t at = 3 * ((m * 7919) % (p.size() / 3));
             p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), c, c + 3);
         }
@@ -340,25 +343,19 @@ TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
         int64_t np0 = 0, nout0 = 0;
         ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np0, &nout0), QMMM_SUCCESS);
         EXPECT_EQ(nout0, outside);
+        int64_t want = nout0;  // the outside-point counter after the calls below
         for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total}) {
             std::vector<double> u(n, -1.0);
             ASSERT_EQ(qmmm_field_eval(g, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
             for (int64_t i = 0; i < n; ++i) {
-                bool inside = true;
-                for (int k = 0; k < 3; ++k) inside = inside && p[3 * i + k] >= w.region[k] && p[3 * i + k] <= w.region[3 + k];
-                if (inside)
+                if (inside(&p[3 * i]))
                     ASSERT_EQ(u[i], small[i]) << "precision " << prec << ", n " << n << ", point " << i;
                 else  // the direct backend's sum, whose order depends on how many points it gets
                     ASSERT_NEAR(u[i], small[i], 1e-13 * std::fabs(small[i])) << "precision " << prec << ", n " << n << ", point " << i;
+                want += !inside(&p[3 * i]);
             }
         }
-        int64_t np = 0, nout = 0, want = nout0;
-        for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total})
-            for (int64_t i = 0; i < n; ++i) {
-                bool inside = true;
-                for (int k = 0; k < 3; ++k) inside = inside && p[3 * i + k] >= w.region[k] && p[3 * i + k] <= w.region[3 + k];
-                want += !inside;
-            }
+        int64_t np = 0, nout = 0;
         ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np, &nout), QMMM_SUCCESS);
         EXPECT_EQ(np, np0 + 2048 + 2049 + 3071 + 2 * total);
         EXPECT_EQ(nout, want);
