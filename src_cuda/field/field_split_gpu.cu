@@ -36,6 +36,7 @@ public:
         DeviceScope scope(dev_);
         try {
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+            check(cudaStreamCreateWithFlags(&stream2_, cudaStreamNonBlocking), "cudaStreamCreate");
             nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
             upload(nx_, d.nuc_xyz, "split nuclei"), upload(nz_, d.nuc_z, "split nuclear charges");
             nuc_.xyz = nx_.p, nuc_.z = nz_.p, nuc_.n = d.n_nuclei;
@@ -62,6 +63,7 @@ public:
         cudaGetDevice(&saved);
         cudaSetDevice(dev_);
         if (stream_) cudaStreamSynchronize(stream_);
+        if (stream2_) cudaStreamSynchronize(stream2_);
         release();
         if (saved >= 0) cudaSetDevice(saved);
     }
@@ -213,7 +215,9 @@ private:
     // instead (SplitStream): the host takes each chunk's values as soon as the kernel has finished it. That costs the
     // kernel ~8 us (its chunk protocol) and saves about as much on the host: 0-3 % a call at 8,192 points, the same
     // bits (bench/results/h100_2026-11-27_b1, calls B11, B12). Streaming the points in as well, with the kernel's
-    // blocks waiting for the host's flags, gained no more (B5) and would deadlock a blocking launch.
+    // blocks waiting for the host's flags, gained no more (B5) and would deadlock a blocking launch. Large calls take
+    // two launches on two streams (kTwoLaunchMin): unlike the four one-shot kernels above, each is at least half a
+    // call and streams its values.
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
@@ -226,20 +230,19 @@ private:
         return nan;
     }
 
-    // The m points into the mapped buffer, both mapped buffers large enough (a streamed kernel may still be ending: it
-    // no longer reads the points, but a buffer that grows moves).
-    void stage_points(int64_t m, const double *xyz) {
+    // The first `copy` of m points into the mapped buffer, both mapped buffers large enough for m (a streamed kernel
+    // may still be ending: it no longer reads the points, but a buffer that grows moves).
+    void stage_points(int64_t m, const double *xyz, int64_t copy) {
         if (pin_pts_.n < static_cast<size_t>(3 * m) || pin_res_.n < static_cast<size_t>(m)) settle();
         pin_pts_.ensure(static_cast<size_t>(3 * m), "split points (pinned)");
         pin_res_.ensure(static_cast<size_t>(m), "split results (pinned)");
-        std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * m) * sizeof(double));
+        std::memcpy(pin_pts_.p, xyz, static_cast<size_t>(3 * copy) * sizeof(double));
     }
 
     bool run_once(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t m, const double *xyz, double *out) {
-        stage_points(m, xyz);
+        stage_points(m, xyz, m);
         check(split::launch_split(dev_view_, interp, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev, split::SplitStream{}, stream_),
               "split kernel launch");
-        in_flight_ = false;  // the synchronisation below waits for any earlier kernel too
         check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
         return copy_values(pin_res_.p, m, out);
     }
@@ -254,13 +257,18 @@ private:
                 done_.ensure(k, "split chunk flags (pinned)"), count_.ensure(k, "split chunk counts");
                 std::fill(done_.p, done_.p + k, 0ull);
                 check(cudaMemsetAsync(count_.p, 0, k * sizeof(uint32_t), stream_), "split chunk counts");
+                check(cudaStreamSynchronize(stream_), "split chunk counts");  // before either stream's kernel
             }
         }
         const unsigned long long seq = ++seq_;
-        stage_points(m, xyz);
-        check(split::launch_split(dev_view_, true, mixed, self, nuc, m, pin_pts_.dev, pin_res_.dev,
-                                  split::SplitStream{done_.dev, count_.p, values_.p, seq, kStreamChunk}, stream_),
-              "split kernel launch");
+        const int64_t first = m >= kTwoLaunchMin ? chunks / 2 * kStreamChunk : m;
+        second_from_ = first / kStreamChunk;
+        stage_points(m, xyz, first);
+        launch_part(mixed, self, nuc, 0, first, seq, stream_);
+        if (first < m) {
+            std::memcpy(pin_pts_.p + 3 * first, xyz + 3 * first, static_cast<size_t>(3 * (m - first)) * sizeof(double));
+            launch_part(mixed, self, nuc, first, m - first, seq, stream2_);
+        }
         in_flight_ = true;
         bool nan = false;
         for (int64_t c = 0; c < chunks; ++c) {
@@ -271,16 +279,27 @@ private:
         return nan;
     }
 
+    // Points [a, a + n) of a streamed call (a: a whole number of chunks), on stream s.
+    void launch_part(bool mixed, double self, const split::SplitNuclei &nuc, int64_t a, int64_t n, unsigned long long seq,
+                     cudaStream_t s) {
+        const int64_t c = a / kStreamChunk;
+        const split::SplitStream st{done_.dev + c, count_.p + c, values_.p + a, seq, kStreamChunk};
+        check(split::launch_split(dev_view_, true, mixed, self, nuc, n, pin_pts_.dev + 3 * a, pin_res_.dev + a, st, s),
+              "split kernel launch");
+    }
+
     // Until done[c] reaches seq; a kernel that failed (or ended without setting it) throws instead of hanging.
     void wait_done(int64_t c, unsigned long long seq) {
         auto reached = [&] { return __atomic_load_n(done_.p + c, __ATOMIC_ACQUIRE) >= seq; };
         for (uint32_t k = 1; !reached(); ++k) {
             if (k % 1024) continue;
-            const cudaError_t e = cudaStreamQuery(stream_);
+            const cudaError_t e = cudaStreamQuery(c < second_from_ ? stream_ : stream2_);
             if (e == cudaErrorNotReady) continue;
-            in_flight_ = false;
-            check(e, "split kernel");
-            if (!reached()) throw Error(QMMM_ERR_INTERNAL, "split kernel ended without its values");
+            if (e != cudaSuccess) in_flight_ = false, check(e, "split kernel");
+            if (!reached()) {
+                in_flight_ = false;
+                throw Error(QMMM_ERR_INTERNAL, "split kernel ended without its values");
+            }
         }
     }
 
@@ -298,6 +317,7 @@ private:
         if (!in_flight_) return;
         in_flight_ = false;
         check(cudaStreamSynchronize(stream_), "split kernel (cudaStreamSynchronize)");
+        check(cudaStreamSynchronize(stream2_), "split kernel (cudaStreamSynchronize)");
     }
 
     void upload_grid() {
@@ -314,7 +334,8 @@ private:
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
         done_.release(), count_.release(), values_.release();
         if (stream_) cudaStreamDestroy(stream_);
-        stream_ = nullptr;
+        if (stream2_) cudaStreamDestroy(stream2_);
+        stream_ = stream2_ = nullptr;
     }
 
     FieldBackend &direct() {
@@ -323,7 +344,8 @@ private:
     }
 
     int dev_ = 0;
-    cudaStream_t stream_ = nullptr;
+    cudaStream_t stream_ = nullptr, stream2_ = nullptr;
+    int64_t second_from_ = 0;  // the last streamed call's first chunk on stream2_
     std::future<std::unique_ptr<FieldBackend>> pending_;
     FieldData nuclei_;
     std::unique_ptr<FieldBackend> direct_;
@@ -332,8 +354,14 @@ private:
     DeviceBuf<double> x_, g0_, pool_, nx_, nz_;
     DeviceBuf<split::SplitCellGpu> cells_;
     PinnedBuf<double> pin_pts_, pin_res_;
-    // SplitStream's buffers; seq_: the last streamed call's number (its chunks' done flags once it is done)
+    // SplitStream's buffers; seq_: the last streamed call's number (its chunks' done flags once it is done).
+    // From kTwoLaunchMin points a streamed call goes out in two launches, the first half's chunks on stream_ and the
+    // rest on stream2_: the host stages the second half while the first runs, and the second kernel's blocks take the
+    // SM slots that the first's free. 3-5 % a call at 8,192 points, the same bits; at 4,096 points, which one wave of
+    // resident blocks holds (4,224 on an H100), 2-5 % slower than one launch (bench/results/h100_2026-11-28_c1, C1 and
+    // C2). Copying the points to device memory by DMA first, for either launch, gained nothing (C2).
     static constexpr int64_t kStreamMin = 2048;
+    static constexpr int64_t kTwoLaunchMin = 6144;
     static constexpr int kStreamChunk = 1024;
     PinnedBuf<unsigned long long> done_;
     DeviceBuf<uint32_t> count_;

@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
         const double u = point_value<NT, kMixed>(d, interp, self, nuc, p, col_base[w]);
         if (lane == 0) {
             if (!st.done) vals[w] = u;
-            else st.values[i] = u, __threadfence();  // before the chunk's count
+            else st.values[i] = u;
         }
     }
     if (!st.done) {
@@ -227,6 +227,10 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     __syncthreads();
     const int c0 = c * st.chunk, c1 = min(c0 + st.chunk, n);
     if (threadIdx.x == 0) {
+        // One fence for the block's values, before its count: the barrier above orders the warps' stores before it,
+        // and a fence orders what its thread has seen (PTX's fences are cumulative). A fence a warp cost 0-5 % a call
+        // at 8,192 points (bench/results/h100_2026-11-27_b1, B12; h100_2026-11-28_c1).
+        __threadfence();
         const unsigned blocks = static_cast<unsigned>((c1 - c0 + kWarpsPerBlock - 1) / kWarpsPerBlock);
         last = atomicAdd(st.count + c, 1u) == blocks - 1;
     }

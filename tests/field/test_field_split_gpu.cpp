@@ -311,10 +311,10 @@ TEST(SplitGpuEdges, OutsideAndOnCellCentres) {
     qmmm_field_destroy(d);
 }
 
-// Calls of 2,048 points and more stream their values out of the kernel in chunks of 1,024
-// (field_split_gpu.cu): such a call gives every point the bits of a small call, with points outside the region (the
-// direct sum, to rounding: its order of summation depends on its batch), on cell centres, a partial last chunk and
-// calls back to back, in DOUBLE and MIXED.
+// Calls of 2,048 points and more stream their values out of the kernel in chunks of 1,024, and from 6,144 points
+// in two launches on two streams (field_split_gpu.cu): such a call gives every point the bits of a small call, with
+// points outside the region (the direct sum, to rounding: its order of summation depends on its batch), on cell
+// centres, a partial last chunk and calls back to back, in DOUBLE and MIXED.
 TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const Water &w = water();
@@ -344,20 +344,24 @@ TEST(SplitGpuEdges, StreamedCallsAsSmallCalls) {
         ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np0, &nout0), QMMM_SUCCESS);
         EXPECT_EQ(nout0, outside);
         int64_t want = nout0;  // the outside-point counter after the calls below
-        for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total}) {
+        std::vector<double> p2(p);  // the points twice: calls of two launches
+        p2.insert(p2.end(), p.begin(), p.end());
+        ASSERT_LT(total, 6144);
+        for (int64_t n : {int64_t{2048}, int64_t{2049}, int64_t{3071}, total, total, 6144 + total % 1024, 2 * total}) {
             std::vector<double> u(n, -1.0);
-            ASSERT_EQ(qmmm_field_eval(g, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+            ASSERT_EQ(qmmm_field_eval(g, n, p2.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
             for (int64_t i = 0; i < n; ++i) {
-                if (inside(&p[3 * i]))
-                    ASSERT_EQ(u[i], small[i]) << "precision " << prec << ", n " << n << ", point " << i;
+                const int64_t j = i % total;
+                if (inside(&p[3 * j]))
+                    ASSERT_EQ(u[i], small[j]) << "precision " << prec << ", n " << n << ", point " << i;
                 else  // the direct backend's sum, whose order depends on how many points it gets
-                    ASSERT_NEAR(u[i], small[i], 1e-13 * std::fabs(small[i])) << "precision " << prec << ", n " << n << ", point " << i;
-                want += !inside(&p[3 * i]);
+                    ASSERT_NEAR(u[i], small[j], 1e-13 * std::fabs(small[j])) << "precision " << prec << ", n " << n << ", point " << i;
+                want += !inside(&p[3 * j]);
             }
         }
         int64_t np = 0, nout = 0;
         ASSERT_EQ(qmmm_field_split_stats(g, nullptr, nullptr, &np, &nout), QMMM_SUCCESS);
-        EXPECT_EQ(np, np0 + 2048 + 2049 + 3071 + 2 * total);
+        EXPECT_EQ(np, np0 + 2048 + 2049 + 3071 + 6144 + total % 1024 + 4 * total);
         EXPECT_EQ(nout, want);
         qmmm_field_destroy(g);
     }
