@@ -262,7 +262,7 @@ private:
         }
         const unsigned long long seq = ++seq_;
         const int64_t first = m >= kTwoLaunchMin ? chunks / 2 * kStreamChunk : m;
-        second_from_ = first / kStreamChunk;
+        second_from_ = first < m ? first / kStreamChunk : chunks;  // one launch: every chunk on stream_
         stage_points(m, xyz, first);
         launch_part(mixed, self, nuc, 0, first, seq, stream_);
         if (first < m) {
