@@ -178,6 +178,8 @@ private:
         for (size_t k = 0; k < again.size(); ++k) out[again[k]] = v[k];
     }
     void cells_ready(const SplitModel &m) override {
+        if (m.x.size() >= static_cast<size_t>(INT32_MAX - 32))  // the kernel's cell indices are int32
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("split on CUDA: %zu cells (with padding); at most %d", m.x.size(), INT32_MAX - 33));
         std::vector<split::SplitCellGpu> packed(m.x.size());
         for (size_t i = 0; i < packed.size(); ++i) packed[i] = {m.x[i], m.y[i], m.z[i], m.q[i]};
         upload(x_, m.x, "split cells x"), upload(cells_, packed, "split cells"), upload(start_, m.start, "split cell list");

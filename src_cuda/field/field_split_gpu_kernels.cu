@@ -4,18 +4,27 @@
 namespace qmmm::cuda::split {
 namespace {
 
-// Weight k of split_weights at t (the same bits as the CPU's), picked without indexing a local array at run time.
-__device__ __forceinline__ double lagrange_weight(double t, int k) {
-    double w[kSplitOrder], r = 0.0;
-    split_weights(t, w);
+// Weight k of split_weights at t, with its bits, from k's own products: left (t - o_0) ... (t - o_{k-1}) and right
+// (t - o_7) ... (t - o_{k+1}) in split_weights' orders (a product's first factor times 1.0 is exact). One weight a
+// lane, shuffled to the lanes that use it: every lane computing all 24 cost ~100 FP64 instructions a point.
+__device__ __forceinline__ double one_weight(double t, int k) {
+    static_assert(kSplitOrder == 8, "split_weights' denominators");
+    const double den = k < 4 ? (k < 2 ? (k == 0 ? -1.0 / 5040 : 1.0 / 720) : (k == 2 ? -1.0 / 240 : 1.0 / 144))
+                             : (k < 6 ? (k == 4 ? -1.0 / 144 : 1.0 / 240) : (k == 6 ? -1.0 / 720 : 1.0 / 5040));
+    double left = 1.0, right = 1.0;
 #pragma unroll
-    for (int j = 0; j < kSplitOrder; ++j) r = j == k ? w[j] : r;
-    return r;
+    for (int m = 0; m < kSplitOrder; ++m)
+        if (m < k) left *= t - (m - kSplitLow);
+#pragma unroll
+    for (int m = kSplitOrder - 1; m > 0; --m)
+        if (m > k) right *= t - (m - kSplitLow);
+    return left * right * den;
 }
 
 // Lane l's share of the point's L: element k = l mod 8 of the stencil rows (i, j), j = l / 8 and l / 8 + 4, i = 0..7,
 // times its three weights. Eight neighbouring lanes read one row's 64 contiguous bytes, so each load instruction
-// fetches four whole rows (lane-per-row reads touched 32 rows per instruction, 8 bytes of each).
+// fetches four whole rows (lane-per-row reads touched 32 rows per instruction, 8 bytes of each). Lane l computes
+// weight l mod 8 of axis l / 8 (lanes 24-31 repeat axis z's).
 __device__ double interp_share(const SplitGridView &g, const double *p, int lane) {
     const SplitBlock &b = g.blocks[split_leaf(g, p)];
     const double *grid;
@@ -25,7 +34,7 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
         grid = g.g0, inv = g.inv_h;
         for (int k = 0; k < 3; ++k) lo[k] = g.lo[k], ni[k] = g.nint[k];
     } else {
-        grid = g.pool + b.offset, inv = 1.0 / b.h;
+        grid = g.pool + b.offset, inv = b.inv_h;
         for (int k = 0; k < 3; ++k) lo[k] = b.lo[k], ni[k] = b.n_int[k];
     }
     double t[3];
@@ -33,19 +42,23 @@ __device__ double interp_share(const SplitGridView &g, const double *p, int lane
     for (int k = 0; k < 3; ++k) c[k] = split_locate(p[k], lo[k], inv, ni[k], &t[k]);
     const int kz = lane & 7, jy = lane >> 3;
     const int64_t ny = ni[1] + kSplitOrder - 1, nz = ni[2] + kSplitOrder - 1;
-    const double wy0 = lagrange_weight(t[1], jy), wy1 = lagrange_weight(t[1], jy + 4);
     const double *row = grid + (static_cast<int64_t>(c[0]) * ny + c[1] + jy) * nz + c[2] + kz;
+    const double w = one_weight(jy == 0 ? t[0] : (jy == 1 ? t[1] : t[2]), kz);
     double wx[kSplitOrder];
-    split_weights(t[0], wx);
+#pragma unroll
+    for (int i = 0; i < kSplitOrder; ++i) wx[i] = __shfl_sync(0xffffffffu, w, i);
+    const double wy0 = __shfl_sync(0xffffffffu, w, 8 + jy), wy1 = __shfl_sync(0xffffffffu, w, 12 + jy);
+    const double wz = __shfl_sync(0xffffffffu, w, 16 + kz);
     double s = 0.0;
 #pragma unroll
     for (int i = 0; i < kSplitOrder; ++i, row += ny * nz) s = fma(wx[i], fma(wy0, row[0], wy1 * row[4 * nz]), s);
-    return s * lagrange_weight(t[2], kz);
+    return s * wz;
 }
 
 // The point's column ranges at most (R_c / 3 bins: 7 x 7 columns, 8 x 8 where rounding adds a bin); more (never
 // with today's bins) takes the lane-redundant walk of split_for_ranges instead.
 constexpr int kMaxColumns = 64;
+constexpr int kBitmapWords = 128;  // a window of column starts: 4,096 cells
 
 // f(s) as split_f, over NT (>= the table's n) zero-padded coefficients held in the kernel's parameter space.
 template <int NT>
@@ -103,10 +116,10 @@ __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs
 // step set their bits in a warp-wide mask, and a lane's column is the one of the last bit at or below it (a scan of
 // column boundaries per lane cost a fifth of the kernel's instructions and diverged: split_table's SASS counts).
 // Point p's value in every lane: NaN outside the region (with interp: the host sends it to the direct sum) or on a
-// nucleus. col_base: the warp's shared scratch.
+// nucleus. col_base, starts: the warp's shared scratch.
 template <int NT, bool kMixed>
 __device__ __forceinline__ double point_value(const SplitDevice &d, bool interp, double self, const SplitNuclei &nuc,
-                                              const double *p, int64_t *col_base) {
+                                              const double *p, int32_t *col_base, unsigned *starts) {
     const SplitView &v = d.v;
     const int lane = threadIdx.x & 31;
     if (interp && !split_inside(v.grid, p)) return __longlong_as_double(0x7ff8000000000000LL);
@@ -136,38 +149,47 @@ __device__ __forceinline__ double point_value(const SplitDevice &d, bool interp,
             // The non-empty columns, in order (their offsets differ: one bit each in a step's mask).
             const unsigned below = (1u << lane) - 1u, upto = below | (1u << lane);
             const unsigned ne0 = __ballot_sync(0xffffffffu, len[0] > 0), ne1 = __ballot_sync(0xffffffffu, len[1] > 0);
-            if (len[0] > 0) col_base[__popc(ne0 & below)] = beg[0] - first[0];
-            if (len[1] > 0) col_base[__popc(ne0) + __popc(ne1 & below)] = beg[1] - first[1];
-            __syncwarp();
-            // Step k0's cell for this lane: the mask's bits below and at the lane count the columns it is past; a lane
-            // past the end gets a padding cell (zero charge, far: its term is exactly 0), so that a step has no branch
-            // and the unrolled steps' loads are in flight together.
+            // Step k0's cell for this lane: the mask of the columns that start within the step (bit o: at k0 + o) counts,
+            // below and at the lane, the columns the lane is past. The masks are words of a bitmap of the column starts,
+            // built once a window of 32 kBitmapWords cells (one window below 4,096 cells: every point of the glycine
+            // fields), so a step reads its word instead of OR-reducing the lanes' starts over the warp (3 % a call at
+            // 8,192 points, the same bits: bench/results/h100_2026-11-28_c9, call C9). A lane past the end gets a padding
+            // cell (zero charge, far: its term is exactly 0), so that a step has no branch and the unrolled steps' loads
+            // are in flight together. Cell indices fit int32 (launch_split).
+            if (len[0] > 0) col_base[__popc(ne0 & below)] = static_cast<int32_t>(beg[0] - first[0]);
+            if (len[1] > 0) col_base[__popc(ne0) + __popc(ne1 & below)] = static_cast<int32_t>(beg[1] - first[1]);
+            const int pad = static_cast<int>(d.pad);
             int before = 0;  // non-empty columns that start before the step
-            auto cell = [&](int k0) {
-                unsigned bits = 0;
-#pragma unroll
+            for (int w0 = 0; w0 < total; w0 += 32 * kBitmapWords) {
+                const int wend = min(total, w0 + 32 * kBitmapWords);
+                __syncwarp();
+                for (int j = lane; j < (wend - w0 + 31) / 32; j += 32) starts[j] = 0u;
+                __syncwarp();
                 for (int h = 0; h < 2; ++h) {
-                    const unsigned o = static_cast<unsigned>(first[h] - k0);
-                    if (len[h] > 0 && o < 32u) bits |= 1u << o;
+                    const int o = first[h] - w0;
+                    if (len[h] > 0 && o >= 0 && o < 32 * kBitmapWords) atomicOr(starts + (o >> 5), 1u << (o & 31));
                 }
-                const unsigned mask = __reduce_or_sync(0xffffffffu, bits);
-                const int c = max(before + __popc(mask & upto) - 1, 0);
-                before += __popc(mask);
-                const int k = k0 + lane;
-                return k < total ? col_base[c] + k : d.pad;
-            };
-            int k0 = 0;
-            for (; k0 + 3 * 32 < total; k0 += 4 * 32) {  // four steps, each with at least one cell
-                int64_t m[4];
-                double t[4];
+                __syncwarp();
+                auto cell = [&](int k0) {
+                    const unsigned mask = starts[(k0 - w0) >> 5];
+                    const int c = max(before + __popc(mask & upto) - 1, 0);
+                    before += __popc(mask);
+                    const int k = k0 + lane;
+                    return k < total ? col_base[c] + k : pad;
+                };
+                int k0 = w0;
+                for (; k0 + 3 * 32 < wend; k0 += 4 * 32) {  // four steps, each with at least one cell
+                    int m[4];
+                    double t[4];
 #pragma unroll
-                for (int j = 0; j < 4; ++j) m[j] = cell(k0 + 32 * j);
+                    for (int j = 0; j < 4; ++j) m[j] = cell(k0 + 32 * j);
 #pragma unroll
-                for (int j = 0; j < 4; ++j) t[j] = pair_term<NT, kMixed>(v, d.coef, d.cells, m[j], p, self);
+                    for (int j = 0; j < 4; ++j) t[j] = pair_term<NT, kMixed>(v, d.coef, d.cells, m[j], p, self);
 #pragma unroll
-                for (int j = 0; j < 4; ++j) s += t[j];
+                    for (int j = 0; j < 4; ++j) s += t[j];
+                }
+                for (; k0 < wend; k0 += 32) s += pair_term<NT, kMixed>(v, d.coef, d.cells, cell(k0), p, self);
             }
-            for (; k0 < total; k0 += 32) s += pair_term<NT, kMixed>(v, d.coef, d.cells, cell(k0), p, self);
         } else {
             int64_t base = 0;  // cells of the point's earlier ranges
             split_for_ranges(v.cells, p, v.rc2, [&](int64_t b, int64_t e) {
@@ -198,7 +220,8 @@ template <int NT, bool kMixed>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPerBlock)
     split_kernel(const __grid_constant__ SplitDevice d, bool interp, double self, SplitNuclei nuc, int n,
                  const double *__restrict__ xyz, double *__restrict__ out, SplitStream st) {
-    __shared__ int64_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
+    __shared__ int32_t col_base[kWarpsPerBlock][kMaxColumns];  // non-empty column j's first cell, minus its offset
+    __shared__ unsigned starts[kWarpsPerBlock][kBitmapWords];  // a window's column starts, one bit a cell
     __shared__ bool last;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
@@ -213,7 +236,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     __syncthreads();
     if (i < n) {
         const double p[3] = {pts[3 * w], pts[3 * w + 1], pts[3 * w + 2]};
-        const double u = point_value<NT, kMixed>(d, interp, self, nuc, p, col_base[w]);
+        const double u = point_value<NT, kMixed>(d, interp, self, nuc, p, col_base[w], starts[w]);
         if (lane == 0) {
             if (!st.done) vals[w] = u;
             else st.values[i] = u;
@@ -323,6 +346,7 @@ cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double s
                          const double *xyz, double *out, const SplitStream &st, cudaStream_t s) {
     if (n == 0) return cudaSuccess;
     if (n > (int64_t{1} << 30)) return cudaErrorInvalidValue;  // the host batches far below this
+    if (d.pad < 0 || d.pad >= INT32_MAX - 32) return cudaErrorInvalidValue;  // cell indices are int32 (field_split_gpu.cu)
     if (st.done && (st.chunk < kWarpsPerBlock || st.chunk % kWarpsPerBlock || !st.count || !st.values))
         return cudaErrorInvalidValue;  // a block's points must lie in one chunk
     const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);

@@ -37,9 +37,12 @@ double erfc_inverse(double y) {  // erfc(x) = y for 0 < y < 1, by bisection (x i
     return 0.5 * (a + b);
 }
 
-// alpha: the interpolation error hardly depends on it between 2 and 4 bohr^-1 (glycine, measured) and grows
-// beyond; the short-range cost falls as alpha^-3. 3 at 1e-7 and below, up to 4 for looser tolerances.
-double choose_alpha(double tol) { return std::clamp(4.0 * std::pow(tol / 1e-7, 1.0 / 16), 3.0, 4.0); }
+// alpha: the short-range cost falls as alpha^-3, the grid's refinement (setup) grows with it. 4.5 at 1e-7 and looser
+// tolerances, down to 3 at 1e-11. Against 4 at 1e-7 (bench/results/h100_2026-11-28_c9, calls C9, C10; glycine):
+// the H100's MIXED calls of 8,192 points take 9 % (268,938 cells) and 15 % (1,099,098) less time, the CPU's 14 % (2 threads),
+// the CPU's setup 42 % longer (the GPU's unchanged), max normwise error 3.4e-8 -> 5.2e-8 at 268,938 cells (estimate
+// 8.0e-8 -> 8.2e-8). Alpha 5: error 7.2e-8 against an estimate of 8.0e-8, too close.
+double choose_alpha(double tol) { return std::clamp(4.5 * std::pow(tol / 1e-7, 1.0 / 16), 3.0, 4.5); }
 
 // Level-0 spacing: measured on glycine's QM region (order 8), ~0.4 tol is met at 0.25 bohr for 1e-7 away from
 // environment nuclei; bricks near them are refined.
@@ -535,7 +538,7 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
             for (int k = 0; k < 3; ++k)
                 o.lo[k] = region[k] + static_cast<double>(span[b][k]) * u, o.o[k] = static_cast<int32_t>(span[b][k]),
                 o.n_int[k] = static_cast<int32_t>(s.lat.n_int[k]);
-            o.h = static_cast<double>(s.lat.step) * u;
+            o.h = static_cast<double>(s.lat.step) * u, o.inv_h = 1.0 / o.h;
             o.level = s.level, o.child = static_cast<int32_t>(s.child);
             o.offset = -1;
             if (s.level > 0 && s.child < 0 && !s.v.empty()) {

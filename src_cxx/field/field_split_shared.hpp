@@ -60,6 +60,7 @@ struct SplitTableView {
 struct SplitBlock {
     double lo[3];      // corner of the block's grid (its first interval starts here)
     double h;          // spacing
+    double inv_h;      // 1 / h (the GPU's double division cost ~20 instructions a point)
     int64_t offset;    // first value in the pool; -1: the level-0 grid
     int32_t o[3];      // corner in units (h0 / kSplitUnits) from the region's corner
     int32_t n_int[3];  // intervals per axis
@@ -301,7 +302,7 @@ struct SplitStencil {
 QMMM_HOST_DEVICE inline void split_stencil_of(const SplitGridView &g, const double *p, SplitStencil *s) {
     const SplitBlock &b = g.blocks[split_leaf(g, p)];
     const bool base = b.offset < 0;
-    const double inv = base ? g.inv_h : 1.0 / b.h;
+    const double inv = base ? g.inv_h : b.inv_h;
     double t[3];
     for (int k = 0; k < 3; ++k) {
         const int32_t ni = base ? g.nint[k] : b.n_int[k];
