@@ -46,8 +46,7 @@ constexpr double kEps2 = kSingularRadius2;
 // float (the SIMD kernels' Newton step would turn an infinite d2 into inf * 0).
 constexpr double kFarD = kMixedFar;
 constexpr float kFarF = kMixedFar;
-// MIXED: float terms per lane summed in float before they go into the lane's double.
-constexpr int kRun = 8;
+constexpr int kRun = kFieldMixedRun;
 // Cache blocking of eval (many points): points per tile, chunks per block (8 x 1024 cells: 256 KB in
 // DOUBLE, less in the others; an L2 cache holds it).
 constexpr int64_t kTile = 16;

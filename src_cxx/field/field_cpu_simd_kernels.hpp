@@ -37,7 +37,7 @@ constexpr int kOrderMixed = series_order(kSeedError, 1e-12);
 constexpr int kOrderDouble = series_order(kSeedError, 0x1p-54);
 
 constexpr int kL = 16;   // lanes
-constexpr int kRun = 8;  // MIXED: vectors per float run, as the reference kernel
+constexpr int kRun = kFieldMixedRun;  // MIXED: vectors per float run, as the reference kernel
 static_assert(kFieldChunk % (kL * kRun) == 0, "a chunk is a whole number of runs");
 
 // A pass over one chunk: kFast assumes no cell within the guard radius (the caller checked the chunk's box);

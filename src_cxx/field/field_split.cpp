@@ -37,11 +37,12 @@ double erfc_inverse(double y) {  // erfc(x) = y for 0 < y < 1, by bisection (x i
     return 0.5 * (a + b);
 }
 
-// alpha: the short-range cost falls as alpha^-3, the grid's refinement (setup) grows with it. 4.5 at 1e-7 and looser
-// tolerances, down to 3 at 1e-11. Against 4 at 1e-7 (bench/results/h100_2026-11-28_c9, calls C9, C10; glycine):
-// the H100's MIXED calls of 8,192 points take 9 % (268,938 cells) and 15 % (1,099,098) less time, the CPU's 14 % (2 threads),
-// the CPU's setup 42 % longer (the GPU's unchanged), max normwise error 3.4e-8 -> 5.2e-8 at 268,938 cells (estimate
-// 8.0e-8 -> 8.2e-8). Alpha 5: error 7.2e-8 against an estimate of 8.0e-8, too close.
+// alpha: the short-range cost falls as alpha^-3; the interpolation error, and so the grid's refinement, grows with it.
+// 4.5 at 1e-7 and looser tolerances, down to 3 at 1e-11. Against 4 at 1e-7 (glycine; bench/results/h100_2026-11-28_c9,
+// calls C9, C10, and the runs of f0b35c9 and 9dfe93b): R_c 0.863 instead of 0.971 bohr; the H100's MIXED calls of 8,192
+// points take 9 % (268,938 cells) and 15 % (1,099,098) less time, the CPU's 14 % (2 threads); the grid grew 1 % and
+// setup did not grow; max normwise error 3.4e-8 -> 5.2e-8 at 268,938 cells (estimate 8.0e-8 either way). Alpha 5:
+// error 7.2e-8 against an estimate of 8.0e-8, too close.
 double choose_alpha(double tol) { return std::clamp(4.5 * std::pow(tol / 1e-7, 1.0 / 16), 3.0, 4.5); }
 
 // Level-0 spacing: measured on glycine's QM region (order 8), ~0.4 tol is met at 0.25 bohr for 1e-7 away from
