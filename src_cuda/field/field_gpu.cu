@@ -123,7 +123,7 @@ public:
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
         // Tuning only: QMMM_CUDA_TILE=P*1000+G forces the throughput tile shape (results are the same bits).
         if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
-        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps SINGLE and DOUBLE off or on the row layout, whatever the cells.
+        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps the throughput path off or on the row layout, whatever the cells.
         if (const char *r = std::getenv("QMMM_CUDA_ROWS")) rows_mode_ = std::atoi(r) != 0;
         DeviceScope scope(dev_);
         try {
@@ -300,6 +300,7 @@ private:
                 h64[i] = Cell64{m.xd[i], m.yd[i], m.zd[i], m.qd[i]};
             }
             for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].box = quarter_box(h, qi, d.n_cells);
+            take_mixed_rows(m, d.n_cells, nc, quarters);
             upload(h);
             cells64_.ensure(4 * padded, "cells (double copy)");
             check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
@@ -360,6 +361,54 @@ private:
         const int64_t n_rows = build_rows<F>(d.n_cells, nc, X, Q, origin, quarters, rc, rw);
         if (rows_mode_ < 0 && 3 * n_rows > d.n_cells) return;
         const size_t cell_bytes = rc.size() * sizeof(C2), row_bytes = rw.size() * sizeof(RowHead<F>);
+        row_cells_.ensure(cell_bytes, "row cells");
+        rows_.ensure(row_bytes, "rows");
+        check(cudaMemcpy(row_cells_.p, rc.data(), cell_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (row cells)");
+        check(cudaMemcpy(rows_.p, rw.data(), row_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
+        dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
+    }
+
+    // MIXED: the row layout (MixedRowHead) on the same condition as take_rows, from field_mixed_cells' floats (the
+    // tile layout's): per quarter its cells sorted by (z, y, x) and cut where y or z changes. The tile layout stays
+    // (the careful sum of near cells reads it).
+    void take_mixed_rows(const MixedCells &m, int64_t n_cells, int64_t nc, std::vector<QuarterInfo> &quarters) {
+        if (rows_mode_ == 0) return;
+        const size_t padded = static_cast<size_t>(nc * kChunk);
+        std::vector<float4> rc(padded, float4{0, 0, 0, 0});
+        std::vector<MixedRowHead> rw(padded, MixedRowHead{float4{0, 0, 0, 0}, 0u, {0u, 0u, 0u}});
+        const double *pos[3] = {m.xd.data(), m.yd.data(), m.zd.data()};
+        int64_t total = 0;
+        std::vector<int64_t> idx;
+        for (int64_t ch = 0; ch < nc; ++ch) {
+            const int64_t b = ch * kChunk, e = std::min(n_cells, b + kChunk);
+            int row = 0;
+            for (int g = 0; g < kSub; ++g) {
+                QuarterInfo &info = quarters[static_cast<size_t>(ch * kSub + g)];
+                info.row_begin = row, info.n_rows = 0;
+                const int64_t qb = b + g * kQuarter, qe = std::min(e, qb + kQuarter);
+                idx.clear();
+                for (int64_t i = qb; i < qe; ++i) idx.push_back(i);
+                std::sort(idx.begin(), idx.end(), [&](int64_t u, int64_t v) {
+                    for (int k : {2, 1, 0})
+                        if (pos[k][u] != pos[k][v]) return pos[k][u] < pos[k][v];
+                    return u < v;
+                });
+                for (size_t i = 0; i < idx.size(); ++i) {
+                    const int64_t c = idx[i], slot = qb + static_cast<int64_t>(i);
+                    rc[static_cast<size_t>(slot)] = float4{m.x[c], m.xl[c], m.q[c], 0.0f};
+                    const unsigned local = static_cast<unsigned>(slot - b);
+                    if (i == 0 || m.yd[c] != m.yd[idx[i - 1]] || m.zd[c] != m.zd[idx[i - 1]]) {
+                        rw[static_cast<size_t>(b + row)] =
+                            MixedRowHead{float4{m.y[c], m.z[c], m.yl[c], m.zl[c]}, local | local << 16, {0u, 0u, 0u}};
+                        ++row, ++info.n_rows, ++total;
+                    }
+                    MixedRowHead &head = rw[static_cast<size_t>(b + row - 1)];
+                    head.range = (head.range & 0xffffu) | (local + 1) << 16;
+                }
+            }
+        }
+        if (rows_mode_ < 0 && 3 * total > n_cells) return;
+        const size_t cell_bytes = rc.size() * sizeof(float4), row_bytes = rw.size() * sizeof(MixedRowHead);
         row_cells_.ensure(cell_bytes, "row cells");
         rows_.ensure(row_bytes, "rows");
         check(cudaMemcpy(row_cells_.p, rc.data(), cell_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (row cells)");
@@ -429,7 +478,7 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_, heavy_dev_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2, RowHead<F>)
+    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / MixedRowHead)
     int rows_mode_ = -1;  // -1: by the cells
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;

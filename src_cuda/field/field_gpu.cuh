@@ -44,7 +44,7 @@ struct alignas(32) MixedCell {
 // - box (MIXED): centre of the quarter's cells as an offset from the chunk origin (x, y, z) and the radius of
 //   the sphere around it that holds them (w), so a warp whose points are all farther than the near radius
 //   from the sphere needs no per-pair near test.
-// - row_begin, n_rows (SINGLE, DOUBLE on lattice cells): the quarter's rows in DeviceCells::rows, from the chunk's first.
+// - row_begin, n_rows (on lattice cells): the quarter's rows in DeviceCells::rows, from the chunk's first.
 struct QuarterInfo {
     float bound;
     int row_begin, n_rows;
@@ -57,17 +57,24 @@ struct alignas(sizeof(F) == 4 ? 16 : 8) RowHead {
     F y, z;
     int first, end;
 };
+// MIXED's row: y and z offsets from the chunk origin as the cells' hi + lo floats (MixedCell), and the range
+// first | end << 16 (chunk-local). Its cells are float4 (x hi, x lo, q, 0): the tile cells' own floats.
+struct alignas(16) MixedRowHead {
+    float4 yz;  // (y hi, z hi, y lo, z lo)
+    unsigned range;
+    unsigned pad[3];
+};
 
 struct DeviceCells {
     const void *cells = nullptr;       // n_chunks * kChunk entries
     const Cell64 *cells64 = nullptr;   // MIXED: the same cells, absolute coordinates and charges in double
     const double *origin = nullptr;    // 3 per chunk (MIXED, and SINGLE with rows)
     const QuarterInfo *quarters = nullptr;  // n_chunks * kSub
-    // SINGLE and DOUBLE on cells that share rows (a cube's lattice): the throughput path's row layout, null
-    // otherwise. A row is a quarter's cells with one (y, z): RowHead (y, z as offsets from the chunk origin; first,
-    // end: the chunk-local range of row_cells, which hold (x offset, q) in row order); see row_quarter_sum.
-    const void *row_cells = nullptr;  // n_chunks * kChunk float2 (SINGLE) or double2 (DOUBLE)
-    const void *rows = nullptr;       // n_chunks * kChunk RowHead<F> (the first n of each chunk used)
+    // Cells that share rows (a cube's lattice): the throughput path's row layout, null otherwise. A row is a
+    // quarter's cells with one (y, z): RowHead (y, z as offsets from the chunk origin; first, end: the chunk-local
+    // range of row_cells, which hold (x offset, q) in row order); see row_quarter_sum. MIXED: MixedRowHead.
+    const void *row_cells = nullptr;  // n_chunks * kChunk float2 (SINGLE), double2 (DOUBLE) or float4 (MIXED)
+    const void *rows = nullptr;       // n_chunks * kChunk RowHead<F> or MixedRowHead (the first n of each chunk used)
     int64_t n_chunks = 0;
     double self = 0;                   // 1/r for a point on a cell centre (C/h or NaN)
     const void *nuclei = nullptr;      // Cell64 (x, y, z, Z), for the throughput path

@@ -7,7 +7,8 @@
 // into a double); DOUBLE throughout.
 //
 // What a pair costs in the hot loops (throughput path, per 32 pairs of a warp): SINGLE 3 FADD + FMUL + 2 FFMA
-// for r^2, one MUFU.RSQ and one FFMA -- the minimum -- plus one shared load per P points. The per-pair tests of
+// for r^2, one MUFU.RSQ and one FFMA -- the minimum -- plus one shared load per P points. On lattice cells every
+// precision takes a row layout (row_quarter_sum, mixed_row_quarter_sum), where r^2 costs less. The per-pair tests of
 // earlier versions are gone: singular cells (a point within 1e-10 bohr of a cell centre) are found after a
 // quarter of a chunk from its partial (QuarterInfo::bound), and MIXED's near cells per warp from a sphere
 // around the quarter's cells (QuarterInfo::box).
@@ -451,6 +452,45 @@ __device__ __noinline__ typename Traits<PREC>::F row_quarter_exact(const RowHead
     return part;
 }
 
+// MIXED on the row layout: a quarter's partials of P points (q: the points' hi and lo offsets, local_point) by rows.
+// The row's s = dy^2 + dz^2 is formed once per point from hi - hi (exact) plus lo - lo, as dist2 does, so a pair
+// costs 3 FADD for dx, one FFMA for r^2, the MUFU.RSQ and mixed_term's Newton step: 10 instructions against
+// ~19 in the tile loop. A row's terms make one float run (as kRun terms do there); corr as in quarter_sum. With
+// TRACK the smallest d2 per point is kept (the partials are the same bits either way).
+template <int P, bool TRACK>
+__device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const unsigned *ranges, int n_rows,
+                                                      const float4 *cells, const float (*q)[6], double *part,
+                                                      float *dmin) {
+    float corr[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) part[k] = 0, corr[k] = 0, dmin[k] = 3.0e38f;
+    for (int r = 0; r < n_rows; ++r) {
+        const float4 h = heads[r];
+        const unsigned range = ranges[r];
+        float s[P], run[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const float dy = (q[k][1] - h.x) + (q[k][4] - h.z), dz = (q[k][2] - h.y) + (q[k][5] - h.w);
+            s[k] = fmaf(dz, dz, dy * dy), run[k] = 0;
+        }
+        const int end = static_cast<int>(range >> 16);
+#pragma unroll 2
+        for (int j = static_cast<int>(range & 0xffffu); j < end; ++j) {
+            const float4 c = cells[j];
+#pragma unroll
+            for (int k = 0; k < P; ++k) {
+                const float dx = (q[k][0] - c.x) + (q[k][3] - c.y), d2 = fmaf(dx, dx, s[k]);
+                if constexpr (TRACK) dmin[k] = fminf(dmin[k], d2);
+                mixed_term(c.z, d2, run[k], corr[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k) part[k] += static_cast<double>(run[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) part[k] += 0.5 * static_cast<double>(corr[k]);
+}
+
 // A chunk's quarter partials joined in group 0 as ((s0 + s1) + s2) + s3 and added to its totals; the block waits
 // for every group's partial first (tile_kernel, row_tile_kernel).
 template <class Acc, int P, int G>
@@ -629,6 +669,77 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
     store_totals<F, P, G>(total, sub, first, seg, n, part);
 }
 
+// tile_kernel for MIXED on the row layout (MixedRowHead): the same blocks, segments, quarter order, near test per
+// warp (QuarterInfo::box) and careful sum as there. A point with a cell inside the near radius has its quarter summed
+// again by quarter_near_mixed from the tile layout's cells (global memory): its value still depends on the point only.
+template <int P, int G>
+__global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBlocks * 128 / (kSub * G))
+    mixed_row_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
+                     double *__restrict__ part) {
+    constexpr int T = kSub * G;
+    static_assert(G % 32 == 0, "a warp must lie in one group");
+    __shared__ float4 cells[kChunk];
+    __shared__ float4 heads[kChunk];
+    __shared__ unsigned ranges[kChunk];
+    __shared__ double red[kSub - 1][G * P];
+    const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
+    double pt[P][3];
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const int64_t i = min(first + static_cast<int64_t>(k) * G, n - 1);
+        for (int d = 0; d < 3; ++d) pt[k][d] = xyz[3 * i + d];
+    }
+    double total[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) total[k] = 0;
+    const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
+    const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
+    const auto *row_cells = static_cast<const float4 *>(c.row_cells);
+    const auto *row_heads = static_cast<const MixedRowHead *>(c.rows);
+    const auto *tiles = static_cast<const MixedCell *>(c.cells);
+    for (int64_t ch = ch0; ch < ch1; ++ch) {
+        const QuarterInfo *qi = c.quarters + ch * kSub;
+        const int chunk_rows = qi[kSub - 1].row_begin + qi[kSub - 1].n_rows;
+        __syncthreads();  // the previous chunk's rows and red are no longer read
+        for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = row_cells[ch * kChunk + j];
+        for (int j = threadIdx.x; j < chunk_rows; j += T) {
+            const MixedRowHead &h = row_heads[ch * kChunk + j];
+            heads[j] = h.yz, ranges[j] = h.range;
+        }
+        __syncthreads();
+        float q[P][6];
+#pragma unroll
+        for (int k = 0; k < P; ++k) local_point<QMMM_PRECISION_MIXED>(c, ch, pt[k], q[k]);
+        const QuarterInfo info = qi[sub];
+        double partial[P];
+        float dmin[P];
+        bool near = false;
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const float dx = (q[k][0] + q[k][3]) - info.box.x, dy = (q[k][1] + q[k][4]) - info.box.y,
+                        dz = (q[k][2] + q[k][5]) - info.box.z;
+            near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
+        }
+        const float4 *h = heads + info.row_begin;
+        const unsigned *rg = ranges + info.row_begin;
+        if (__any_sync(0xffffffffu, near)) mixed_row_quarter_sum<P, true>(h, rg, info.n_rows, cells, q, partial, dmin);
+        else mixed_row_quarter_sum<P, false>(h, rg, info.n_rows, cells, q, partial, dmin);
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            if (dmin[k] < kNearRadius2 || isnan(partial[k])) {
+                PointWords<QMMM_PRECISION_MIXED> pw;
+#pragma unroll
+                for (int w = 0; w < 6; ++w) pw.v[w] = q[k][w];
+                const int64_t at = ch * kChunk + sub * kQuarter;
+                partial[k] = quarter_near_mixed(tiles + at, pw, c.cells64 + at, pt[k][0], pt[k][1], pt[k][2], c.self);
+            }
+        }
+        join_quarters<double, P, G>(partial, red, sub, lane, total);
+    }
+    store_totals<double, P, G>(total, sub, first, seg, n, part);
+}
+
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) plus MIXED's heavy cells
 // (double, the cells' singular rule) minus the nuclear term (double, lanes over nuclei), each summed lanes-then-butterfly
 // in a fixed order. A point within the singular radius of a nucleus gets NaN (the API reports it with the nucleus).
@@ -685,11 +796,10 @@ template <int PREC, int P, int G>
 void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
     const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
-    if constexpr (PREC != QMMM_PRECISION_MIXED) {
-        if (c.rows) {
-            row_tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
-            return;
-        }
+    if (c.rows) {
+        if constexpr (PREC == QMMM_PRECISION_MIXED) mixed_row_kernel<P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+        else row_tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+        return;
     }
     tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
 }

@@ -1,4 +1,4 @@
-// test_field_gpu_rows.cpp -- SINGLE's and DOUBLE's row layout on the CUDA throughput path (cells of a cube's lattice, where a
+// test_field_gpu_rows.cpp -- the row layout of the CUDA throughput path, every precision (cells of a cube's lattice, where a
 // row's dy^2 + dz^2 is shared by its cells). References: the long-double sum of field_reference.hpp, and the
 // tile layout of the same handle settings (QMMM_CUDA_ROWS=0), which must differ in bits but not beyond the claim.
 #include <gtest/gtest.h>
@@ -98,7 +98,7 @@ TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
     const System s = lattice_system(48, 40, 36, h, 5);
     ASSERT_GT(s.n_cells(), 20000);
     const auto pts = points(s, 600, 6);
-    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_DOUBLE}) {
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
         const auto by_default = eval_cuda(prec, s, dv, "", pts), rows = eval_cuda(prec, s, dv, "1", pts),
                    tiles = eval_cuda(prec, s, dv, "0", pts);
         EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0)
@@ -133,11 +133,53 @@ TEST(FieldCudaRows, ForcedRowsOnRandomCellsAndMixedSigns) {
     System t = lattice_system(30, 30, 30, 0.2, 93);
     for (size_t m = 0; m < t.cell_q.size(); m += 7) t.cell_q[m] = -t.cell_q[m];
     const auto qts = points(t, 300, 94);
-    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_DOUBLE}) {
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
         double w = 0;
         EXPECT_EQ(outside_claim(prec, s, 0.01, pts, eval_cuda(prec, s, 0.01, "1", pts), &w), 0)
             << "random cells, precision " << prec << ": " << w;
         EXPECT_EQ(outside_claim(prec, t, 0.008, qts, eval_cuda(prec, t, 0.008, "", qts), &w), 0)
             << "mixed signs, precision " << prec << ": " << w;
     }
+}
+
+// MIXED's rows on a real density cube (water 2's, the cells of MixedErrorsAverageOutOnWaterDimer) and water 1's
+// electrons: errors that average out over points and stay within the claim, on the row and the tile layout, against
+// the CPU double (the mean error is what a VMC energy sees).
+TEST(FieldCudaRows, MixedRowsAverageOutOnWaterDimer) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    double dv = 0;
+    const System s = qmmm_test::water2_environment(QMMM_SOURCE_DIR, &dv);
+    ASSERT_GT(s.n_cells(), 0) << qmmm_error_message();
+    const int n = 16384, n1 = 1024;
+    const auto pts = qmmm_test::water1_electron_points(n, 12);
+    std::vector<double> ref(n, NAN);
+    {
+        qmmm_options o;
+        qmmm_options_default(&o);
+        o.backend = QMMM_BACKEND_CPU, o.precision = QMMM_PRECISION_DOUBLE, o.cell_volume = dv;
+        qmmm_field f = nullptr;
+        ASSERT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(),
+                                    s.nuc_xyz.data(), s.nuc_z.data(), &o),
+                  QMMM_SUCCESS)
+            << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval(f, n, pts.data(), ref.data()), QMMM_SUCCESS) << qmmm_error_message();
+        qmmm_field_destroy(f);
+    }
+    const auto rows = eval_cuda(QMMM_PRECISION_MIXED, s, dv, "1", pts),
+               tiles = eval_cuda(QMMM_PRECISION_MIXED, s, dv, "0", pts),
+               by_default = eval_cuda(QMMM_PRECISION_MIXED, s, dv, "", pts);
+    EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0) << "cube cells take the rows";
+    int64_t differ = 0;
+    for (int p = 0; p < n; ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
+    EXPECT_GT(differ, n / 10) << "rows and tiles gave the same bits";
+    const double mr = qmmm_test::mean_error(rows, ref), mt = qmmm_test::mean_error(tiles, ref);
+    const double er = qmmm_test::max_normwise_error(s, pts, rows, ref, dv, n1),
+                 et = qmmm_test::max_normwise_error(s, pts, tiles, ref, dv, n1);
+    std::printf("water 2's cube, M = %lld, %d points: mean error rows %.3e, tiles %.3e hartree; max normwise error "
+                "(first %d) rows %.3e, tiles %.3e; %lld differ\n",
+                (long long)s.n_cells(), n, mr, mt, n1, er, et, (long long)differ);
+    EXPECT_LT(std::fabs(mr), qmmm_claims::kMixedMeanPerPoint);
+    EXPECT_LT(std::fabs(mt), qmmm_claims::kMixedMeanPerPoint);
+    EXPECT_LT(er, qmmm_claims::kMixed);
+    EXPECT_LT(et, qmmm_claims::kMixed);
 }
