@@ -296,11 +296,13 @@ private:
             std::vector<MixedCell> h(padded);
             std::vector<Cell64> h64(padded);
             for (size_t i = 0; i < padded; ++i) {
-                h[i] = MixedCell{float4{m.x[i], m.y[i], m.z[i], m.q[i]}, float4{m.xl[i], m.yl[i], m.zl[i], 0.0f}};
+                // twice the low parts (exact), as dist2 takes them
+                h[i] = MixedCell{float4{m.x[i], m.y[i], m.z[i], m.q[i]},
+                                 float4{2.0f * m.xl[i], 2.0f * m.yl[i], 2.0f * m.zl[i], 0.0f}};
                 h64[i] = Cell64{m.xd[i], m.yd[i], m.zd[i], m.qd[i]};
             }
             for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].box = quarter_box(h, qi, d.n_cells);
-            take_mixed_rows(m, d.n_cells, nc, quarters);
+            take_mixed_rows(m, h, d.n_cells, nc, quarters);
             upload(h);
             cells64_.ensure(4 * padded, "cells (double copy)");
             check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
@@ -368,14 +370,17 @@ private:
         dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
     }
 
-    // MIXED: the row layout (MixedRowHead) on the same condition as take_rows, from field_mixed_cells' floats (the
-    // tile layout's): per quarter its cells sorted by (z, y, x) and cut where y or z changes. The tile layout stays
-    // (the careful sum of near cells reads it).
-    void take_mixed_rows(const MixedCells &m, int64_t n_cells, int64_t nc, std::vector<QuarterInfo> &quarters) {
+    // MIXED: the row layout (DeviceCells::rows) on the same condition as take_rows, from the tile cells h (twice
+    // the low parts, as dist2 takes them): per quarter its cells sorted by (z, y, x); a cell that starts a row (where y
+    // or z changes) carries the row's chunk-local index. Padding keeps its place (far, zero charge, no row). The tile
+    // layout stays: the careful sum of near cells reads it.
+    void take_mixed_rows(const MixedCells &m, const std::vector<MixedCell> &h, int64_t n_cells, int64_t nc,
+                         std::vector<QuarterInfo> &quarters) {
         if (rows_mode_ == 0) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
-        std::vector<float4> rc(padded, float4{0, 0, 0, 0});
-        std::vector<MixedRowHead> rw(padded, MixedRowHead{float4{0, 0, 0, 0}, 0u, {0u, 0u, 0u}});
+        const float none = bits_as_float(-1);
+        std::vector<float4> rc(padded), rw(padded, float4{0, 0, 0, 0});
+        for (size_t i = 0; i < padded; ++i) rc[i] = float4{h[i].h.x, h[i].l.x, h[i].h.w, none};
         const double *pos[3] = {m.xd.data(), m.yd.data(), m.zd.data()};
         int64_t total = 0;
         std::vector<int64_t> idx;
@@ -394,26 +399,29 @@ private:
                     return u < v;
                 });
                 for (size_t i = 0; i < idx.size(); ++i) {
-                    const int64_t c = idx[i], slot = qb + static_cast<int64_t>(i);
-                    rc[static_cast<size_t>(slot)] = float4{m.x[c], m.xl[c], m.q[c], 0.0f};
-                    const unsigned local = static_cast<unsigned>(slot - b);
+                    const size_t c = static_cast<size_t>(idx[i]), slot = static_cast<size_t>(qb) + i;
+                    float4 cell{h[c].h.x, h[c].l.x, h[c].h.w, none};
                     if (i == 0 || m.yd[c] != m.yd[idx[i - 1]] || m.zd[c] != m.zd[idx[i - 1]]) {
-                        rw[static_cast<size_t>(b + row)] =
-                            MixedRowHead{float4{m.y[c], m.z[c], m.yl[c], m.zl[c]}, local | local << 16, {0u, 0u, 0u}};
+                        rw[static_cast<size_t>(b + row)] = float4{h[c].h.y, h[c].h.z, h[c].l.y, h[c].l.z};
+                        cell.w = bits_as_float(row);
                         ++row, ++info.n_rows, ++total;
                     }
-                    MixedRowHead &head = rw[static_cast<size_t>(b + row - 1)];
-                    head.range = (head.range & 0xffffu) | (local + 1) << 16;
+                    rc[slot] = cell;
                 }
             }
         }
         if (rows_mode_ < 0 && 3 * total > n_cells) return;
-        const size_t cell_bytes = rc.size() * sizeof(float4), row_bytes = rw.size() * sizeof(MixedRowHead);
-        row_cells_.ensure(cell_bytes, "row cells");
-        rows_.ensure(row_bytes, "rows");
-        check(cudaMemcpy(row_cells_.p, rc.data(), cell_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (row cells)");
-        check(cudaMemcpy(rows_.p, rw.data(), row_bytes, cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
+        const size_t bytes = padded * sizeof(float4);
+        row_cells_.ensure(bytes, "row cells");
+        rows_.ensure(bytes, "rows");
+        check(cudaMemcpy(row_cells_.p, rc.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy (row cells)");
+        check(cudaMemcpy(rows_.p, rw.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy (rows)");
         dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
+    }
+    static float bits_as_float(int32_t v) {
+        float f;
+        std::memcpy(&f, &v, sizeof f);
+        return f;
     }
 
     // MIXED: the sphere around a quarter's cells (offsets from the chunk origin); padding cells do not count.
@@ -423,7 +431,7 @@ private:
         if (e <= b) return float4{0, 0, 0, -3e38f};  // padding only: never near
         auto at = [&](size_t i, int k) {
             const float4 &a = h[i].h, &l = h[i].l;
-            return k == 0 ? a.x + l.x : k == 1 ? a.y + l.y : a.z + l.z;
+            return k == 0 ? a.x + 0.5f * l.x : k == 1 ? a.y + 0.5f * l.y : a.z + 0.5f * l.z;
         };
         for (size_t i = b; i < e; ++i)
             for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], at(i, k)), hi[k] = std::max(hi[k], at(i, k));

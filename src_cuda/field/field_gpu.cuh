@@ -28,7 +28,8 @@ constexpr int kMaxSegments = 512;
 constexpr int64_t kMaxBatch = 16384;
 
 // (x, y, z, q): float4 for SINGLE (absolute), Cell64 for DOUBLE, MixedCell for MIXED (h: offset from the
-// chunk origin on the kMixedGrid grid and the charge; l: the offset's low parts; see MixedCells).
+// chunk origin on the kMixedGrid grid and the charge; l: twice the offset's low parts, see MixedCells and the
+// kernels' dist2).
 struct alignas(32) Cell64 {
     double x, y, z, w;
 };
@@ -57,13 +58,6 @@ struct alignas(sizeof(F) == 4 ? 16 : 8) RowHead {
     F y, z;
     int first, end;
 };
-// MIXED's row: y and z offsets from the chunk origin as the cells' hi + lo floats (MixedCell), and the range
-// first | end << 16 (chunk-local). Its cells are float4 (x hi, x lo, q, 0): the tile cells' own floats.
-struct alignas(16) MixedRowHead {
-    float4 yz;  // (y hi, z hi, y lo, z lo)
-    unsigned range;
-    unsigned pad[3];
-};
 
 struct DeviceCells {
     const void *cells = nullptr;       // n_chunks * kChunk entries
@@ -72,9 +66,12 @@ struct DeviceCells {
     const QuarterInfo *quarters = nullptr;  // n_chunks * kSub
     // Cells that share rows (a cube's lattice): the throughput path's row layout, null otherwise. A row is a
     // quarter's cells with one (y, z): RowHead (y, z as offsets from the chunk origin; first, end: the chunk-local
-    // range of row_cells, which hold (x offset, q) in row order); see row_quarter_sum. MIXED: MixedRowHead.
+    // range of row_cells, which hold (x offset, q) in row order); see row_quarter_sum. MIXED: a row's head is a float4
+    // (y hi, z hi, 2 y lo, 2 z lo) as MixedCell holds them, and its cells float4 (x hi, 2 x lo, q, start), where
+    // start is the chunk-local index of the row that begins at the cell (int bits), -1 elsewhere
+    // (mixed_row_quarter_sum).
     const void *row_cells = nullptr;  // n_chunks * kChunk float2 (SINGLE), double2 (DOUBLE) or float4 (MIXED)
-    const void *rows = nullptr;       // n_chunks * kChunk RowHead<F> or MixedRowHead (the first n of each chunk used)
+    const void *rows = nullptr;       // n_chunks * kChunk RowHead<F> or float4 (the first n of each chunk used)
     int64_t n_chunks = 0;
     double self = 0;                   // 1/r for a point on a cell centre (C/h or NaN)
     const void *nuclei = nullptr;      // Cell64 (x, y, z, Z), for the throughput path

@@ -86,14 +86,17 @@ __device__ __forceinline__ double rs_seed(double x) {
 // 1/sqrt(x) to full double precision (the careful paths).
 __device__ __forceinline__ double rs(double x) { return rsqrt(x); }
 
-// The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], the low parts of
-// the offset from the chunk origin: offset = q[k] + q[k + 3]).
+// The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], twice the low parts of
+// the offset from the chunk origin: offset = q[k] + q[k + 3] / 2; see dist2).
 template <int PREC>
 __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
                                             typename Traits<PREC>::F *q) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
         // hi on the grid of the cells' hi parts (field_mixed_split), so hi - cell hi is exact.
-        for (int k = 0; k < 3; ++k) qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
+        for (int k = 0; k < 3; ++k) {
+            qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
+            q[k + 3] *= 2.0f;  // exact
+        }
     } else {
         for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
     }
@@ -114,10 +117,16 @@ struct PointWords {
 template <int PREC, class Cell, class F>
 __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        // hi - hi exact (both on the grid), then the low parts: no fixed error per cell
-        const F dx = (q[0] - cell.h.x) + (q[3] - cell.l.x), dy = (q[1] - cell.h.y) + (q[4] - cell.l.y),
-                dz = (q[2] - cell.h.z) + (q[5] - cell.l.z);
-        return dx * dx + dy * dy + dz * dz;
+        // d = a + b with a = hi - hi (exact, both on the grid) and b = lo - lo: d^2 = a^2 + 2ab (b^2 < 2^-32 is
+        // dropped), the cross terms first. Rounding d to float instead would give every cell of a lattice plane
+        // (one x, or y, or z) the same error, which does not average out over the cells (see mixed_row_quarter_sum).
+        const F ax = q[0] - cell.h.x, ay = q[1] - cell.h.y, az = q[2] - cell.h.z;
+        F t = ax * (q[3] - cell.l.x);
+        t = fmaf(ay, q[4] - cell.l.y, t);
+        t = fmaf(az, q[5] - cell.l.z, t);
+        t = fmaf(ax, ax, t);
+        t = fmaf(ay, ay, t);
+        return fmaf(az, az, t);
     } else {
         const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
         return dx * dx + dy * dy + dz * dz;
@@ -452,34 +461,42 @@ __device__ __noinline__ typename Traits<PREC>::F row_quarter_exact(const RowHead
     return part;
 }
 
-// MIXED on the row layout: a quarter's partials of P points (q: the points' hi and lo offsets, local_point) by rows.
-// The row's s = dy^2 + dz^2 is formed once per point from hi - hi (exact) plus lo - lo, as dist2 does, so a pair
-// costs 3 FADD for dx, one FFMA for r^2, the MUFU.RSQ and mixed_term's Newton step: 10 instructions against
-// ~19 in the tile loop. A row's terms make one float run (as kRun terms do there); corr as in quarter_sum. With
-// TRACK the smallest d2 per point is kept (the partials are the same bits either way).
+// MIXED on the row layout: a quarter's partials of P points (q: local_point's words) over its cells in row order,
+// in runs of kRun as quarter_sum (a fixed trip count: the four groups of a block finish together). A cell that
+// starts a row (its w: the row's index, the same for every lane) has the row's s = dy^2 + dz^2 formed first, with
+// the cross terms first as in dist2; then d^2 = (s + 2 ax bx) + ax^2 costs 2 FADD and 2 FFMA, and a pair the
+// MUFU.RSQ and mixed_term's Newton step besides: 10 instructions against ~19 in the tile loop. (Rounding dx to float
+// gave every cell of an x plane the same error: 1.0e-8 normwise on a uniform lattice, the claim's edge.) With TRACK
+// the smallest d2 per point is kept (the partials are the same bits either way).
 template <int P, bool TRACK>
-__device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const unsigned *ranges, int n_rows,
-                                                      const float4 *cells, const float (*q)[6], double *part,
-                                                      float *dmin) {
-    float corr[P];
+__device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const float4 *cells, const float (*q)[6],
+                                                      double *part, float *dmin) {
+    float corr[P], s[P];
 #pragma unroll
-    for (int k = 0; k < P; ++k) part[k] = 0, corr[k] = 0, dmin[k] = 3.0e38f;
-    for (int r = 0; r < n_rows; ++r) {
-        const float4 h = heads[r];
-        const unsigned range = ranges[r];
-        float s[P], run[P];
-#pragma unroll
-        for (int k = 0; k < P; ++k) {
-            const float dy = (q[k][1] - h.x) + (q[k][4] - h.z), dz = (q[k][2] - h.y) + (q[k][5] - h.w);
-            s[k] = fmaf(dz, dz, dy * dy), run[k] = 0;
-        }
-        const int end = static_cast<int>(range >> 16);
+    for (int k = 0; k < P; ++k) part[k] = 0, corr[k] = 0, dmin[k] = 3.0e38f, s[k] = 0;
 #pragma unroll 2
-        for (int j = static_cast<int>(range & 0xffffu); j < end; ++j) {
-            const float4 c = cells[j];
+    for (int j = 0; j < kQuarter; j += kRun) {
+        float run[P];
+#pragma unroll
+        for (int k = 0; k < P; ++k) run[k] = 0;
+#pragma unroll
+        for (int r = 0; r < kRun; ++r) {
+            const float4 c = cells[j + r];
+            const int row = __float_as_int(c.w);
+            if (row >= 0) {
+                const float4 h = heads[row];
+#pragma unroll
+                for (int k = 0; k < P; ++k) {
+                    const float ay = q[k][1] - h.x, az = q[k][2] - h.y;
+                    float t = ay * (q[k][4] - h.z);
+                    t = fmaf(az, q[k][5] - h.w, t);
+                    t = fmaf(ay, ay, t);
+                    s[k] = fmaf(az, az, t);
+                }
+            }
 #pragma unroll
             for (int k = 0; k < P; ++k) {
-                const float dx = (q[k][0] - c.x) + (q[k][3] - c.y), d2 = fmaf(dx, dx, s[k]);
+                const float ax = q[k][0] - c.x, d2 = fmaf(ax, ax, fmaf(ax, q[k][3] - c.y, s[k]));
                 if constexpr (TRACK) dmin[k] = fminf(dmin[k], d2);
                 mixed_term(c.z, d2, run[k], corr[k]);
             }
@@ -570,8 +587,8 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
             bool near = false;
 #pragma unroll
             for (int k = 0; k < P; ++k) {
-                const float dx = (q[k][0] + q[k][3]) - info.box.x, dy = (q[k][1] + q[k][4]) - info.box.y,
-                            dz = (q[k][2] + q[k][5]) - info.box.z;
+                const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
+                            dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
                 near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
             }
             if (__any_sync(0xffffffffu, near)) quarter_sum<PREC, P, true>(mine, q, partial, dmin);
@@ -680,7 +697,6 @@ __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBl
     static_assert(G % 32 == 0, "a warp must lie in one group");
     __shared__ float4 cells[kChunk];
     __shared__ float4 heads[kChunk];
-    __shared__ unsigned ranges[kChunk];
     __shared__ double red[kSub - 1][G * P];
     const int seg = blockIdx.y, sub = threadIdx.x / G, lane = threadIdx.x % G;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
@@ -696,17 +712,14 @@ __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBl
     const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
     const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
     const auto *row_cells = static_cast<const float4 *>(c.row_cells);
-    const auto *row_heads = static_cast<const MixedRowHead *>(c.rows);
+    const auto *row_heads = static_cast<const float4 *>(c.rows);
     const auto *tiles = static_cast<const MixedCell *>(c.cells);
     for (int64_t ch = ch0; ch < ch1; ++ch) {
         const QuarterInfo *qi = c.quarters + ch * kSub;
         const int chunk_rows = qi[kSub - 1].row_begin + qi[kSub - 1].n_rows;
         __syncthreads();  // the previous chunk's rows and red are no longer read
         for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = row_cells[ch * kChunk + j];
-        for (int j = threadIdx.x; j < chunk_rows; j += T) {
-            const MixedRowHead &h = row_heads[ch * kChunk + j];
-            heads[j] = h.yz, ranges[j] = h.range;
-        }
+        for (int j = threadIdx.x; j < chunk_rows; j += T) heads[j] = row_heads[ch * kChunk + j];
         __syncthreads();
         float q[P][6];
 #pragma unroll
@@ -717,14 +730,13 @@ __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBl
         bool near = false;
 #pragma unroll
         for (int k = 0; k < P; ++k) {
-            const float dx = (q[k][0] + q[k][3]) - info.box.x, dy = (q[k][1] + q[k][4]) - info.box.y,
-                        dz = (q[k][2] + q[k][5]) - info.box.z;
+            const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
+                        dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
             near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
         }
-        const float4 *h = heads + info.row_begin;
-        const unsigned *rg = ranges + info.row_begin;
-        if (__any_sync(0xffffffffu, near)) mixed_row_quarter_sum<P, true>(h, rg, info.n_rows, cells, q, partial, dmin);
-        else mixed_row_quarter_sum<P, false>(h, rg, info.n_rows, cells, q, partial, dmin);
+        const float4 *mine = cells + sub * kQuarter;
+        if (__any_sync(0xffffffffu, near)) mixed_row_quarter_sum<P, true>(heads, mine, q, partial, dmin);
+        else mixed_row_quarter_sum<P, false>(heads, mine, q, partial, dmin);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             if (dmin[k] < kNearRadius2 || isnan(partial[k])) {

@@ -21,12 +21,11 @@ constexpr double kSingularRadius2 = kSingularRadius * kSingularRadius;
 // Potential at the centre of a uniformly charged cube of unit side and unit charge:
 // 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2.
 constexpr double kCubeSelfPotential = 2.380077363979553;
-// MIXED on the CPU: float terms per lane summed in float before they go into the lane's double. 16 instead of 8
-// (bench/results/h100_2026-11-28_c9, C11): the conversions into double cost ~1 of ~21 vector operations a pair
-// vector at 8; at 16 one core of this development machine's AMD EPYC (AVX-512) summed 1.08x faster, and the max
-// normwise error of field_bench's 268,782 cells went from 1.09e-9 to 1.41e-9 (32: 1.10x, 2.61e-9); rounding that
-// averages out, far below the 1e-8 claim.
-constexpr int kFieldMixedRun = 16;
+// MIXED on the CPU: float terms per lane summed in float before they go into the lane's double. 8: runs of 16 were
+// 1.08x faster a core (bench/results/h100_2026-11-28_c9, C11) but took the max normwise error on a uniform lattice of
+// 32,532 cells with charges 1e-6..1e-2 (test_field_gpu_rows' lattice, 606 points) from 8.6e-9 to 1.16e-8, past the
+// 1e-8 claim (bench/results/h200_2026-11-28_m1/notes.md).
+constexpr int kFieldMixedRun = 8;
 // MIXED: cells nearer than 0.5 bohr to the point are summed in double (a near term can be most of the sum).
 constexpr float kNearRadius2 = 0.25f;
 // MIXED pads chunks with zero charges here: d2 (~3e30) stays finite in float, as its Newton step needs.

@@ -93,6 +93,28 @@ inline System water2_environment(const std::string &source_dir, double *cell_vol
     return cube_system(source_dir + "/data/water_dimer/water2_density_fine.cube.gz", 1e-3, cell_volume);
 }
 
+// Cells of an nx x ny x nz lattice (spacing h, corner lo) inside an ellipsoidal blob with random holes, as a
+// thresholded density cube gives: rows of a few to ~20 cells along x, charges 1e-6..1e-2, plus a few nuclei.
+inline System lattice_system(int nx, int ny, int nz, double h, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u01(0, 1), pop(1e-6, 1e-2);
+    System s;
+    const double lo[3] = {-0.5 * nx * h + 0.0123, -0.5 * ny * h - 0.0456, -0.5 * nz * h + 0.0789};
+    for (int i = 0; i < nx; ++i)
+        for (int j = 0; j < ny; ++j)
+            for (int k = 0; k < nz; ++k) {
+                const double a = (i + 0.5) / nx - 0.5, b = (j + 0.5) / ny - 0.5, c = (k + 0.5) / nz - 0.5;
+                if (4 * (a * a + b * b + c * c) > 1 || u01(rng) < 0.1) continue;
+                s.cell_xyz.insert(s.cell_xyz.end(), {lo[0] + i * h, lo[1] + j * h, lo[2] + k * h});
+                s.cell_q.push_back(pop(rng));
+            }
+    for (int b = 0; b < 5; ++b) {
+        for (int d = 0; d < 3; ++d) s.nuc_xyz.push_back((u01(rng) - 0.5) * 6.0);
+        s.nuc_z.push_back(1.0 + b);
+    }
+    return s;
+}
+
 // Points spread like water 1's electrons (reference.json qm_atoms): normal, sigma 1.2 bohr, about O with
 // weight 8 and each H with weight 1.
 inline std::vector<double> water1_electron_points(int64_t n, uint64_t seed) {

@@ -177,6 +177,26 @@ TEST(FieldCpu, MixedWithin1e8SmallFieldAndNearCells) {
     EXPECT_LT(worst, qmmm_claims::kMixed);
 }
 
+// MIXED on a uniform lattice (a thresholded cube whose 32,532 cells all weigh alike, charges 1e-6..1e-2): rounding
+// that repeats along the lattice's planes and rows adds up instead of averaging out, so this is MIXED's hardest field
+// for the claim; points around the blob, on cell centres and 1e-3 bohr from them. (Runs of 16 float terms reached
+// 1.16e-8 here; runs of 8, 8.6e-9.)
+TEST(FieldCpu, MixedWithinClaimOnUniformLattice) {
+    const double h = 0.175, dv = h * h * h;
+    const System s = qmmm_test::lattice_system(48, 40, 36, h, 5);
+    auto pts = qmmm_test::random_points(600, 6, 12.0);
+    for (int64_t m : {int64_t{0}, s.n_cells() / 3, s.n_cells() - 1}) {
+        pts.insert(pts.end(), &s.cell_xyz[3 * m], &s.cell_xyz[3 * m] + 3);
+        pts.insert(pts.end(), {s.cell_xyz[3 * m] + 1e-3, s.cell_xyz[3 * m + 1], s.cell_xyz[3 * m + 2] - 1e-3});
+    }
+    int outside = 0;
+    const double worst = max_rel_error(s, pts, Field(s, QMMM_PRECISION_MIXED, 0, dv).eval(pts), dv, QMMM_PRECISION_MIXED,
+                                       &outside);
+    std::printf("uniform lattice M = %lld, %zu points: mixed max normwise %.3e\n", (long long)s.n_cells(), pts.size() / 3,
+                worst);
+    EXPECT_EQ(outside, 0) << "max normwise error " << worst;
+}
+
 // SINGLE near cells (1e-3 to 0.45 bohr): float coordinates move the point by ~1e-7 bohr, which the claim's
 // coordinate part allows for (field_claims.hpp); everywhere else the 2e-6 alone.
 TEST(FieldCpu, SingleNearCellsWithinCoordinateRounding) {

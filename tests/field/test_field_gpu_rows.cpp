@@ -18,28 +18,6 @@ using qmmm_test::System;
 
 namespace {
 
-// Cells of an nx x ny x nz lattice (spacing h, corner lo) inside an ellipsoidal blob with random holes, as a
-// thresholded density cube gives: rows of a few to ~20 cells along x, charges 1e-6..1e-2, plus a few nuclei.
-System lattice_system(int nx, int ny, int nz, double h, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u01(0, 1), pop(1e-6, 1e-2);
-    System s;
-    const double lo[3] = {-0.5 * nx * h + 0.0123, -0.5 * ny * h - 0.0456, -0.5 * nz * h + 0.0789};
-    for (int i = 0; i < nx; ++i)
-        for (int j = 0; j < ny; ++j)
-            for (int k = 0; k < nz; ++k) {
-                const double a = (i + 0.5) / nx - 0.5, b = (j + 0.5) / ny - 0.5, c = (k + 0.5) / nz - 0.5;
-                if (4 * (a * a + b * b + c * c) > 1 || u01(rng) < 0.1) continue;
-                s.cell_xyz.insert(s.cell_xyz.end(), {lo[0] + i * h, lo[1] + j * h, lo[2] + k * h});
-                s.cell_q.push_back(pop(rng));
-            }
-    for (int b = 0; b < 5; ++b) {
-        for (int d = 0; d < 3; ++d) s.nuc_xyz.push_back((u01(rng) - 0.5) * 6.0);
-        s.nuc_z.push_back(1.0 + b);
-    }
-    return s;
-}
-
 // A CUDA handle of precision prec (cell volume dv) with QMMM_CUDA_ROWS set to rows ("" = unset: the backend decides).
 std::vector<double> eval_cuda(int prec, const System &s, double dv, const char *rows, const std::vector<double> &pts) {
     if (*rows) setenv("QMMM_CUDA_ROWS", rows, 1);
@@ -95,7 +73,7 @@ int64_t outside_claim(int prec, const System &s, double dv, const std::vector<do
 TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const double h = 0.175, dv = h * h * h;
-    const System s = lattice_system(48, 40, 36, h, 5);
+    const System s = qmmm_test::lattice_system(48, 40, 36, h, 5);
     ASSERT_GT(s.n_cells(), 20000);
     const auto pts = points(s, 600, 6);
     for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
@@ -130,7 +108,7 @@ TEST(FieldCudaRows, ForcedRowsOnRandomCellsAndMixedSigns) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     System s = qmmm_test::random_system(20011, 4, 91);
     const auto pts = points(s, 300, 92);
-    System t = lattice_system(30, 30, 30, 0.2, 93);
+    System t = qmmm_test::lattice_system(30, 30, 30, 0.2, 93);
     for (size_t m = 0; m < t.cell_q.size(); m += 7) t.cell_q[m] = -t.cell_q[m];
     const auto qts = points(t, 300, 94);
     for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
