@@ -117,16 +117,17 @@ struct PointWords {
 template <int PREC, class Cell, class F>
 __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        // d = a + b with a = hi - hi (exact, both on the grid) and b = lo - lo: d^2 = a^2 + 2ab (b^2 < 2^-32 is
-        // dropped), the cross terms first. Rounding d to float instead would give every cell of a lattice plane
-        // (one x, or y, or z) the same error, which does not average out over the cells (see mixed_row_quarter_sum).
+        // d = a + b with a = hi - hi (exact, both on the grid) and b = lo - lo (the words hold 2b): d^2 summed as
+        // a (a + 2b) + b^2, as the CPU's mixed_d2 (field_cpu_simd_kernels.hpp: why the two cheaper forms fail a claim:
+        // d rounded to float repeats its error along a lattice's planes; squares of a added last have a mean error).
         const F ax = q[0] - cell.h.x, ay = q[1] - cell.h.y, az = q[2] - cell.h.z;
-        F t = ax * (q[3] - cell.l.x);
-        t = fmaf(ay, q[4] - cell.l.y, t);
-        t = fmaf(az, q[5] - cell.l.z, t);
-        t = fmaf(ax, ax, t);
-        t = fmaf(ay, ay, t);
-        return fmaf(az, az, t);
+        const F bx = q[3] - cell.l.x, by = q[4] - cell.l.y, bz = q[5] - cell.l.z;
+        F t = bx * bx;
+        t = fmaf(by, by, t);
+        t = fmaf(bz, bz, t);
+        t = fmaf(ax, ax + bx, 0.25f * t);
+        t = fmaf(ay, ay + by, t);
+        return fmaf(az, az + bz, t);
     } else {
         const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
         return dx * dx + dy * dy + dz * dz;
@@ -463,11 +464,10 @@ __device__ __noinline__ typename Traits<PREC>::F row_quarter_exact(const RowHead
 
 // MIXED on the row layout: a quarter's partials of P points (q: local_point's words) over its cells in row order,
 // in runs of kRun as quarter_sum (a fixed trip count: the four groups of a block finish together). A cell that
-// starts a row (its w: the row's index, the same for every lane) has the row's s = dy^2 + dz^2 formed first, with
-// the cross terms first as in dist2; then d^2 = (s + 2 ax bx) + ax^2 costs 2 FADD and 2 FFMA, and a pair the
-// MUFU.RSQ and mixed_term's Newton step besides: 10 instructions against ~19 in the tile loop. (Rounding dx to float
-// gave every cell of an x plane the same error: 1.0e-8 normwise on a uniform lattice, the claim's edge.) With TRACK
-// the smallest d2 per point is kept (the partials are the same bits either way).
+// starts a row (its w: the row's index, the same for every lane) has the row's s = dy^2 + dz^2 formed first, as
+// dist2 forms it (a (a + 2b) + b^2 per axis); then d^2 = ax (ax + 2bx) + (bx^2 + s) costs 3 FADD, an FMUL and 2 FFMA,
+// and a pair the MUFU.RSQ and mixed_term's Newton step besides: 12 instructions against ~23 in the tile loop. With
+// TRACK the smallest d2 per point is kept (the partials are the same bits either way).
 template <int P, bool TRACK>
 __device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const float4 *cells, const float (*q)[6],
                                                       double *part, float *dmin) {
@@ -487,16 +487,14 @@ __device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const
                 const float4 h = heads[row];
 #pragma unroll
                 for (int k = 0; k < P; ++k) {
-                    const float ay = q[k][1] - h.x, az = q[k][2] - h.y;
-                    float t = ay * (q[k][4] - h.z);
-                    t = fmaf(az, q[k][5] - h.w, t);
-                    t = fmaf(ay, ay, t);
-                    s[k] = fmaf(az, az, t);
+                    const float ay = q[k][1] - h.x, az = q[k][2] - h.y, by = q[k][4] - h.z, bz = q[k][5] - h.w;
+                    const float t = fmaf(ay, ay + by, 0.25f * fmaf(bz, bz, by * by));
+                    s[k] = fmaf(az, az + bz, t);
                 }
             }
 #pragma unroll
             for (int k = 0; k < P; ++k) {
-                const float ax = q[k][0] - c.x, d2 = fmaf(ax, ax, fmaf(ax, q[k][3] - c.y, s[k]));
+                const float ax = q[k][0] - c.x, bx = q[k][3] - c.y, d2 = fmaf(ax, ax + bx, fmaf(0.25f * bx, bx, s[k]));
                 if constexpr (TRACK) dmin[k] = fminf(dmin[k], d2);
                 mixed_term(c.z, d2, run[k], corr[k]);
             }

@@ -62,6 +62,13 @@ T lane_sum(const T *acc) {
     return s[0];
 }
 
+// MIXED's d^2 from a = hi - hi (exact) and b = lo - lo per axis as a (a + 2b) + b^2, as the SIMD kernels' mixed_d2
+// (why: there).
+inline float mixed_d2(float ax, float ay, float az, float bx, float by, float bz) {
+    const float bb = bx * bx + by * by + bz * bz;
+    return az * (az + 2 * bz) + (ay * (ay + 2 * by) + (ax * (ax + 2 * bx) + bb));
+}
+
 #define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // The singular-cell select (d2 < eps2 ? self : 1/sqrt(d2)) is a conditional division: with trapping math
@@ -117,9 +124,8 @@ QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restric
         for (int r = 0; r < kRun; ++r) {
             const int64_t b = i + r * kLanes;
             for (int l = 0; l < kLanes; ++l) {
-                const float dx = (hx - x[b + l]) + (lx - xl[b + l]), dy = (hy - y[b + l]) + (ly - yl[b + l]),
-                            dz = (hz - z[b + l]) + (lz - zl[b + l]);
-                const float d2 = dx * dx + dy * dy + dz * dz;
+                const float d2 = mixed_d2(hx - x[b + l], hy - y[b + l], hz - z[b + l], lx - xl[b + l],
+                                          ly - yl[b + l], lz - zl[b + l]);
                 dm[l] = d2 < dm[l] ? d2 : dm[l];
                 const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
                 run[l] += q[b + l] * inv;
@@ -148,9 +154,8 @@ double chunk_mixed_near(const float *x, const float *y, const float *z, const fl
             const int64_t b = i + r * kLanes;
             for (int l = 0; l < kLanes; ++l) {
                 const int64_t m = b + l;
-                const float dx = (h[0] - x[m]) + (lo[0] - xl[m]), dy = (h[1] - y[m]) + (lo[1] - yl[m]),
-                            dz = (h[2] - z[m]) + (lo[2] - zl[m]);
-                const float d2 = dx * dx + dy * dy + dz * dz;
+                const float d2 = mixed_d2(h[0] - x[m], h[1] - y[m], h[2] - z[m], lo[0] - xl[m], lo[1] - yl[m],
+                                          lo[2] - zl[m]);
                 if (d2 < kNearRadius2) {
                     const double ex = p[0] - xd[m], ey = p[1] - yd[m], ez = p[2] - zd[m];
                     const double e2 = ex * ex + ey * ey + ez * ez;

@@ -137,10 +137,22 @@ inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *
     }
 }
 
+// MIXED's d^2 from a = hi - hi (exact: both on the 2^-16 bohr grid) and b = lo - lo per axis, as
+// a (a + 2b) + b^2 summed over the axes. Two cheaper forms fail a claim (bench/results/h200_2026-11-28_m1/notes.md):
+// d = a + b rounded to float gives every cell of a lattice plane (one x, or y, or z) the same error, which adds up
+// over the plane instead of averaging out (1.03e-8 normwise with rsqrtps on FieldCpuIsa's uniform lattice, past the
+// 1e-8 claim); a^2 + 2ab + b^2 with the squares added last is biased: a lies on the grid, so the bits of a^2 below
+// the sum's last place are few and patterned, and their rounding has a mean (+1e-9 relative in d^2 at 4 bohr; the
+// water dimer's mean error -3.7e-10 hartree). a (a + 2b) rounds a product with a random factor instead: no mean.
+inline F16 mixed_d2(F16 ax, F16 ay, F16 az, F16 bx, F16 by, F16 bz, F16 two) {
+    const F16 bb = vfma(bz, bz, vfma(by, by, mul(bx, bx)));
+    return vfma(az, vfma(bz, two, az), vfma(ay, vfma(by, two, ay), vfma(ax, vfma(bx, two, ax), bb)));
+}
+
 template <int P, Mode M>
 inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3],
                        double self, double *part, float *dmin) {
-    const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2);
+    const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2), two = F16::set(2.0);
     F16 hx[P], hy[P], hz[P], lx[P], ly[P], lz[P], corr[P], dm[P];
     D16 acc[P];
     double near[P];
@@ -158,10 +170,8 @@ inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l
             const F16 xl = F16::load(c.xl + b), yl = F16::load(c.yl + b), zl = F16::load(c.zl + b);
 #pragma GCC unroll 4
             for (int k = 0; k < P; ++k) {
-                // hi - hi exact (both on the 2^-16 bohr grid), then the low parts
-                const F16 dx = add(sub(x, hx[k]), sub(xl, lx[k])), dy = add(sub(y, hy[k]), sub(yl, ly[k])),
-                          dz = add(sub(z, hz[k]), sub(zl, lz[k]));
-                const F16 d2 = vfma(dz, dz, vfma(dy, dy, mul(dx, dx)));
+                const F16 d2 = mixed_d2(sub(x, hx[k]), sub(y, hy[k]), sub(z, hz[k]), sub(xl, lx[k]), sub(yl, ly[k]),
+                                        sub(zl, lz[k]), two);
                 F16 y0 = rsqrt(d2);
                 if constexpr (M == kCareful) {
                     if (const unsigned bits = lt_bits(d2, near2)) {
