@@ -304,6 +304,10 @@ private:
             for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].box = quarter_box(h, qi, d.n_cells);
             take_mixed_rows(m, h, d.n_cells, nc, quarters);
             upload(h);
+            lo_mean_.ensure(m.lo_mean.size(), "chunk low-part means");
+            check(cudaMemcpy(lo_mean_.p, m.lo_mean.data(), m.lo_mean.size() * sizeof(double), cudaMemcpyHostToDevice),
+                  "cudaMemcpy (low-part means)");
+            dc_.lo_mean = lo_mean_.p;
             cells64_.ensure(4 * padded, "cells (double copy)");
             check(cudaMemcpy(cells64_.p, h64.data(), padded * sizeof(Cell64), cudaMemcpyHostToDevice), "cudaMemcpy (cells64)");
             dc_.cells64 = reinterpret_cast<const Cell64 *>(cells64_.p);
@@ -465,7 +469,7 @@ private:
     }
 
     void release() {
-        cells_.release(), cells64_.release(), origin_.release(), quarters_.release(), nuc_dev_.release();
+        cells_.release(), cells64_.release(), origin_.release(), lo_mean_.release(), quarters_.release(), nuc_dev_.release();
         heavy_dev_.release();
         row_cells_.release(), rows_.release();
         result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
@@ -497,7 +501,7 @@ private:
     bool ll_running_ = false;
     int ll_blocks_ = 1;
     Clock::time_point ll_last_{};
-    DeviceBuf<double> origin_, seg_part_, xyz_dev_, out_dev_;
+    DeviceBuf<double> origin_, lo_mean_, seg_part_, xyz_dev_, out_dev_;
     PinnedBuf<double> out_, xyz_host_;
     std::vector<double> nuc_;
     int64_t n_ = 0;

@@ -63,6 +63,7 @@ struct DeviceCells {
     const void *cells = nullptr;       // n_chunks * kChunk entries
     const Cell64 *cells64 = nullptr;   // MIXED: the same cells, absolute coordinates and charges in double
     const double *origin = nullptr;    // 3 per chunk (MIXED, and SINGLE with rows)
+    const double *lo_mean = nullptr;   // MIXED: 4 per chunk (MixedCells::lo_mean, for field_mixed_b2)
     const QuarterInfo *quarters = nullptr;  // n_chunks * kSub
     // Cells that share rows (a cube's lattice): the throughput path's row layout, null otherwise. A row is a
     // quarter's cells with one (y, z): RowHead (y, z as offsets from the chunk origin; first, end: the chunk-local

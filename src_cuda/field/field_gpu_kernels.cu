@@ -87,16 +87,16 @@ __device__ __forceinline__ double rs_seed(double x) {
 __device__ __forceinline__ double rs(double x) { return rsqrt(x); }
 
 // The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], twice the low parts of
-// the offset from the chunk origin: offset = q[k] + q[k + 3] / 2; see dist2).
+// the offset from the chunk origin: offset = q[k] + q[k + 3] / 2, and q[6] the mean |b|^2 over the chunk's cells,
+// field_mixed_b2; see dist2).
 template <int PREC>
 __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
                                             typename Traits<PREC>::F *q) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
         // hi on the grid of the cells' hi parts (field_mixed_split), so hi - cell hi is exact.
-        for (int k = 0; k < 3; ++k) {
-            qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
-            q[k + 3] *= 2.0f;  // exact
-        }
+        for (int k = 0; k < 3; ++k) qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
+        q[6] = qmmm::field_mixed_b2(c.lo_mean + 4 * ch, q + 3);
+        for (int k = 3; k < 6; ++k) q[k] *= 2.0f;  // exact
     } else {
         for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
     }
@@ -104,7 +104,7 @@ __device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, co
 
 // Number of point components local_point writes.
 template <int PREC>
-constexpr int kPointWords = PREC == QMMM_PRECISION_MIXED ? 6 : 3;
+constexpr int kPointWords = PREC == QMMM_PRECISION_MIXED ? 7 : 3;
 
 // A point's words by value: the careful paths are __noinline__, and a pointer argument would put the
 // caller's point array in local memory.
@@ -118,16 +118,12 @@ template <int PREC, class Cell, class F>
 __device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
     if constexpr (PREC == QMMM_PRECISION_MIXED) {
         // d = a + b with a = hi - hi (exact, both on the grid) and b = lo - lo (the words hold 2b): d^2 summed as
-        // a (a + 2b) + b^2, as the CPU's mixed_d2 (field_cpu_simd_kernels.hpp: why the two cheaper forms fail a claim:
-        // d rounded to float repeats its error along a lattice's planes; squares of a added last have a mean error).
+        // a (a + 2b) onto the chunk's mean |b|^2 (q[6], field_mixed_b2), as the CPU's mixed_d2 (field_cpu_simd_kernels.hpp:
+        // why the two cheaper forms fail a claim: d rounded to float repeats its error along a lattice's planes;
+        // squares of a added last have a mean error). 12 instructions: 9 FADD, 3 FFMA.
         const F ax = q[0] - cell.h.x, ay = q[1] - cell.h.y, az = q[2] - cell.h.z;
         const F bx = q[3] - cell.l.x, by = q[4] - cell.l.y, bz = q[5] - cell.l.z;
-        F t = bx * bx;
-        t = fmaf(by, by, t);
-        t = fmaf(bz, bz, t);
-        t = fmaf(ax, ax + bx, 0.25f * t);
-        t = fmaf(ay, ay + by, t);
-        return fmaf(az, az + bz, t);
+        return fmaf(az, az + bz, fmaf(ay, ay + by, fmaf(ax, ax + bx, q[6])));
     } else {
         const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
         return dx * dx + dy * dy + dz * dz;
@@ -465,11 +461,11 @@ __device__ __noinline__ typename Traits<PREC>::F row_quarter_exact(const RowHead
 // MIXED on the row layout: a quarter's partials of P points (q: local_point's words) over its cells in row order,
 // in runs of kRun as quarter_sum (a fixed trip count: the four groups of a block finish together). A cell that
 // starts a row (its w: the row's index, the same for every lane) has the row's s = dy^2 + dz^2 formed first, as
-// dist2 forms it (a (a + 2b) + b^2 per axis); then d^2 = ax (ax + 2bx) + (bx^2 + s) costs 3 FADD, an FMUL and 2 FFMA,
-// and a pair the MUFU.RSQ and mixed_term's Newton step besides: 12 instructions against ~23 in the tile loop. With
+// dist2 forms it (a (a + 2b) per axis onto the mean |b|^2); then d^2 = ax (ax + 2bx) + s costs 3 FADD and an FFMA,
+// and a pair the MUFU.RSQ and mixed_term's Newton step besides: 10 instructions against ~19 in the tile loop. With
 // TRACK the smallest d2 per point is kept (the partials are the same bits either way).
 template <int P, bool TRACK>
-__device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const float4 *cells, const float (*q)[6],
+__device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const float4 *cells, const float (*q)[7],
                                                       double *part, float *dmin) {
     float corr[P], s[P];
 #pragma unroll
@@ -488,13 +484,12 @@ __device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const
 #pragma unroll
                 for (int k = 0; k < P; ++k) {
                     const float ay = q[k][1] - h.x, az = q[k][2] - h.y, by = q[k][4] - h.z, bz = q[k][5] - h.w;
-                    const float t = fmaf(ay, ay + by, 0.25f * fmaf(bz, bz, by * by));
-                    s[k] = fmaf(az, az + bz, t);
+                    s[k] = fmaf(az, az + bz, fmaf(ay, ay + by, q[k][6]));
                 }
             }
 #pragma unroll
             for (int k = 0; k < P; ++k) {
-                const float ax = q[k][0] - c.x, bx = q[k][3] - c.y, d2 = fmaf(ax, ax + bx, fmaf(0.25f * bx, bx, s[k]));
+                const float ax = q[k][0] - c.x, bx = q[k][3] - c.y, d2 = fmaf(ax, ax + bx, s[k]);
                 if constexpr (TRACK) dmin[k] = fminf(dmin[k], d2);
                 mixed_term(c.z, d2, run[k], corr[k]);
             }
@@ -719,7 +714,7 @@ __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBl
         for (int j = threadIdx.x; j < kChunk; j += T) cells[j] = row_cells[ch * kChunk + j];
         for (int j = threadIdx.x; j < chunk_rows; j += T) heads[j] = row_heads[ch * kChunk + j];
         __syncthreads();
-        float q[P][6];
+        float q[P][kPointWords<QMMM_PRECISION_MIXED>];
 #pragma unroll
         for (int k = 0; k < P; ++k) local_point<QMMM_PRECISION_MIXED>(c, ch, pt[k], q[k]);
         const QuarterInfo info = qi[sub];

@@ -72,7 +72,9 @@ struct MixedCells {
     std::vector<double> origin;                 // 3 per chunk
     std::vector<float> x, y, z, q, xl, yl, zl;  // per padded cell: offset hi, charge, offset lo
     std::vector<double> xd, yd, zd, qd;         // per padded cell: absolute position, charge
+    std::vector<double> lo_mean;                // 4 per chunk: its cells' mean lo x, y, z and mean |lo|^2
 };
+
 MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far);
 
 // Cells sorted by the Z-curve index of their position (deterministic).

@@ -62,11 +62,10 @@ T lane_sum(const T *acc) {
     return s[0];
 }
 
-// MIXED's d^2 from a = hi - hi (exact) and b = lo - lo per axis as a (a + 2b) + b^2, as the SIMD kernels' mixed_d2
-// (why: there).
-inline float mixed_d2(float ax, float ay, float az, float bx, float by, float bz) {
-    const float bb = bx * bx + by * by + bz * bz;
-    return az * (az + 2 * bz) + (ay * (ay + 2 * by) + (ax * (ax + 2 * bx) + bb));
+// MIXED's d^2 from a = hi - hi (exact) and b = lo - lo per axis as a (a + 2b) summed onto b2 (field_mixed_b2), as the
+// SIMD kernels' mixed_d2 (why: there).
+inline float mixed_d2(float ax, float ay, float az, float bx, float by, float bz, float b2) {
+    return az * (az + 2 * bz) + (ay * (ay + 2 * by) + (ax * (ax + 2 * bx) + b2));
 }
 
 #define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -114,7 +113,7 @@ QMMM_CLONES float chunk_single(const float *__restrict x, const float *__restric
 QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restrict y,
                                const float *__restrict z, const float *__restrict q, const float *__restrict xl,
                                const float *__restrict yl, const float *__restrict zl, float hx, float hy,
-                               float hz, float lx, float ly, float lz, float self, float *dmin) {
+                               float hz, float lx, float ly, float lz, float b2, float self, float *dmin) {
     double acc[kLanes] = {};
     float dm[kLanes];
     for (int l = 0; l < kLanes; ++l) dm[l] = std::numeric_limits<float>::max();
@@ -125,7 +124,7 @@ QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restric
             const int64_t b = i + r * kLanes;
             for (int l = 0; l < kLanes; ++l) {
                 const float d2 = mixed_d2(hx - x[b + l], hy - y[b + l], hz - z[b + l], lx - xl[b + l],
-                                          ly - yl[b + l], lz - zl[b + l]);
+                                          ly - yl[b + l], lz - zl[b + l], b2);
                 dm[l] = d2 < dm[l] ? d2 : dm[l];
                 const float inv = d2 < eps2 ? self : 1.0f / sqrtf(d2);
                 run[l] += q[b + l] * inv;
@@ -146,7 +145,7 @@ QMMM_CLONES double chunk_mixed(const float *__restrict x, const float *__restric
 // Rare (a few chunks per point), so plain scalar code.
 double chunk_mixed_near(const float *x, const float *y, const float *z, const float *q, const float *xl,
                         const float *yl, const float *zl, const double *xd, const double *yd, const double *zd,
-                        const double *qd, const float *h, const float *lo, const double *p, double self) {
+                        const double *qd, const float *h, const float *lo, float b2, const double *p, double self) {
     double acc[kLanes] = {}, near = 0;
     for (int64_t i = 0; i < kChunk; i += kLanes * kRun) {
         float run[kLanes] = {};
@@ -155,7 +154,7 @@ double chunk_mixed_near(const float *x, const float *y, const float *z, const fl
             for (int l = 0; l < kLanes; ++l) {
                 const int64_t m = b + l;
                 const float d2 = mixed_d2(h[0] - x[m], h[1] - y[m], h[2] - z[m], lo[0] - xl[m], lo[1] - yl[m],
-                                          lo[2] - zl[m]);
+                                          lo[2] - zl[m], b2);
                 if (d2 < kNearRadius2) {
                     const double ex = p[0] - xd[m], ey = p[1] - yd[m], ez = p[2] - zd[m];
                     const double e2 = ex * ex + ey * ey + ez * ez;
@@ -191,7 +190,7 @@ public:
             }
         } else if (precision_ == QMMM_PRECISION_MIXED) {
             MixedCells c = field_mixed_cells(d, kChunk, kMixedFar);
-            origin_ = std::move(c.origin);
+            origin_ = std::move(c.origin), lo_mean_ = std::move(c.lo_mean);
             auto take = [](auto &to, auto &from) { to.assign(from.begin(), from.end()), from = {}; };
             take(xf_, c.x), take(yf_, c.y), take(zf_, c.z), take(qf_, c.q);
             take(xl_, c.xl), take(yl_, c.yl), take(zl_, c.zl);
@@ -348,13 +347,15 @@ private:
             for (int k = 0; k < np; ++k) part[k] = out[k];
         } else {
             const double *o = &origin_[3 * static_cast<size_t>(c)];
-            float h[kSimdMaxPoints][3], l[kSimdMaxPoints][3];
+            float h[kSimdMaxPoints][3], l[kSimdMaxPoints][3], b2[kSimdMaxPoints];
             double p[kSimdMaxPoints][3];
-            for (int k = 0; k < np; ++k)
+            for (int k = 0; k < np; ++k) {
                 for (int j = 0; j < 3; ++j) p[k][j] = pts[k][j], field_mixed_split(pts[k][j] - o[j], h[k][j], l[k][j]);
+                b2[k] = field_mixed_b2(&lo_mean_[4 * static_cast<size_t>(c)], l[k]);
+            }
             simd_->mixed({&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b],
                           &qd_[b]},
-                         h, l, p, np, self, guard, part);
+                         h, l, b2, p, np, self, guard, part);
         }
     }
 
@@ -373,12 +374,13 @@ private:
                 const double *o = &origin_[3 * static_cast<size_t>(c)];
                 float h[3], l[3];
                 for (int k = 0; k < 3; ++k) field_mixed_split(p[k] - o[k], h[k], l[k]);
+                const float b2 = field_mixed_b2(&lo_mean_[4 * static_cast<size_t>(c)], l);
                 float dmin = 0;
                 const double part = chunk_mixed(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], h[0], h[1], h[2], l[0], l[1],
-                                                l[2], static_cast<float>(self), &dmin);
+                                                l[2], b2, static_cast<float>(self), &dmin);
                 if (!(dmin >= kNearRadius2))  // near a cell (or NaN: a point beyond float range)
                     return chunk_mixed_near(&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b], h, l,
-                                            p, self);
+                                            b2, p, self);
                 return part;
             }
         }
@@ -405,7 +407,7 @@ private:
     AlignedVec<double> xd_, yd_, zd_, qd_;
     AlignedVec<float> xf_, yf_, zf_, qf_, xl_, yl_, zl_;  // xl_..: MIXED offsets' low parts
     AlignedVec<float> qh_;                                 // SINGLE, SIMD kernels: q / 2
-    std::vector<double> origin_;
+    std::vector<double> origin_, lo_mean_;  // MIXED: per chunk (MixedCells)
 };
 
 }  // namespace

@@ -47,9 +47,10 @@ struct FieldSimdKernels {
     // guard = false promises that no point is within the guard radius of a cell of the chunk (the singular
     // radius; in MIXED kNearRadius2), as the chunk's bounding box shows; the kernel then skips the check.
     void (*single)(const SimdCellsF &c, const float (*p)[3], int np, float self, bool guard, float *part);
-    // h, l: the point's offset from the chunk origin as hi + lo floats (field_mixed_split); p: absolute.
-    void (*mixed)(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3], int np,
-                  double self, bool guard, double *part);
+    // h, l: the point's offset from the chunk origin as hi + lo floats (field_mixed_split); b2: the point's
+    // field_mixed_b2 for the chunk; p: absolute.
+    void (*mixed)(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2,
+                  const double (*p)[3], int np, double self, bool guard, double *part);
     void (*dbl)(const SimdCellsD &c, const double (*p)[3], int np, double self, bool guard, double *part);
     // DOUBLE at np <= kSimdMaxPoints lattice nodes that share x and y (node k at z[k]) against n cells (a multiple of
     // 16, any layout): each cell's x-y distance serves all np nodes, and the series stops at 1e-12 relative instead

@@ -138,27 +138,27 @@ inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *
 }
 
 // MIXED's d^2 from a = hi - hi (exact: both on the 2^-16 bohr grid) and b = lo - lo per axis, as
-// a (a + 2b) + b^2 summed over the axes. Two cheaper forms fail a claim (bench/results/h200_2026-11-28_m1/notes.md):
-// d = a + b rounded to float gives every cell of a lattice plane (one x, or y, or z) the same error, which adds up
-// over the plane instead of averaging out (1.03e-8 normwise with rsqrtps on FieldCpuIsa's uniform lattice, past the
-// 1e-8 claim); a^2 + 2ab + b^2 with the squares added last is biased: a lies on the grid, so the bits of a^2 below
-// the sum's last place are few and patterned, and their rounding has a mean (+1e-9 relative in d^2 at 4 bohr; the
-// water dimer's mean error -3.7e-10 hartree). a (a + 2b) rounds a product with a random factor instead: no mean.
-inline F16 mixed_d2(F16 ax, F16 ay, F16 az, F16 bx, F16 by, F16 bz, F16 two) {
-    const F16 bb = vfma(bz, bz, vfma(by, by, mul(bx, bx)));
-    return vfma(az, vfma(bz, two, az), vfma(ay, vfma(by, two, ay), vfma(ax, vfma(bx, two, ax), bb)));
+// a (a + 2b) summed over the axes onto b2, the mean of |b|^2 over the chunk (field_mixed_b2). Two cheaper forms fail
+// a claim (bench/results/h200_2026-11-28_m1/notes.md): d = a + b rounded to float gives every cell of a lattice plane
+// (one x, or y, or z) the same error, which adds up over the plane instead of averaging out (1.03e-8 normwise with
+// rsqrtps on FieldCpuIsa's uniform lattice, past the 1e-8 claim); a^2 + 2ab + b^2 with the squares added last is
+// biased: a lies on the grid, so the bits of a^2 below the sum's last place are few and patterned, and their
+// rounding has a mean (+1e-9 relative in d^2 at 4 bohr; the water dimer's mean error -3.7e-10 hartree). a (a + 2b)
+// rounds a product with a random factor instead: no mean.
+inline F16 mixed_d2(F16 ax, F16 ay, F16 az, F16 bx, F16 by, F16 bz, F16 two, F16 b2) {
+    return vfma(az, vfma(bz, two, az), vfma(ay, vfma(by, two, ay), vfma(ax, vfma(bx, two, ax), b2)));
 }
 
 template <int P, Mode M>
-inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3],
-                       double self, double *part, float *dmin) {
+inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2,
+                       const double (*p)[3], double self, double *part, float *dmin) {
     const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2), two = F16::set(2.0);
-    F16 hx[P], hy[P], hz[P], lx[P], ly[P], lz[P], corr[P], dm[P];
+    F16 hx[P], hy[P], hz[P], lx[P], ly[P], lz[P], bb[P], corr[P], dm[P];
     D16 acc[P];
     double near[P];
     for (int k = 0; k < P; ++k) {
         hx[k] = F16::set(h[k][0]), hy[k] = F16::set(h[k][1]), hz[k] = F16::set(h[k][2]);
-        lx[k] = F16::set(l[k][0]), ly[k] = F16::set(l[k][1]), lz[k] = F16::set(l[k][2]);
+        lx[k] = F16::set(l[k][0]), ly[k] = F16::set(l[k][1]), lz[k] = F16::set(l[k][2]), bb[k] = F16::set(b2[k]);
         corr[k] = zero, dm[k] = F16::set(3.0e38), acc[k] = D16::set(0.0), near[k] = 0.0;
     }
     for (int i = 0; i < kFieldChunk; i += kL * kRun) {
@@ -171,7 +171,7 @@ inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l
 #pragma GCC unroll 4
             for (int k = 0; k < P; ++k) {
                 const F16 d2 = mixed_d2(sub(x, hx[k]), sub(y, hy[k]), sub(z, hz[k]), sub(xl, lx[k]), sub(yl, ly[k]),
-                                        sub(zl, lz[k]), two);
+                                        sub(zl, lz[k]), two, bb[k]);
                 F16 y0 = rsqrt(d2);
                 if constexpr (M == kCareful) {
                     if (const unsigned bits = lt_bits(d2, near2)) {
@@ -196,22 +196,23 @@ inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l
 }
 
 template <int P>
-inline void mixed_points(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3],
-                         double self, bool guard, double *part) {
-    if (!guard) return mixed_pass<P, kFast>(c, h, l, p, self, part, nullptr);
+inline void mixed_points(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2,
+                         const double (*p)[3], double self, bool guard, double *part) {
+    if (!guard) return mixed_pass<P, kFast>(c, h, l, b2, p, self, part, nullptr);
     float dmin[P];
-    mixed_pass<P, kGuarded>(c, h, l, p, self, part, dmin);
+    mixed_pass<P, kGuarded>(c, h, l, b2, p, self, part, dmin);
     for (int k = 0; k < P; ++k)
-        if (!(dmin[k] >= kNearRadius2)) mixed_pass<1, kCareful>(c, h + k, l + k, p + k, self, part + k, nullptr);
+        if (!(dmin[k] >= kNearRadius2))
+            mixed_pass<1, kCareful>(c, h + k, l + k, b2 + k, p + k, self, part + k, nullptr);
 }
 
-void mixed(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const double (*p)[3], int np,
-           double self, bool guard, double *part) {
+void mixed(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2, const double (*p)[3],
+           int np, double self, bool guard, double *part) {
     switch (np) {
-        case 1: mixed_points<1>(c, h, l, p, self, guard, part); break;
-        case 2: mixed_points<2>(c, h, l, p, self, guard, part); break;
-        case 3: mixed_points<3>(c, h, l, p, self, guard, part); break;
-        default: mixed_points<4>(c, h, l, p, self, guard, part); break;
+        case 1: mixed_points<1>(c, h, l, b2, p, self, guard, part); break;
+        case 2: mixed_points<2>(c, h, l, b2, p, self, guard, part); break;
+        case 3: mixed_points<3>(c, h, l, b2, p, self, guard, part); break;
+        default: mixed_points<4>(c, h, l, b2, p, self, guard, part); break;
     }
 }
 

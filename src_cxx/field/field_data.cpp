@@ -99,6 +99,7 @@ MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far) {
     c.x.assign(padded, far), c.y.assign(padded, far), c.z.assign(padded, far), c.q.assign(padded, 0.0f);
     c.xl.assign(padded, 0.0f), c.yl.assign(padded, 0.0f), c.zl.assign(padded, 0.0f);
     c.xd.assign(padded, far), c.yd.assign(padded, far), c.zd.assign(padded, far), c.qd.assign(padded, 0.0);
+    c.lo_mean.assign(4 * static_cast<size_t>(c.n_chunks), 0.0);
     const std::vector<int64_t> order = field_morton_order(d, chunk);
     auto X = [&](int64_t m, int k) { return d.cell_xyz[3 * order[m] + k]; };
     for (int64_t ch = 0; ch < c.n_chunks; ++ch) {
@@ -119,6 +120,12 @@ MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far) {
             c.q[m] = static_cast<float>(want);
             carry = want - static_cast<double>(c.q[m]);
         }
+        double *lm = &c.lo_mean[4 * ch];
+        for (int64_t m = b; m < e; ++m) {
+            const double l[3] = {c.xl[m], c.yl[m], c.zl[m]};
+            for (int k = 0; k < 3; ++k) lm[k] += l[k], lm[3] += l[k] * l[k];
+        }
+        for (int k = 0; k < 4; ++k) lm[k] /= static_cast<double>(e - b);
     }
     return c;
 }
