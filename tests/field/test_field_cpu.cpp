@@ -181,7 +181,7 @@ TEST(FieldCpu, MixedWithin1e8SmallFieldAndNearCells) {
 // that repeats along the lattice's planes and rows adds up instead of averaging out, so this is MIXED's hardest field
 // for the claim; points around the blob, on cell centres and 1e-3 bohr from them. (With d = a + b rounded to float:
 // runs of 16 float terms reached 1.16e-8 here, runs of 8 8.6e-9 with AVX-512 and 1.03e-8 with AVX2; with d^2 as
-// a (a + 2b) + b^2, 5.4e-9 and 5.2e-9. Every instruction set: FieldCpuIsa.MixedWithinClaimOnUniformLattice.)
+// a (a + 2b) onto the chunk's mean b^2 (field_mixed_b2), 5.4e-9 and 5.2e-9. Every instruction set: FieldCpuIsa.MixedWithinClaimOnUniformLattice.)
 TEST(FieldCpu, MixedWithinClaimOnUniformLattice) {
     const double h = 0.175, dv = h * h * h;
     const System s = qmmm_test::lattice_system(48, 40, 36, h, 5);
