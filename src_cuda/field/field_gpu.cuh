@@ -137,7 +137,7 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
                               int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s);
 
-// Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n_segments * n doubles;
+// Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n * n_segments doubles (point-major);
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).
 // config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force a tile shape for
 // tuning (8032, 4064, 4032, 2064, 2032, 1064, 1032); results do not depend on it.

@@ -520,14 +520,17 @@ __device__ __forceinline__ void join_quarters(const Acc *partial, Acc (*red)[G *
     }
 }
 
-// Group 0's totals to the segment's partials (points past n are not written).
+// Group 0's totals to the segment's partials (points past n are not written). A point's partials lie together,
+// part[i * n_segments + seg], so that segment_sum_kernel's warp reads them as one coalesced run: segment-major, its
+// lanes each read a 32-byte sector for 8 useful bytes, 16 us of an 8,192-point call on the H200 (ncu,
+// bench/results/h200_2026-11-29_p1); these scattered stores cost nothing that shows beside the pair loop.
 template <class Acc, int P, int G>
 __device__ __forceinline__ void store_totals(const Acc *total, int sub, int64_t first, int seg, int64_t n, double *part) {
     if (sub != 0) return;
 #pragma unroll
     for (int k = 0; k < P; ++k) {
         const int64_t i = first + static_cast<int64_t>(k) * G;
-        if (i < n) part[static_cast<int64_t>(seg) * n + i] = static_cast<double>(total[k]);
+        if (i < n) part[i * gridDim.y + seg] = static_cast<double>(total[k]);
     }
 }
 
@@ -757,7 +760,8 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     const int lane = threadIdx.x % 32;
     if (i >= n) return;  // i is the same for the whole warp
     Acc s = 0;
-    for (int g = lane; g < n_segments; g += 32) s += static_cast<Acc>(part[static_cast<int64_t>(g) * n + i]);
+    const double *mine = part + i * n_segments;
+    for (int g = lane; g < n_segments; g += 32) s += static_cast<Acc>(mine[g]);
     s = warp_sum(s);
     const double px = xyz[3 * i], py = xyz[3 * i + 1], pz = xyz[3 * i + 2];
     auto d2_to = [&](const Cell64 &a) {
