@@ -183,13 +183,23 @@ public:
             std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
             xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
             seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
+            if (precision_ == QMMM_PRECISION_MIXED && !dc_.rows) {  // mixed_quarter_kernel's meeting place
+                const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
+                join_totals_.ensure(kSub * qp, "quarter totals");
+                if (join_counts_.n < qp / 32) {  // new counters start at zero; every launch leaves them so
+                    join_counts_.ensure(qp / 32, "quarter counters");
+                    check(cudaMemsetAsync(join_counts_.p, 0, join_counts_.n * sizeof(unsigned), stream_),
+                          "cudaMemsetAsync (counters)");
+                }
+            }
             out_dev_.ensure(static_cast<size_t>(n), "results");
             check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
                                   cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
             for (int64_t b = 0; b < n; b += batch) {
                 const int64_t m = std::min(batch, n - b);
                 check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
-                                        seg_part_.p, out_dev_.p + b, tile_config_, stream_), "throughput kernel launch");
+                                        seg_part_.p, out_dev_.p + b, tile_config_,
+                                        QuarterJoin{join_totals_.p, join_counts_.p}, stream_), "throughput kernel launch");
             }
             check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
                                   cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
@@ -473,6 +483,7 @@ private:
         heavy_dev_.release();
         row_cells_.release(), rows_.release();
         result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
+        join_totals_.release(), join_counts_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
@@ -501,7 +512,8 @@ private:
     bool ll_running_ = false;
     int ll_blocks_ = 1;
     Clock::time_point ll_last_{};
-    DeviceBuf<double> origin_, lo_mean_, seg_part_, xyz_dev_, out_dev_;
+    DeviceBuf<double> origin_, lo_mean_, seg_part_, xyz_dev_, out_dev_, join_totals_;
+    DeviceBuf<unsigned> join_counts_;
     PinnedBuf<double> out_, xyz_host_;
     std::vector<double> nuc_;
     int64_t n_ = 0;

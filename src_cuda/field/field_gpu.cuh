@@ -137,11 +137,22 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
                               int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s);
 
+// Where MIXED's quarter blocks on the tile layout meet (launch_throughput, mixed_quarter_kernel): each block's quarter
+// totals, kSub * n_segments * quarter_points(n) doubles, and one counter per group of points and segment,
+// n_segments * quarter_points(n) / 32, zero before the first launch (each launch leaves them zero). Unused otherwise.
+struct QuarterJoin {
+    double *totals = nullptr;
+    unsigned *counts = nullptr;
+};
+// n rounded up to whole blocks of the largest tile shape (8 points a thread, 32 threads).
+inline int64_t quarter_points(int64_t n) { return (n + 255) / 256 * 256; }
+
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n * n_segments doubles (point-major);
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).
 // config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force a tile shape for
 // tuning (8032, 4064, 4032, 2064, 2032, 1064, 1032); results do not depend on it.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
-                              int64_t n, const double *xyz, double *partials, double *out, int config, cudaStream_t s);
+                              int64_t n, const double *xyz, double *partials, double *out, int config,
+                              QuarterJoin join, cudaStream_t s);
 
 }  // namespace qmmm::cuda::field

@@ -58,9 +58,9 @@ struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    // <= 80 registers (ptxas: 8-12 bytes of spills at P <= 2, 160 at P = 4): 6 blocks an SM,
-    // as many as the 33.5 KB tiles allow, against 4 at <= 128. 1,162-1,168 G pairs/s at N = 8,192 against
-    // 1,091-1,100 (bench/results/h100_2026-11-27_q5, alternated runs).
+    // <= 80 registers (ptxas: no spills at P <= 2 in mixed_quarter_kernel): 24 warps an SM. (With the four-group
+    // blocks of tile_kernel, 6 blocks an SM, as many as their 33.5 KB tiles allowed, against 4 at <= 128 registers:
+    // 1,162-1,168 G pairs/s at N = 8,192 against 1,091-1,100, bench/results/h100_2026-11-27_q5.)
     static constexpr int kMinBlocks = 6;
 };
 template <>
@@ -534,15 +534,16 @@ __device__ __forceinline__ void store_totals(const Acc *total, int sub, int64_t 
     }
 }
 
-// Block (x, y) = kSub groups of G threads; group g sums quarter g of every chunk of segment y for the block's
-// G * P points (thread lane l has points l, l + G, ...). A point's chunk partial is ((s0 + s1) + s2) + s3 over
-// the groups: the same for every G and P, and four times the parallelism of one thread per point and chunk
-// (small batches still fill the GPU). G is a multiple of 32, so a warp lies in one group and every branch on
-// the quarter is uniform in it.
+// SINGLE and DOUBLE on the tile layout (MIXED: mixed_quarter_kernel). Block (x, y) = kSub groups of G threads;
+// group g sums quarter g of every chunk of segment y for the block's G * P points (thread lane l has points l,
+// l + G, ...). A point's chunk partial is ((s0 + s1) + s2) + s3 over the groups: the same for every G and P, and
+// four times the parallelism of one thread per point and chunk (small batches still fill the GPU). G is a
+// multiple of 32, so a warp lies in one group and every branch on the quarter is uniform in it.
 template <int PREC, int P, int G>
 __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kSub * G))
     tile_kernel(DeviceCells c, int chunks_per_segment, int64_t n, const double *__restrict__ xyz,
                 double *__restrict__ part) {
+    static_assert(PREC != QMMM_PRECISION_MIXED, "MIXED takes mixed_quarter_kernel");
     using F = typename Traits<PREC>::F;
     using Acc = typename Traits<PREC>::Acc;
     using Cell = typename Traits<PREC>::Cell;
@@ -577,31 +578,15 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
         Acc partial[P];
         float dmin[P];
         bool suspect[P];
-        if constexpr (PREC == QMMM_PRECISION_MIXED) {
-            // A warp with a point near the quarter's sphere keeps the smallest d2 of each point: those with a
-            // cell inside the near radius have the quarter summed again with the near cells in double.
-            bool near = false;
+        // bound 0: charges of both signs in the quarter, where a large term could be cancelled -- every point takes
+        // the careful sum.
+        if (info.bound > 0.0f) {
+            quarter_sum<PREC, P, false>(mine, q, partial, dmin);
 #pragma unroll
-            for (int k = 0; k < P; ++k) {
-                const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
-                            dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
-                near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
-            }
-            if (__any_sync(0xffffffffu, near)) quarter_sum<PREC, P, true>(mine, q, partial, dmin);
-            else quarter_sum<PREC, P, false>(mine, q, partial, dmin);
-#pragma unroll
-            for (int k = 0; k < P; ++k) suspect[k] = dmin[k] < kNearRadius2 || isnan(partial[k]);
+            for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<Acc>(info.bound));
         } else {
-            // bound 0: charges of both signs in the quarter, where a large term could be cancelled -- every
-            // point takes the careful sum.
-            if (info.bound > 0.0f) {
-                quarter_sum<PREC, P, false>(mine, q, partial, dmin);
 #pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<Acc>(info.bound));
-            } else {
-#pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = true;
-            }
+            for (int k = 0; k < P; ++k) suspect[k] = true;
         }
 #pragma unroll
         for (int k = 0; k < P; ++k) {
@@ -609,16 +594,98 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
                 PointWords<PREC> pw;
 #pragma unroll
                 for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
-                if constexpr (PREC == QMMM_PRECISION_MIXED)
-                    partial[k] = quarter_near_mixed(mine, pw, c.cells64 + ch * kChunk + sub * kQuarter, pt[k][0],
-                                                    pt[k][1], pt[k][2], c.self);
-                else
-                    partial[k] = quarter_exact<PREC>(mine, pw, self);
+                partial[k] = quarter_exact<PREC>(mine, pw, self);
             }
         }
         join_quarters<Acc, P, G>(partial, red, sub, lane, total);
     }
     store_totals<Acc, P, G>(total, sub, first, seg, n, part);
+}
+
+// MIXED on the tile layout: one block per chunk quarter. Block (x, y, z) = G threads that sum quarter z of every
+// chunk of segment y for the block's G * P points (thread l has points l, l + G, ...), each chunk's quarter as
+// tile_kernel's group z does. The kSub blocks of a group of points and segment meet through
+// global memory: each writes its totals (over the segment's chunks) and counts itself in; the last to arrive adds
+// them as ((T0 + T1) + T2) + T3, writes the segment's partials and sets the counter back to zero. Integer atomics
+// only; with one chunk a segment (fields below 512 Ki cells) these are tile_kernel's bits. No warp waits for
+// another: in tile_kernel's blocks of four groups a warp with a point near a cell (the careful sum) held the other
+// three at the block's barrier, 34 % of MIXED's stall cycles there. Measured against tile_kernel (bench/results/
+// h200_2026-11-29_q1, _q2): MIXED 5-8 % faster; SINGLE 4-6 % slower (more waits on the MUFU queue) and DOUBLE the
+// same, so they keep tile_kernel; blocks that loop over several segments (fewer, longer-lived blocks) were 14 % slower.
+template <int P, int G>
+__global__ void __launch_bounds__(G, Traits<QMMM_PRECISION_MIXED>::kMinBlocks * 128 / G)
+    mixed_quarter_kernel(DeviceCells c, int chunks_per_segment, int n_segments, int64_t n,
+                         const double *__restrict__ xyz, double *__restrict__ part, QuarterJoin join) {
+    constexpr int PREC = QMMM_PRECISION_MIXED;
+    __shared__ MixedCell tile[kQuarter];
+    __shared__ unsigned arrived;
+    const int sub = blockIdx.z, lane = threadIdx.x;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * G * P + lane;
+    // A point's coordinates are read again for each chunk (L1 hits) rather than kept in double registers.
+    auto point = [&](int k) { return xyz + 3 * min(first + static_cast<int64_t>(k) * G, n - 1); };
+    const int seg = blockIdx.y;
+    double total[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) total[k] = 0;
+    const int64_t ch0 = static_cast<int64_t>(seg) * chunks_per_segment;
+    const int64_t ch1 = min(ch0 + chunks_per_segment, c.n_chunks);
+    for (int64_t ch = ch0; ch < ch1; ++ch) {
+        __syncthreads();  // the previous quarter is no longer read
+        const MixedCell *src = static_cast<const MixedCell *>(c.cells) + ch * kChunk + sub * kQuarter;
+        for (int j = lane; j < kQuarter; j += G) tile[j] = src[j];
+        __syncthreads();
+        float q[P][kPointWords<PREC>];
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const double *x = point(k);
+            const double p[3] = {__ldg(x), __ldg(x + 1), __ldg(x + 2)};
+            local_point<PREC>(c, ch, p, q[k]);
+        }
+        const QuarterInfo info = c.quarters[ch * kSub + sub];
+        double partial[P];
+        float dmin[P];
+        bool near = false;  // as tile_kernel
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
+                        dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
+            near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
+        }
+        if (__any_sync(0xffffffffu, near)) quarter_sum<PREC, P, true>(tile, q, partial, dmin);
+        else quarter_sum<PREC, P, false>(tile, q, partial, dmin);
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+            if (dmin[k] < kNearRadius2 || isnan(partial[k])) {
+                PointWords<PREC> pw;
+#pragma unroll
+                for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
+                const double *x = point(k);
+                partial[k] = quarter_near_mixed(tile, pw, c.cells64 + ch * kChunk + sub * kQuarter, x[0], x[1], x[2],
+                                                c.self);
+            }
+            total[k] += partial[k];
+        }
+    }
+    // The join (CUDA's threadFenceReduction pattern): totals out, fence, count in; the last block reads all four.
+    const int64_t group = static_cast<int64_t>(seg) * gridDim.x + blockIdx.x;
+    double *totals = join.totals + group * kSub * (G * P);
+#pragma unroll
+    for (int k = 0; k < P; ++k) totals[sub * (G * P) + lane + k * G] = total[k];
+    __threadfence();
+    __syncthreads();
+    if (lane == 0) arrived = atomicAdd(&join.counts[group], 1u);
+    __syncthreads();
+    if (arrived != kSub - 1) return;  // the same for the whole block
+    __threadfence();
+    const volatile double *t = totals;
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        double s = t[lane + k * G];
+        for (int g = 1; g < kSub; ++g) s += t[g * (G * P) + lane + k * G];
+        const int64_t i = first + static_cast<int64_t>(k) * G;
+        if (i < n) part[i * n_segments + seg] = s;
+    }
+    if (lane == 0) join.counts[group] = 0;  // for the next launch, which the stream orders after this one
 }
 
 // tile_kernel for SINGLE and DOUBLE on the row layout (DeviceCells::rows): the same blocks, segments and quarter
@@ -802,7 +869,8 @@ cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, Relay *relay, La
 }
 
 template <int PREC, int P, int G>
-void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, cudaStream_t s) {
+void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, QuarterJoin join,
+          cudaStream_t s) {
     const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
     if (c.rows) {
@@ -810,14 +878,18 @@ void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
         else row_tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
         return;
     }
-    tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+    if constexpr (PREC == QMMM_PRECISION_MIXED) {
+        mixed_quarter_kernel<P, G><<<dim3(grid.x, grid.y, kSub), G, 0, s>>>(c, cps, nseg, n, xyz, part, join);
+    } else {
+        tile_kernel<PREC, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+    }
 }
 
 // Every configuration gives a point the same operations in the same order (bitwise equal results);
 // smaller batches take blocks with fewer points. config = P * 1000 + G forces one (tuning), 0 = by n.
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
-                       double *out, int config, cudaStream_t s) {
+                       double *out, int config, QuarterJoin join, cudaStream_t s) {
     if (config == 0) {
         // MIXED keeps 2 points a thread for large n too: 1,076 G pairs/s at N = 8,192 against 930 with 4 (its
         // points hold 6 words; bench/results/h100_2026-11-25_tiles, all shapes in one run). SINGLE takes 4 points
@@ -828,13 +900,13 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
         else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;
     }
     switch (config) {
-        case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, s); break;
-        case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, s); break;
-        case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, s); break;
-        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, s); break;
-        case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, s); break;
-        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, s); break;
-        default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, s); break;
+        case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, join, s); break;
+        default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, join, s); break;
     }
     segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
         part, nseg, n, xyz, c, out);
@@ -862,11 +934,11 @@ cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox
 }
 
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
-                              double *partials, double *out, int config, cudaStream_t s) {
+                              double *partials, double *out, int config, QuarterJoin join, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, config, s);
-        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, config, s);
-        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, config, s);
+        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, config, join, s);
+        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, config, join, s);
+        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, config, join, s);
     }
 }
 

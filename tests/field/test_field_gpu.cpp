@@ -194,26 +194,30 @@ TEST(FieldCuda, MixedWithin1e8SmallFieldAndNearCells) {
 
 TEST(FieldCuda, BitwiseRepeatableAndIndependentOfOtherPoints) {
     REQUIRE_GPU();
-    auto s = qmmm_test::random_system(300007, 9, 77);
-    for (int prec : kPrecisions) {
-        Field f(s, QMMM_BACKEND_CUDA, prec);
-        for (int64_t n : {5, 777, 20011}) {  // latency path, throughput path, several batches
-            auto pts = qmmm_test::random_points(n, 78 + n);
-            auto a = f.eval(pts), b = f.eval(pts);
-            EXPECT_TRUE(bitwise_equal(a.data(), b.data(), a.size())) << "repeat, n " << n << ", precision " << prec;
-            // Reversed order, other neighbours: the same bits per point.
-            std::vector<double> rev(pts.size());
-            for (int64_t p = 0; p < n; ++p) std::copy_n(&pts[3 * (n - 1 - p)], 3, &rev[3 * p]);
-            auto c = f.eval(rev);
-            std::reverse(c.begin(), c.end());
-            EXPECT_TRUE(bitwise_equal(a.data(), c.data(), a.size())) << "reversed, n " << n << ", precision " << prec;
-            if (n > 8) {  // a prefix of another size on the same path: same bits
-                std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
-                auto h = f.eval(head);
-                EXPECT_TRUE(bitwise_equal(a.data(), h.data(), h.size())) << "prefix, n " << n << ", precision " << prec;
-            } else {
-                auto h = f.eval({pts[3], pts[4], pts[5]});
-                EXPECT_TRUE(bitwise_equal(&a[1], h.data(), 1)) << "single point, precision " << prec;
+    // One chunk a segment (300,007 cells) and two (600,011: the quarter blocks add up their chunks before they meet).
+    for (int64_t m : {300007, 600011}) {
+        auto s = qmmm_test::random_system(m, 9, 77);
+        for (int prec : kPrecisions) {
+            Field f(s, QMMM_BACKEND_CUDA, prec);
+            for (int64_t n : {5, 777, 20011}) {  // latency path, throughput path, several batches
+                if (m > 300007 && n == 20011) continue;
+                auto pts = qmmm_test::random_points(n, 78 + n);
+                auto a = f.eval(pts), b = f.eval(pts);
+                EXPECT_TRUE(bitwise_equal(a.data(), b.data(), a.size())) << "repeat, n " << n << ", precision " << prec << ", M " << m;
+                // Reversed order, other neighbours: the same bits per point.
+                std::vector<double> rev(pts.size());
+                for (int64_t p = 0; p < n; ++p) std::copy_n(&pts[3 * (n - 1 - p)], 3, &rev[3 * p]);
+                auto c = f.eval(rev);
+                std::reverse(c.begin(), c.end());
+                EXPECT_TRUE(bitwise_equal(a.data(), c.data(), a.size())) << "reversed, n " << n << ", precision " << prec << ", M " << m;
+                if (n > 8) {  // a prefix of another size on the same path: same bits
+                    std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
+                    auto h = f.eval(head);
+                    EXPECT_TRUE(bitwise_equal(a.data(), h.data(), h.size())) << "prefix, n " << n << ", precision " << prec << ", M " << m;
+                } else {
+                    auto h = f.eval({pts[3], pts[4], pts[5]});
+                    EXPECT_TRUE(bitwise_equal(&a[1], h.data(), 1)) << "single point, precision " << prec;
+                }
             }
         }
     }
