@@ -602,6 +602,21 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
     store_totals<Acc, P, G>(total, sub, first, seg, n, part);
 }
 
+// MIXED: whether a point of the warp lies within the near radius of the quarter's sphere (QuarterInfo::box), plus room
+// for the float rounding of the test itself. Such a warp keeps the smallest d2 of each point; a point with a cell
+// inside the near radius has the quarter summed again with the near cells in double (quarter_near_mixed).
+template <int P>
+__device__ __forceinline__ bool warp_near(const float (*q)[kPointWords<QMMM_PRECISION_MIXED>], const float4 &box) {
+    bool near = false;
+#pragma unroll
+    for (int k = 0; k < P; ++k) {
+        const float dx = fmaf(0.5f, q[k][3], q[k][0]) - box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - box.y,
+                    dz = fmaf(0.5f, q[k][5], q[k][2]) - box.z;
+        near |= sqrtf(dx * dx + dy * dy + dz * dz) < box.w + kNearTest;
+    }
+    return __any_sync(0xffffffffu, near);
+}
+
 // MIXED on the tile layout: one block per chunk quarter. Block (x, y, z) = G threads that sum quarter z of every
 // chunk of segment y for the block's G * P points (thread l has points l, l + G, ...), each chunk's quarter as
 // tile_kernel's group z does. The kSub blocks of a group of points and segment meet through
@@ -644,14 +659,7 @@ __global__ void __launch_bounds__(G, Traits<QMMM_PRECISION_MIXED>::kMinBlocks * 
         const QuarterInfo info = c.quarters[ch * kSub + sub];
         double partial[P];
         float dmin[P];
-        bool near = false;  // as tile_kernel
-#pragma unroll
-        for (int k = 0; k < P; ++k) {
-            const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
-                        dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
-            near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
-        }
-        if (__any_sync(0xffffffffu, near)) quarter_sum<PREC, P, true>(tile, q, partial, dmin);
+        if (warp_near<P>(q, info.box)) quarter_sum<PREC, P, true>(tile, q, partial, dmin);
         else quarter_sum<PREC, P, false>(tile, q, partial, dmin);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
@@ -749,8 +757,8 @@ __global__ void __launch_bounds__(kSub * G, Traits<PREC>::kMinBlocks * 128 / (kS
     store_totals<F, P, G>(total, sub, first, seg, n, part);
 }
 
-// tile_kernel for MIXED on the row layout (MixedRowHead): the same blocks, segments, quarter order, near test per
-// warp (QuarterInfo::box) and careful sum as there. A point with a cell inside the near radius has its quarter summed
+// MIXED on the row layout (MixedRowHead): tile_kernel's blocks of four groups, segments and quarter order, and
+// mixed_quarter_kernel's near test per warp (warp_near) and careful sum. A point with a cell inside the near radius has its quarter summed
 // again by quarter_near_mixed from the tile layout's cells (global memory): its value still depends on the point only.
 template <int P, int G>
 __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBlocks * 128 / (kSub * G))
@@ -790,15 +798,8 @@ __global__ void __launch_bounds__(kSub * G, Traits<QMMM_PRECISION_MIXED>::kMinBl
         const QuarterInfo info = qi[sub];
         double partial[P];
         float dmin[P];
-        bool near = false;
-#pragma unroll
-        for (int k = 0; k < P; ++k) {
-            const float dx = fmaf(0.5f, q[k][3], q[k][0]) - info.box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - info.box.y,
-                        dz = fmaf(0.5f, q[k][5], q[k][2]) - info.box.z;
-            near |= sqrtf(dx * dx + dy * dy + dz * dz) < info.box.w + kNearTest;
-        }
         const float4 *mine = cells + sub * kQuarter;
-        if (__any_sync(0xffffffffu, near)) mixed_row_quarter_sum<P, true>(heads, mine, q, partial, dmin);
+        if (warp_near<P>(q, info.box)) mixed_row_quarter_sum<P, true>(heads, mine, q, partial, dmin);
         else mixed_row_quarter_sum<P, false>(heads, mine, q, partial, dmin);
 #pragma unroll
         for (int k = 0; k < P; ++k) {
