@@ -6,6 +6,7 @@
 
 namespace {
 thread_local std::string g_message;
+thread_local int g_index_base = 0;
 }  // namespace
 
 namespace qmmm {
@@ -35,9 +36,26 @@ int record_error(int status, const std::string &msg) noexcept {
     return status;
 }
 
+long long ix(int64_t i) noexcept { return static_cast<long long>(i) + g_index_base; }
+
+IndexBase::IndexBase(int base) noexcept : old_(g_index_base) { g_index_base = base; }
+IndexBase::~IndexBase() { g_index_base = old_; }
+
 }  // namespace qmmm
 
 extern "C" {
+
+QMMM_API int qmmm_set_index_base(int base) {
+    if (base != 0 && base != 1)
+        return qmmm::record_error(QMMM_ERR_INVALID_ARG,
+                                  qmmm::strfmt("qmmm_set_index_base: base = %d (use 0 for C, 1 for Fortran)", base));
+    g_index_base = base;
+    return QMMM_SUCCESS;
+}
+
+QMMM_API int qmmm_set_error(int status, const char *message) {
+    return qmmm::record_error(status, message ? message : "");
+}
 
 QMMM_API const char *qmmm_error_message(void) { return g_message.c_str(); }
 

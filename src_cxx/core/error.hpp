@@ -5,6 +5,7 @@
 // exception into the returned status and the calling thread's qmmm_error_message(), prefixed with the entry
 // point's name, so nothing escapes into C or Fortran callers.
 #pragma once
+#include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,22 @@ std::string strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Records msg as the calling thread's error message and returns status (api_guard's back end; also for
 // libraries beside this one, such as libqmmm_accel_mpi, through qmmm_mpi_record_error).
 int record_error(int status, const std::string &msg) noexcept;
+
+// An index as the calling thread's messages count it: from 0, or from 1 where a Fortran interface set
+// qmmm_set_index_base(1) around its call (so "point 3" is coord(:,3) to a Fortran caller).
+long long ix(int64_t i) noexcept;
+
+// Sets the calling thread's index base for the lifetime of the object, then restores the previous one.
+class IndexBase {
+public:
+    explicit IndexBase(int base) noexcept;
+    ~IndexBase();
+    IndexBase(const IndexBase &) = delete;
+    IndexBase &operator=(const IndexBase &) = delete;
+
+private:
+    int old_;
+};
 
 // Runs `body` (returning a status, normally QMMM_SUCCESS) and maps exceptions to statuses with messages
 // "where: what".

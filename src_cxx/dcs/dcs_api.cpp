@@ -13,6 +13,7 @@
 
 #include "core_backend.hpp"
 #include "dcs_backend.hpp"
+#include "cpu_threads.hpp"
 #include "error.hpp"
 
 namespace {
@@ -101,7 +102,7 @@ void check_options(const qmmm_dcs_options &o) {
     if (o.precision < QMMM_PRECISION_DOUBLE || o.precision > QMMM_PRECISION_MIXED)
         throw Error(QMMM_ERR_INVALID_ARG,
                     "opt->precision = " + std::to_string(o.precision) + " (0 DOUBLE, 1 SINGLE, 2 MIXED)");
-    if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, "opt->n_threads is negative");
+    qmmm::check_threads(o.n_threads, "opt->n_threads");
     if (o.kernel < QMMM_DCS_KERNEL_FAST || o.kernel > QMMM_DCS_KERNEL_VMD4_SLICE)
         throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 VMD4, 2 VMD4_SLICE)");
     if (!std::isfinite(o.max_device_bytes) || o.max_device_bytes < 0)

@@ -9,7 +9,9 @@
 #include "all_finite.hpp"
 #include "core_backend.hpp"
 #include "error.hpp"
+#include "cpu_threads.hpp"
 #include "field_backend.hpp"
+#include "field_charges.hpp"
 #include "field_split.hpp"
 #include "handle_registry.hpp"
 
@@ -20,6 +22,13 @@ struct qmmm_field_s {
     int64_t pending_n = 0;
     double *pending_u = nullptr;
     std::vector<double> pending_xyz;  // the points of the pending evaluation, for its error messages
+    double *pending_sum = nullptr;    // qmmm_field_eval_sum_async: where wait writes the sum
+    std::vector<double> scratch;      // the per-point values of a summing evaluation (grows, never shrinks)
+    // A point-charge field: the charges on which a point has no finite potential (unscreened, or EXP with a != 1),
+    // with the caller's index of each, for the singular-point message.
+    bool charges = false;
+    std::vector<double> singular_xyz;
+    std::vector<int64_t> singular_index;
 };
 
 namespace {
@@ -39,7 +48,7 @@ void check_array(const char *name, const double *a, int64_t n, int64_t stride) {
     for (int64_t i = 0; i < n * stride; ++i)
         if (!std::isfinite(a[i]))
             throw Error(QMMM_ERR_NONFINITE, strfmt("%s: element %lld of entry %lld is %s", name,
-                                                   static_cast<long long>(i % stride), static_cast<long long>(i / stride),
+                                                   qmmm::ix(i % stride), qmmm::ix(i / stride),
                                                    std::isnan(a[i]) ? "NaN" : "Inf"));
 }
 
@@ -50,7 +59,7 @@ void check_options(const qmmm_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->precision = %d is not a precision (0 DOUBLE, 1 SINGLE, 2 MIXED)", o.precision));
     if (o.device < -1) throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->device = %d (use -1 or a device index)", o.device));
-    if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->n_threads = %d is negative", o.n_threads));
+    qmmm::check_threads(o.n_threads, "opt->n_threads");
     if (!std::isfinite(o.cell_volume) || o.cell_volume < 0)
         throw Error(QMMM_ERR_INVALID_ARG,
                     strfmt("opt->cell_volume = %g (bohr^3) must be finite and >= 0", o.cell_volume));
@@ -82,7 +91,8 @@ void check_points(int64_t n, const double *xyz, const double *u) {
 // The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
 // anyway, so the check costs nothing there) and for a point on a cell centre when cell_volume is unknown; this
 // says which, for the first such point.
-void check_values(const qmmm::FieldData &d, int64_t n, const double *xyz, const double *u) {
+void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const double *u) {
+    const qmmm::FieldData &d = h.nuclei;
     if (qmmm::all_finite(u, n)) return;
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
@@ -92,12 +102,69 @@ void check_values(const qmmm::FieldData &d, int64_t n, const double *xyz, const 
                 throw Error(QMMM_ERR_SINGULAR,
                             strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of nucleus %lld: a point "
                                    "charge has no finite potential there",
-                                   static_cast<long long>(p), x[0], x[1], x[2], static_cast<long long>(b)));
+                                   qmmm::ix(p), x[0], x[1], x[2], qmmm::ix(b)));
+        if (h.charges) {
+            for (size_t m = 0; m < h.singular_index.size(); ++m) {
+                const double *c = &h.singular_xyz[3 * m];
+                const double dx = x[0] - c[0], dy = x[1] - c[1], dz = x[2] - c[2];
+                if (dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2)
+                    throw Error(QMMM_ERR_SINGULAR,
+                                strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of charge %lld, which "
+                                       "has no finite potential there (unscreened, or EXP screening with a != 1)",
+                                       qmmm::ix(p), x[0], x[1], x[2], qmmm::ix(h.singular_index[m])));
+            }
+            throw Error(QMMM_ERR_INTERNAL,
+                        strfmt("point %lld (%.17g, %.17g, %.17g): the potential is not finite although the point is on "
+                               "no charge and no nucleus",
+                               qmmm::ix(p), x[0], x[1], x[2]));
+        }
         throw Error(QMMM_ERR_SINGULAR,
                     strfmt("point %lld (%.17g, %.17g, %.17g) lies within 1e-10 bohr of a density cell centre and "
                            "qmmm_options.cell_volume is 0 (unknown); set it to use the uniform-cube self-potential",
-                           static_cast<long long>(p), x[0], x[1], x[2]));
+                           qmmm::ix(p), x[0], x[1], x[2]));
     }
+}
+
+// The backend of a validated field: the method, backend and precision of o; d's cells are moved out.
+std::unique_ptr<qmmm::FieldBackend> make_backend(qmmm::FieldData &d, const qmmm_options &o) {
+    // MIXED direct sums take the dominant cells apart (summed in double; field_backend.hpp says why).
+    if (o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT) qmmm::field_take_heavy(d);
+    std::unique_ptr<qmmm::FieldBackend> b;
+    if (o.backend == QMMM_BACKEND_CUDA) {
+        const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
+        qmmm::check_device(o.device, "opt->device");
+        b = o.method == QMMM_METHOD_SPLIT ? qmmm::GpuRegistry<qmmm::FieldSplitGpu>::get().make(d, o) : gpu.make(d, o);
+    } else if (o.method == QMMM_METHOD_SPLIT) {
+        b = qmmm::make_field_split_cpu(d, o);
+    } else if (o.precision != QMMM_PRECISION_MIXED && d.n_cells <= qmmm::kSmallCells) {
+        b = qmmm::make_field_cpu_small(d, o);
+    } else {
+        b = qmmm::make_field_cpu(d, o);
+    }
+    d.cell_xyz = {}, d.cell_q = {}, d.heavy_xyz = {}, d.heavy_q = {};
+    return b;
+}
+
+// sum_i u[i] in index order (the same bits for the same values, whatever the backend did in parallel).
+double ordered_sum(const double *u, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += u[i];
+    return s;
+}
+
+// The handle's buffer for n per-point values (allocated once per size reached, not per call).
+double *scratch(qmmm_field_s *h, int64_t n) {
+    if (n <= 0) return h->scratch.data();
+    if (static_cast<int64_t>(h->scratch.size()) < n) h->scratch.resize(static_cast<size_t>(n));
+    return h->scratch.data();
+}
+
+qmmm_options resolved_options(const qmmm_options *opt) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    if (opt) o = *opt;
+    check_options(o);
+    return o;
 }
 
 }  // namespace
@@ -130,35 +197,26 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         if (n_cells > 0 && !cell_q) throw Error(QMMM_ERR_NULL_ARG, "cell_q is NULL with n_cells > 0");
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
-        qmmm_options o;
-        qmmm_options_default(&o);
-        if (opt) o = *opt;
-        check_options(o);
+        const qmmm_options o0 = resolved_options(opt);
         check_array("cell_xyz", cell_xyz, n_cells, 3);
         check_array("cell_q", cell_q, n_cells, 1);
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
         check_array("nuc_z", nuc_z, n_nuclei, 1);
+        if (n_cells == 0 && n_nuclei == 0)
+            throw Error(QMMM_ERR_INVALID_ARG, "the field has no cells and no nuclei (n_cells = n_nuclei = 0): create "
+                                              "it after the environment is read");
 
         qmmm::FieldData d;
-        d.n_cells = n_cells, d.n_nuclei = n_nuclei, d.cell_volume = o.cell_volume;
+        d.n_cells = n_cells, d.n_nuclei = n_nuclei, d.cell_volume = o0.cell_volume;
         if (n_cells) d.cell_xyz.assign(cell_xyz, cell_xyz + 3 * n_cells), d.cell_q.assign(cell_q, cell_q + n_cells);
         if (n_nuclei) d.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), d.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
-        d.cell_self_inv_r = o.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o.cell_volume)
-                                              : std::numeric_limits<double>::quiet_NaN();
+        d.cell_self_inv_r = o0.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
+                                               : std::numeric_limits<double>::quiet_NaN();
 
+        qmmm_options o = o0;
         o.backend = qmmm::resolve_backend(o.backend);
         auto h = std::make_unique<qmmm_field_s>();
-        // MIXED direct sums take the dominant cells apart (summed in double; field_backend.hpp says why).
-        if (o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT) qmmm::field_take_heavy(d);
-        if (o.backend == QMMM_BACKEND_CUDA) {
-            const qmmm::FieldGpu &gpu = qmmm::GpuRegistry<qmmm::FieldGpu>::get();
-            qmmm::check_device(o.device, "opt->device");
-            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::GpuRegistry<qmmm::FieldSplitGpu>::get().make(d, o)
-                                                    : gpu.make(d, o);
-        } else {
-            h->impl = o.method == QMMM_METHOD_SPLIT ? qmmm::make_field_split_cpu(d, o) : qmmm::make_field_cpu(d, o);
-        }
-        d.cell_xyz = {}, d.cell_q = {}, d.heavy_xyz = {}, d.heavy_q = {};
+        h->impl = make_backend(d, o);
         d.n_cells = n_cells;  // as given (qmmm_field_sizes), heavy cells included
         h->nuclei = std::move(d);
         *f = g_fields.add(std::move(h));
@@ -173,7 +231,7 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
         check_points(n_points, xyz, u);
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval(n_points, xyz, u)) return s;
-        check_values(h->nuclei, n_points, xyz, u);
+        check_values(*h, n_points, xyz, u);
         return QMMM_SUCCESS;
     });
 }
@@ -196,8 +254,146 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
         qmmm_field_s *h = live(f);
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
+        double *sum = h->pending_sum;
+        h->pending_sum = nullptr;
         if (int s = h->impl->wait()) return s;
-        check_values(h->nuclei, h->pending_n, h->pending_xyz.data(), h->pending_u);
+        check_values(*h, h->pending_n, h->pending_xyz.data(), h->pending_u);
+        if (sum) *sum = ordered_sum(h->pending_u, h->pending_n);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum) {
+    return qmmm::api_guard("qmmm_field_eval_sum", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
+        *sum = 0;
+        double *u = scratch(h, n_points);
+        check_points(n_points, xyz, u);
+        if (n_points == 0) return QMMM_SUCCESS;
+        if (int s = h->impl->eval(n_points, xyz, u)) return s;
+        check_values(*h, n_points, xyz, u);
+        *sum = ordered_sum(u, n_points);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum) {
+    return qmmm::api_guard("qmmm_field_eval_sum_async", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
+        if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
+        *sum = 0;
+        double *u = scratch(h, n_points);
+        check_points(n_points, xyz, u);
+        if (n_points == 0) return QMMM_SUCCESS;
+        if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
+        h->pending = true, h->pending_n = n_points, h->pending_u = u, h->pending_sum = sum;
+        h->pending_xyz.assign(xyz, xyz + 3 * n_points);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const double *x, const double *y,
+                                       const double *z, int64_t stride, const double *q, int32_t screening,
+                                       const double *screen_a, const double *screen_b, int64_t n_nuclei,
+                                       const double *nuc_xyz, const double *nuc_z, const qmmm_options *opt) {
+    return qmmm::api_guard("qmmm_field_create_charges", [&]() -> int {
+        if (!f) throw Error(QMMM_ERR_NULL_ARG, "f (the handle to fill) is NULL");
+        *f = nullptr;
+        if (n_charges < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_charges = %lld is negative", static_cast<long long>(n_charges)));
+        if (n_nuclei < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_nuclei = %lld is negative", static_cast<long long>(n_nuclei)));
+        if (n_charges == 0 && n_nuclei == 0)
+            throw Error(QMMM_ERR_INVALID_ARG, "the field has no charges and no nuclei (n_charges = n_nuclei = 0): "
+                                              "create it after the charges are read");
+        if (stride < 1)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("stride = %lld: use 1 for three arrays x, y, z, or 3 for one "
+                                                     "array (3,n) passed as x = xyz, y = xyz + 1, z = xyz + 2",
+                                                     static_cast<long long>(stride)));
+        if (screening < QMMM_SCREEN_NONE || screening > QMMM_SCREEN_GAUSSIAN)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("screening = %d is not a screening (0 NONE, 1 EXP, 2 GAUSSIAN)",
+                                                     screening));
+        if (n_charges > 0) {
+            if (!x || !y || !z) throw Error(QMMM_ERR_NULL_ARG, "x, y or z is NULL with n_charges > 0");
+            if (!q) throw Error(QMMM_ERR_NULL_ARG, "q is NULL with n_charges > 0");
+            if (screening != QMMM_SCREEN_NONE && !screen_a)
+                throw Error(QMMM_ERR_NULL_ARG, screening == QMMM_SCREEN_EXP ? "screen_a (EXP: a) is NULL"
+                                                                            : "screen_a (GAUSSIAN: sigma) is NULL");
+            if (screening == QMMM_SCREEN_EXP && !screen_b) throw Error(QMMM_ERR_NULL_ARG, "screen_b (EXP: b) is NULL");
+        }
+        if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
+        if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
+        qmmm_options o = resolved_options(opt);
+        if (o.method != QMMM_METHOD_DIRECT)
+            throw Error(QMMM_ERR_UNSUPPORTED, "point-charge fields are summed directly (opt->method = DIRECT)");
+        if (o.cell_volume != 0)
+            throw Error(QMMM_ERR_INVALID_ARG, "opt->cell_volume must be 0 for point charges (it belongs to cells)");
+        check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
+        check_array("nuc_z", nuc_z, n_nuclei, 1);
+
+        auto h = std::make_unique<qmmm_field_s>();
+        h->charges = true;
+        qmmm::FieldData d;  // the unscreened charges as cells of charge -q, and the nuclei
+        qmmm::ScreenedCharges sc;
+        sc.kind = screening;
+        const char *names[2] = {screening == QMMM_SCREEN_GAUSSIAN ? "sigma" : "a", "b"};
+        for (int64_t m = 0; m < n_charges; ++m) {
+            const double p[3] = {x[m * stride], y[m * stride], z[m * stride]};
+            const double qm = q[m];
+            const double a = screening != QMMM_SCREEN_NONE ? screen_a[m] : 0.0;
+            const double b = screening == QMMM_SCREEN_EXP ? screen_b[m] : 0.0;
+            const double v[6] = {p[0], p[1], p[2], qm, a, b};
+            const char *what[6] = {"x", "y", "z", "q", names[0], names[1]};
+            for (int k = 0; k < 6; ++k)
+                if (!std::isfinite(v[k]))
+                    throw Error(QMMM_ERR_NONFINITE, strfmt("charge %lld: %s is %s", qmmm::ix(m), what[k],
+                                                           std::isnan(v[k]) ? "NaN" : "Inf"));
+            if (screening == QMMM_SCREEN_EXP && b < 0)
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 must be >= 0", qmmm::ix(m), b));
+            if (screening == QMMM_SCREEN_GAUSSIAN && a < 0)
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: sigma = %g bohr must be >= 0", qmmm::ix(m), a));
+            const bool screened = screening == QMMM_SCREEN_EXP ? (a != 0 && b != 0)
+                                  : screening == QMMM_SCREEN_GAUSSIAN ? a != 0 : false;
+            if (!screened) {
+                d.cell_xyz.insert(d.cell_xyz.end(), p, p + 3), d.cell_q.push_back(-qm);
+            } else {
+                const double sa = screening == QMMM_SCREEN_GAUSSIAN ? 1.0 / a : a;
+                sc.x.push_back(p[0]), sc.y.push_back(p[1]), sc.z.push_back(p[2]), sc.q.push_back(qm);
+                sc.a.push_back(sa), sc.b.push_back(b), sc.cut2.push_back(qmmm::charges_cut2(screening, sa, b));
+                sc.index.push_back(m);
+            }
+            if (!screened || (screening == QMMM_SCREEN_EXP && a != 1)) {
+                h->singular_xyz.insert(h->singular_xyz.end(), p, p + 3);
+                h->singular_index.push_back(m);
+            }
+        }
+        sc.n = static_cast<int64_t>(sc.q.size());
+        d.n_cells = static_cast<int64_t>(d.cell_q.size()), d.n_nuclei = n_nuclei;
+        if (n_nuclei) d.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), d.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
+        d.cell_self_inv_r = std::numeric_limits<double>::quiet_NaN();  // a point on an unscreened charge: SINGULAR
+
+        o.backend = qmmm::resolve_backend(o.backend);
+        std::unique_ptr<qmmm::ScreenedTerm> screened;
+        int device = -1;
+        if (sc.n > 0) {
+            if (o.backend == QMMM_BACKEND_CUDA) {
+                qmmm::check_device(o.device, "opt->device");
+                screened = qmmm::GpuRegistry<qmmm::ScreenedGpu>::get().make(sc, o.precision, o.device);
+            } else {
+                screened = qmmm::make_screened_cpu(sc, o.precision, o.n_threads);
+            }
+        }
+        std::unique_ptr<qmmm::FieldBackend> inner;
+        if (d.n_cells > 0 || d.n_nuclei > 0) inner = make_backend(d, o);
+        if (inner) device = inner->device();
+        else if (o.backend == QMMM_BACKEND_CUDA) device = o.device;  // -1: the current device
+        h->impl = qmmm::make_field_charges(std::move(inner), std::move(screened), o.backend, o.precision, device);
+        d.n_cells = n_charges;  // qmmm_field_sizes: the charges as given
+        h->nuclei = std::move(d);
+        *f = g_fields.add(std::move(h));
         return QMMM_SUCCESS;
     });
 }

@@ -30,7 +30,9 @@
 #include <limits>
 #include <numeric>
 
+#include "cpu_pool.hpp"
 #include "cpu_simd.hpp"
+#include "cpu_threads.hpp"
 #include "error.hpp"
 #include "field_backend.hpp"
 #include "field_cpu_simd.hpp"
@@ -234,7 +236,7 @@ public:
     int precision() const override { return precision_; }
 
     int eval(int64_t n, const double *xyz, double *u) override {
-        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+        const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_chunks_ * kChunk));
         if (n_chunks_ > 0) {
             if (n >= nt) {
                 // Tiles of up to kTile points walk the cells in blocks of kBlockChunks chunks, so a block
@@ -244,26 +246,19 @@ public:
                 // partials in chunk order, so the value does not change by a bit.
                 const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / nt));
                 const int64_t tiles = (n + tile - 1) / tile;
-#pragma omp parallel num_threads(nt)
-                {
-#pragma omp for schedule(dynamic, 1)
-                    for (int64_t t = 0; t < tiles; ++t) eval_tile(xyz, t * tile, std::min(n, (t + 1) * tile), u);
-                    simd_clear_upper();
-                }
+                parallel_tiles(nt, tiles, [&](int64_t t) { eval_tile(xyz, t * tile, std::min(n, (t + 1) * tile), u); });
             } else {
-                // Few points: spread the chunks over threads, then add partials in chunk order.
+                // Few points: spread blocks of chunks over threads, then add partials in chunk order.
                 std::vector<double> part(static_cast<size_t>(n_chunks_));
+                const int64_t blocks = (n_chunks_ + kBlockChunks - 1) / kBlockChunks;
                 for (int64_t p = 0; p < n; ++p) {
                     const double *pt = xyz + 3 * p;
                     const bool fast = simd_point(pt);
-#pragma omp parallel num_threads(nt)
-                    {
-#pragma omp for schedule(static)
-                        for (int64_t c = 0; c < n_chunks_; ++c)
+                    parallel_tiles(nt, blocks, [&](int64_t b) {
+                        for (int64_t c = b * kBlockChunks; c < std::min(n_chunks_, (b + 1) * kBlockChunks); ++c)
                             if (fast) partials(c, &pt, 1, &part[c]);
                             else part[c] = chunk(c, pt);
-                        simd_clear_upper();
-                    }
+                    });
                     u[p] = sum_partials(part.data());
                 }
             }

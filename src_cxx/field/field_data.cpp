@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "cpu_pool.hpp"
 #include "field_backend.hpp"
 
 namespace qmmm {
@@ -13,28 +14,42 @@ namespace qmmm {
 // In parallel from a few thousand pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of
 // 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs:
 // bench/results/h100_2026-11-27_q8).
+namespace {
+
+// The nuclear (and heavy-cell) term of one point: u becomes (u + heavy) - nuclear, NaN on a nucleus.
+inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p, double u) {
+    double h = 0.0;
+    for (int64_t m = 0; m < n_heavy; ++m) {
+        const double dx = p[0] - d.heavy_xyz[3 * m], dy = p[1] - d.heavy_xyz[3 * m + 1], dz = p[2] - d.heavy_xyz[3 * m + 2];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        h += d.heavy_q[m] * (d2 < kSingularRadius2 ? d.cell_self_inv_r : 1.0 / std::sqrt(d2));
+    }
+    double s = 0.0;
+    bool on = false;
+    for (int64_t b = 0; b < d.n_nuclei; ++b) {
+        const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        on |= d2 < kSingularRadius2;
+        s += d.nuc_z[b] / std::sqrt(d2);
+    }
+    return on ? std::numeric_limits<double>::quiet_NaN() : (u + h) - s;  // the API reports the nucleus
+}
+
+}  // namespace
+
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
     const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n * (d.n_nuclei + n_heavy) >= 16384)
-    for (int64_t p = 0; p < n; ++p) {
-        double h = 0.0;
-        for (int64_t m = 0; m < n_heavy; ++m) {
-            const double dx = xyz[3 * p] - d.heavy_xyz[3 * m], dy = xyz[3 * p + 1] - d.heavy_xyz[3 * m + 1],
-                         dz = xyz[3 * p + 2] - d.heavy_xyz[3 * m + 2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            h += d.heavy_q[m] * (d2 < kSingularRadius2 ? d.cell_self_inv_r : 1.0 / std::sqrt(d2));
-        }
-        double s = 0.0;
-        bool on = false;
-        for (int64_t b = 0; b < d.n_nuclei; ++b) {
-            const double dx = xyz[3 * p] - d.nuc_xyz[3 * b], dy = xyz[3 * p + 1] - d.nuc_xyz[3 * b + 1],
-                         dz = xyz[3 * p + 2] - d.nuc_xyz[3 * b + 2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            on |= d2 < kSingularRadius2;
-            s += d.nuc_z[b] / std::sqrt(d2);
-        }
-        u[p] = on ? std::numeric_limits<double>::quiet_NaN() : (u[p] + h) - s;  // the API reports the nucleus
+    if (d.n_nuclei == 0 && n_heavy == 0) return;
+    // Small calls stay on the caller's thread (an OpenMP region, even with if(false), costs ~2-4 us: more than a
+    // legacy code's whole point-charge loop).
+    if (threads <= 1 || n * (d.n_nuclei + n_heavy) < 16384) {
+        for (int64_t p = 0; p < n; ++p) u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p]);
+        return;
     }
+    constexpr int64_t kTile = 64;
+    parallel_tiles(threads, (n + kTile - 1) / kTile, [&](int64_t t) {
+        for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p) u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p]);
+    });
 }
 
 void field_take_heavy(FieldData &d) {

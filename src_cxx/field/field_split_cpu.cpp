@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "cpu_simd.hpp"
+#include "cpu_threads.hpp"
 #include "error.hpp"
 #include "field_cpu_simd.hpp"
 #include "field_split.hpp"
@@ -325,7 +326,7 @@ public:
     int precision() const override { return QMMM_PRECISION_DOUBLE; }
 
     int eval(int64_t n, const double *xyz, double *u) override {
-        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+        const int nt = call_threads(threads_, 1e3 * static_cast<double>(n));  // a point costs ~10^3 pair terms
         std::vector<char> out(static_cast<size_t>(n));
         if (n >= kSortPoints) split_point_order(view_.grid, 0.5 * std::sqrt(view_.rc2), n, xyz, nt, order_);
         else order_.clear();
@@ -393,7 +394,7 @@ private:
         constexpr int64_t kGroup = 32;         // tasks that share a block's loads from L2
         const int64_t nt_tasks = static_cast<int64_t>(task.size()), n16 = nc / 16 * 16;
         const double self = model_.build_self;
-        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+        const int nt = threads_ > 0 ? threads_ : default_threads();  // setup: always large
 #pragma omp parallel num_threads(nt)
         {
 #pragma omp for schedule(dynamic, 1)
@@ -434,7 +435,7 @@ private:
     }
     void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) override {
         const SplitView v = m.view();
-        const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+        const int nt = threads_ > 0 ? threads_ : default_threads();  // setup: always large
 #pragma omp parallel num_threads(nt)
         {
 #pragma omp for schedule(dynamic, 64)

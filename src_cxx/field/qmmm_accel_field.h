@@ -102,6 +102,40 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
 /* Destroying NULL is QMMM_ERR_BAD_HANDLE; destroying twice is detected (QMMM_ERR_BAD_HANDLE). */
 QMMM_API int qmmm_field_destroy(qmmm_field f);
 
+/* ---- MM point charges (the call site of a QM/MM QMC code) ---- */
+/* Screening of point charges, per charge (qmmm_field_create_charges): with distance d = |r - R_m| in bohr,
+ *   NONE:     -q_m / d
+ *   EXP:      -q_m (1 - a_m exp(-b_m d^2)) / d     a_m dimensionless, b_m >= 0 in bohr^-2 (a_m = 0 or b_m = 0: NONE)
+ *   GAUSSIAN: -q_m erf(d / sigma_m) / d            sigma_m >= 0 in bohr (sigma_m = 0: NONE), a smeared charge */
+enum { QMMM_SCREEN_NONE = 0, QMMM_SCREEN_EXP = 1, QMMM_SCREEN_GAUSSIAN = 2 };
+
+/* A field of n_charges MM point charges with PHYSICAL sign (a positive charge lowers an electron's energy: an
+ * electron at r feels -q_m / |r - R_m| hartree) and, optionally, nuclei as in qmmm_field_create (-Z_b / |r - R_b|).
+ * Positions in bohr: charge m at (x[m * stride], y[m * stride], z[m * stride]); stride 1 for three arrays x(:),
+ * y(:), z(:), stride 3 for one array xyz(3,n) passed as x = xyz, y = xyz + 1, z = xyz + 2. q in e. screening is a
+ * QMMM_SCREEN_*; screen_a holds a_m (EXP) or sigma_m (GAUSSIAN), screen_b holds b_m (EXP); unused ones may be NULL.
+ * The data are copied. opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults.
+ * The field is evaluated by qmmm_field_eval / _sum and their async forms like any other. A point within 1e-10 bohr of
+ * an unscreened charge, of an EXP-screened one with a_m != 1, or of a nucleus is QMMM_ERR_SINGULAR; on an EXP charge
+ * with a_m = 1 or a GAUSSIAN one the potential is finite (-q_m a_m b_m d -> 0 and -q_m 2 / (sigma_m sqrt(pi))).
+ * Unscreened charges take the paths of density cells (so the precisions' claims hold for them); screened charges
+ * are summed in double (DOUBLE, MIXED) or float (SINGLE), on the CPU or the GPU of the field.
+ * Errors: QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG (counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no
+ * nucleus, cell_volume != 0), QMMM_ERR_NONFINITE, QMMM_ERR_UNSUPPORTED (method SPLIT), the backend errors of
+ * qmmm_field_create. Messages count charges from 0 (from 1 for Fortran callers: qmmm_set_index_base). */
+QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const double *x, const double *y,
+                                       const double *z, int64_t stride, const double *q, int32_t screening,
+                                       const double *screen_a, const double *screen_b, int64_t n_nuclei,
+                                       const double *nuc_xyz, const double *nuc_z, const qmmm_options *opt);
+
+/* *sum = sum_i U(xyz[3i..3i+2]) over n_points points (hartree), added in point order: the energy of a configuration's
+ * electrons in the field, without a caller array for the values. The same values as qmmm_field_eval, so the same
+ * singular-point rules; *sum is 0 for n_points = 0 and unspecified on error. No allocation per call once the handle
+ * has seen a call of this size. Errors: as qmmm_field_eval, QMMM_ERR_NULL_ARG for sum. */
+QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
+/* Asynchronous form: xyz is copied before the return; *sum is written by qmmm_field_wait. */
+QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
+
 #ifdef __cplusplus
 }
 #endif

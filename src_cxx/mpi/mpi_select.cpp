@@ -46,6 +46,7 @@ QMMM_API int qmmm_mpi_select_device(int comm_f, const char *spec, int *device, i
         MPI_Comm_free(&node);
         if (local_rank) *local_rank = lr;
         if (local_size) *local_size = ls;
+        qmmm_set_node_ranks(ls);  // the default CPU threads: this node's cores shared by its ranks
         int n = 0;
         if (int s = qmmm_cuda_device_count(&n)) return s;
         return qmmm_pick_device(lr, ls, n, spec, device);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core_backend.hpp"
+#include "cpu_threads.hpp"
 #include "error.hpp"
 #include "handle_registry.hpp"
 #include "rdf_backend.hpp"
@@ -170,7 +171,7 @@ int qmmm_rdf_create(qmmm_rdf *out, double r_min, double r_max, int32_t n_bins, c
             throw Error(QMMM_ERR_INVALID_ARG, "opt->method = " + std::to_string(o.method) + " (0 AUTO, 1 BRUTE, 2 CELLS)");
         if (o.kernel != QMMM_RDF_KERNEL_FAST && o.kernel != QMMM_RDF_KERNEL_SEED)
             throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 SEED)");
-        if (o.n_threads < 0) throw Error(QMMM_ERR_INVALID_ARG, "opt->n_threads = " + std::to_string(o.n_threads) + " < 0");
+        qmmm::check_threads(o.n_threads, "opt->n_threads");
         h->backend = qmmm::resolve_backend(o.backend);
         if (h->backend == QMMM_BACKEND_CUDA) {
             h->devices = check_devices(o);

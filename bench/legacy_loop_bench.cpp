@@ -1,0 +1,184 @@
+// legacy_loop_bench -- the library at a legacy QMC code's point-charge call site, against the loop it replaces.
+//
+// For each M charges (random in a 60-bohr box, |q| < 1) and N electrons a call (random in the box's central
+// 20 bohr), the energy sum_i sum_m -q_m / |r_i - R_m| by: the naive double loop (legacy_loop.cpp, one thread);
+// qmmm_field_create_charges + qmmm_field_eval_sum with n_threads = 1; the same with the default threads
+// (n_threads = 0: cores / ranks on the node, small calls on the caller's thread); the same on the GPU where one is
+// present. Times are microseconds per call, the median of several timed blocks (each at least --min-time / 5).
+// A row passes when the one-thread library call costs at most max(0.8 x loop, loop + 0.1 us), and at most
+// 0.5 x loop from M x N >= 2,000 pair terms up. The values must agree to 1e-12 relative.
+//
+//   legacy_loop_bench [--charges M...] [--electrons N...] [--min-time s] [--json file]
+//   legacy_loop_bench --one M N --threads T [--min-time s]      one configuration, one line (for many ranks at once)
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "legacy_loop.hpp"
+#include "qmmm_accel.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void ok(int status, const std::string &what) {
+    if (status != QMMM_SUCCESS)
+        throw std::runtime_error(what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
+}
+
+// Median over 5 blocks of the mean time per call (us); each block runs at least min_time / 5 and one call.
+double time_us(const std::function<void()> &f, double min_time) {
+    f();  // warm-up (first-touch, GPU upload paths)
+    std::vector<double> blocks;
+    for (int b = 0; b < 5; ++b) {
+        int reps = 0;
+        const auto t0 = Clock::now();
+        double s = 0;
+        do f(), ++reps, s = std::chrono::duration<double>(Clock::now() - t0).count();
+        while (s < min_time / 5);
+        blocks.push_back(1e6 * s / reps);
+    }
+    std::sort(blocks.begin(), blocks.end());
+    return blocks[2];
+}
+
+struct System {
+    std::vector<double> x, y, z, q, coord;
+};
+
+System make_system(int64_t m, int64_t n, unsigned seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> box(-30, 30), inner(-10, 10), chg(-1, 1);
+    System s;
+    for (int64_t i = 0; i < m; ++i) s.x.push_back(box(g)), s.y.push_back(box(g)), s.z.push_back(box(g)), s.q.push_back(chg(g));
+    for (int64_t i = 0; i < 3 * n; ++i) s.coord.push_back(inner(g));
+    return s;
+}
+
+qmmm_field make_field(const System &s, int backend, int threads) {
+    qmmm_options o;
+    ok(qmmm_options_default(&o), "qmmm_options_default");
+    o.backend = backend, o.n_threads = threads;
+    qmmm_field f;
+    ok(qmmm_field_create_charges(&f, static_cast<int64_t>(s.q.size()), s.x.data(), s.y.data(), s.z.data(), 1, s.q.data(),
+                                 QMMM_SCREEN_NONE, nullptr, nullptr, 0, nullptr, nullptr, &o),
+       "qmmm_field_create_charges");
+    return f;
+}
+
+double lib_time(const System &s, int backend, int threads, double min_time, double *value) {
+    qmmm_field f = make_field(s, backend, threads);
+    const int64_t n = static_cast<int64_t>(s.coord.size() / 3);
+    double e = 0;
+    const double t = time_us([&] { ok(qmmm_field_eval_sum(f, n, s.coord.data(), &e), "qmmm_field_eval_sum"); }, min_time);
+    qmmm_field_destroy(f);
+    *value = e;
+    return t;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"legacy_loop_bench: the library against the point-charge loop it replaces"};
+    std::vector<int64_t> charges = {10, 40, 100, 1000, 10000, 100000, 1000000};
+    std::vector<int64_t> electrons = {1, 22, 128, 2200};
+    double min_time = 0.2;
+    std::string json_path;
+    std::vector<int64_t> one;
+    int threads = 0;
+    app.add_option("--charges", charges, "M values")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+    app.add_option("--electrons", electrons, "N values")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+    app.add_option("--min-time", min_time, "seconds per timing (5 blocks)")->check(CLI::Range(0.0, 3600.0));
+    app.add_option("--json", json_path, "write the table as JSON");
+    app.add_option("--one", one, "M N: one configuration, one line")->expected(2);
+    app.add_option("--threads", threads, "n_threads for --one (0: the default)")->check(CLI::Range(0, 1024));
+    CLI11_PARSE(app, argc, argv);
+    try {
+        if (!one.empty()) {
+            const System s = make_system(one[0], one[1], 7);
+            double e;
+            const double t = lib_time(s, QMMM_BACKEND_CPU, threads, min_time, &e);
+            int dt = 0;
+            qmmm_default_threads(&dt);
+            std::printf("M %lld N %lld threads %d (default %d): %.3f us per call, energy %.15g hartree\n",
+                        static_cast<long long>(one[0]), static_cast<long long>(one[1]), threads, dt, t, e);
+            return 0;
+        }
+        int n_dev = 0;
+        ok(qmmm_cuda_device_count(&n_dev), "qmmm_cuda_device_count");
+        int dt = 0;
+        ok(qmmm_default_threads(&dt), "qmmm_default_threads");
+        std::printf("legacy_loop_bench: us per call (median of 5 blocks), double; default threads here: %d; GPU: %s\n",
+                    dt, n_dev ? "yes" : "no");
+        std::printf("%9s %6s %12s %12s %12s %12s %9s %9s %6s\n", "charges", "points", "loop", "lib 1 thr",
+                    "lib default", "lib GPU", "1thr/loop", "dflt/1thr", "target");
+        nlohmann::json rows = nlohmann::json::array();
+        int failed = 0;
+        for (int64_t m : charges)
+            for (int64_t n : electrons) {
+                const System s = make_system(m, n, static_cast<unsigned>(m * 31 + n));
+                const double pairs = static_cast<double>(m) * static_cast<double>(n);
+                // The slowest loops (10^6 x 2,200) take seconds a call: time them with a single block's worth.
+                const double mt = pairs > 5e7 ? 0.0 : min_time;
+                double e_loop = 0, e1 = 0, ed = 0, eg = 0;
+                const double t_loop = time_us([&] {
+                    e_loop = legacy_point_charge_energy(static_cast<int>(m), s.x.data(), s.y.data(), s.z.data(),
+                                                        s.q.data(), static_cast<int>(n), s.coord.data());
+                }, mt);
+                const double t1 = lib_time(s, QMMM_BACKEND_CPU, 1, mt, &e1);
+                const double td = lib_time(s, QMMM_BACKEND_CPU, 0, mt, &ed);
+                const double tg = n_dev ? lib_time(s, QMMM_BACKEND_CUDA, 0, mt, &eg) : NAN;
+                const double limit = pairs >= 2000 ? 0.5 * t_loop : std::max(0.8 * t_loop, t_loop + 0.1);
+                const bool pass = t1 <= limit;
+                double scale = 0;
+                for (size_t i = 0; i < s.coord.size() / 3; ++i)
+                    for (size_t k = 0; k < s.q.size(); ++k) {
+                        const double dx = s.coord[3 * i] - s.x[k], dy = s.coord[3 * i + 1] - s.y[k],
+                                     dz = s.coord[3 * i + 2] - s.z[k];
+                        scale += std::fabs(s.q[k]) / std::sqrt(dx * dx + dy * dy + dz * dz);
+                        if (k > 20000) break;  // enough for a scale
+                    }
+                const double agree = std::max(std::fabs(e1 - e_loop), std::fabs(ed - e_loop)) / std::max(1.0, std::fabs(e_loop));
+                if (!pass) ++failed;
+                if (agree > 1e-12) {
+                    std::fprintf(stderr, "legacy_loop_bench: M %lld N %lld: library %.17g, loop %.17g\n",
+                                 static_cast<long long>(m), static_cast<long long>(n), e1, e_loop);
+                    return 1;
+                }
+                std::printf("%9lld %6lld %12.2f %12.2f %12.2f %12.2f %9.3f %9.3f %6s\n", static_cast<long long>(m),
+                            static_cast<long long>(n), t_loop, t1, td, tg, t1 / t_loop, td / t1, pass ? "met" : "MISSED");
+                std::fflush(stdout);
+                nlohmann::json r = {{"charges", m},         {"points", n},        {"loop_us", t_loop},
+                                    {"lib_1thread_us", t1}, {"lib_default_us", td}, {"ratio_1thread_loop", t1 / t_loop},
+                                    {"ratio_default_1thread", td / t1}, {"target_us", limit}, {"met", pass},
+                                    {"default_threads", dt}, {"max_rel_diff", agree}};
+                if (n_dev) r["lib_gpu_us"] = tg, r["ratio_gpu_loop"] = tg / t_loop;
+                rows.push_back(r);
+            }
+        std::printf("%d of %zu rows miss the target\n", failed, rows.size());
+        if (!json_path.empty()) {
+            const std::string tmp = json_path + ".tmp";
+            std::ofstream out(tmp);
+            out << nlohmann::json{{"benchmark", "legacy_loop_bench"}, {"units", "microseconds per call; bohr, hartree"},
+                                  {"default_threads", dt}, {"gpu", n_dev > 0}, {"rows", rows}}
+                       .dump(1)
+                << "\n";
+            out.close();
+            if (!out || std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "legacy_loop_bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

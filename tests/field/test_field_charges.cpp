@@ -1,0 +1,337 @@
+// test_field_charges.cpp -- MM point charges (qmmm_field_create_charges) and the summing evaluation, against a
+// long-double reference of the physical formulas: -q/d, -q (1 - a exp(-b d^2))/d, -q erf(d/sigma)/d, -Z/d.
+// Built twice: test_field_charges (backend CPU) and test_field_charges_gpu (backend CUDA, QMMM_TEST_CUDA).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "field_claims.hpp"
+#include "gpu_test.hpp"
+#include "qmmm_accel.h"
+
+namespace {
+
+#ifdef QMMM_TEST_CUDA
+constexpr int kBackend = QMMM_BACKEND_CUDA;
+#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
+#else
+constexpr int kBackend = QMMM_BACKEND_CPU;
+#define REQUIRE_BACKEND() \
+    do {                  \
+    } while (0)
+#endif
+
+struct Charges {
+    std::vector<double> x, y, z, q, a, b, nuc_xyz, nuc_z;
+    int screening = QMMM_SCREEN_NONE;
+};
+
+// m charges in a 20-bohr box, a fraction of them screened (screened = every k-th; 0: none).
+Charges make_charges(int64_t m, int screening, int every, unsigned seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> pos(-10, 10), chg(-0.8, 0.8), amp(0.2, 1.0), ex(0.3, 2.0);
+    Charges c;
+    c.screening = screening;
+    for (int64_t i = 0; i < m; ++i) {
+        c.x.push_back(pos(g)), c.y.push_back(pos(g)), c.z.push_back(pos(g)), c.q.push_back(chg(g));
+        const bool s = screening != QMMM_SCREEN_NONE && every > 0 && i % every == 0;
+        c.a.push_back(s ? (screening == QMMM_SCREEN_EXP ? (i % (2 * every) == 0 ? 1.0 : amp(g)) : ex(g)) : 0.0);
+        c.b.push_back(s ? ex(g) : 0.0);
+    }
+    c.nuc_xyz = {0.5, 0.2, -0.3, -1.4, 0.9, 0.4};
+    c.nuc_z = {8, 1};
+    return c;
+}
+
+// U(p) and sum_m |term_m| (the normwise scale), in long double.
+void reference(const Charges &c, const double *p, long double *u, long double *scale) {
+    long double s = 0, w = 0;
+    for (size_t m = 0; m < c.q.size(); ++m) {
+        const long double dx = (long double)p[0] - c.x[m], dy = (long double)p[1] - c.y[m],
+                          dz = (long double)p[2] - c.z[m];
+        const long double d = sqrtl(dx * dx + dy * dy + dz * dz), q = c.q[m];
+        long double t;
+        if (c.screening == QMMM_SCREEN_EXP && c.a[m] != 0 && c.b[m] != 0)
+            t = d == 0 ? 0.0L : -q * ((1 - (long double)c.a[m]) - c.a[m] * expm1l(-c.b[m] * d * d)) / d;  // 1 - a e^-x
+        else if (c.screening == QMMM_SCREEN_GAUSSIAN && c.a[m] != 0)
+            t = d == 0 ? -q * 2 / (c.a[m] * sqrtl(3.14159265358979323846264338327950288L)) : -q * erfl(d / c.a[m]) / d;
+        else
+            t = -q / d;
+        s += t, w += fabsl(t);
+    }
+    for (size_t b = 0; b < c.nuc_z.size(); ++b) {
+        const long double dx = (long double)p[0] - c.nuc_xyz[3 * b], dy = (long double)p[1] - c.nuc_xyz[3 * b + 1],
+                          dz = (long double)p[2] - c.nuc_xyz[3 * b + 2];
+        const long double t = -c.nuc_z[b] / sqrtl(dx * dx + dy * dy + dz * dz);
+        s += t, w += fabsl(t);
+    }
+    *u = s, *scale = w;
+}
+
+qmmm_field create(const Charges &c, int precision, int64_t stride_layout = 1, int n_threads = 0) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend, o.precision = precision, o.n_threads = n_threads;
+    qmmm_field f = nullptr;
+    const int64_t n = static_cast<int64_t>(c.q.size());
+    int s;
+    if (stride_layout == 3) {
+        std::vector<double> xyz;
+        for (int64_t m = 0; m < n; ++m) xyz.insert(xyz.end(), {c.x[m], c.y[m], c.z[m]});
+        s = qmmm_field_create_charges(&f, n, xyz.data(), xyz.data() + 1, xyz.data() + 2, 3, c.q.data(), c.screening,
+                                      c.a.data(), c.b.data(), static_cast<int64_t>(c.nuc_z.size()), c.nuc_xyz.data(),
+                                      c.nuc_z.data(), &o);
+    } else {
+        s = qmmm_field_create_charges(&f, n, c.x.data(), c.y.data(), c.z.data(), 1, c.q.data(), c.screening,
+                                      c.a.data(), c.b.data(), static_cast<int64_t>(c.nuc_z.size()), c.nuc_xyz.data(),
+                                      c.nuc_z.data(), &o);
+    }
+    EXPECT_EQ(s, QMMM_SUCCESS) << qmmm_error_message();
+    return f;
+}
+
+std::vector<double> random_points(int n, unsigned seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> pos(-9, 9);
+    std::vector<double> p(3 * static_cast<size_t>(n));
+    for (double &v : p) v = pos(g);
+    return p;
+}
+
+// Normwise error of every point against the reference, and the worst.
+double max_error(const Charges &c, qmmm_field f, const std::vector<double> &pts) {
+    const int64_t n = static_cast<int64_t>(pts.size() / 3);
+    std::vector<double> u(static_cast<size_t>(n));
+    EXPECT_EQ(qmmm_field_eval(f, n, pts.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        long double r, w;
+        reference(c, &pts[3 * i], &r, &w);
+        worst = std::max(worst, static_cast<double>(fabsl(u[i] - r) / w));
+    }
+    return worst;
+}
+
+class ChargesEveryPrecision : public ::testing::TestWithParam<int> {};
+
+// Sizes on both sides of the lean path's limit (512) and across a chunk (1,024); every screening.
+TEST_P(ChargesEveryPrecision, MatchesLongDoubleReference) {
+    REQUIRE_BACKEND();
+    const int precision = GetParam();
+    for (int screening : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
+        for (int64_t m : {1, 10, 40, 511, 512, 513, 1500, 20000}) {
+            const Charges c = make_charges(m, screening, 3, 17 + static_cast<unsigned>(m));
+            qmmm_field f = create(c, precision);
+            const double err = max_error(c, f, random_points(37, 5));
+            // SINGLE's second part (coordinates rounded to float) is at most ~2^-24 * 40 bohr / 0.05 bohr here.
+            const double bound = precision == QMMM_PRECISION_SINGLE ? 3e-5 : qmmm_claims::bound(precision);
+            EXPECT_LE(err, bound) << "screening " << screening << ", " << m << " charges";
+            EXPECT_GT(err, 0.0) << "a result equal to the long-double reference to the last bit is suspicious";
+            qmmm_field_destroy(f);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, ChargesEveryPrecision,
+                         ::testing::Values(QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED));
+
+TEST(Charges, PhysicalSignAndLayoutsAgree) {
+    REQUIRE_BACKEND();
+    // One charge +1 at the origin: an electron at 2 bohr feels -0.5 hartree.
+    const double x = 0, y = 0, z = 0, q = 1, p[3] = {2, 0, 0};
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend;
+    qmmm_field f;
+    ASSERT_EQ(qmmm_field_create_charges(&f, 1, &x, &y, &z, 1, &q, QMMM_SCREEN_NONE, nullptr, nullptr, 0, nullptr,
+                                        nullptr, &o),
+              QMMM_SUCCESS)
+        << qmmm_error_message();
+    double u = 0;
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_DOUBLE_EQ(u, -0.5);
+    qmmm_field_destroy(f);
+    // (3,n) and three arrays give the same bits.
+    const Charges c = make_charges(300, QMMM_SCREEN_EXP, 4, 3);
+    qmmm_field f1 = create(c, QMMM_PRECISION_DOUBLE, 1), f3 = create(c, QMMM_PRECISION_DOUBLE, 3);
+    const auto pts = random_points(9, 11);
+    std::vector<double> u1(9), u3(9);
+    ASSERT_EQ(qmmm_field_eval(f1, 9, pts.data(), u1.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval(f3, 9, pts.data(), u3.data()), QMMM_SUCCESS);
+    EXPECT_EQ(u1, u3);
+    qmmm_field_destroy(f1), qmmm_field_destroy(f3);
+}
+
+// An electron on top of a screened charge: finite where the screening removes the singularity.
+TEST(Charges, OnTopOfScreenedChargesIsFinite) {
+    REQUIRE_BACKEND();
+    for (int precision : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
+        for (int screening : {QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN}) {
+            Charges c = make_charges(50, screening, 1, 23);  // every charge screened
+            for (double &a : c.a) a = screening == QMMM_SCREEN_EXP ? 1.0 : a;
+            qmmm_field f = create(c, precision);
+            // On charge 7 exactly, and 1e-12 and 1e-3 bohr from it.
+            for (double off : {0.0, 1e-12, 1e-3}) {
+                const std::vector<double> p = {c.x[7] + off, c.y[7], c.z[7]};
+                double u = 0;
+                ASSERT_EQ(qmmm_field_eval(f, 1, p.data(), &u), QMMM_SUCCESS) << qmmm_error_message();
+                long double r, w;
+                reference(c, p.data(), &r, &w);
+                ASSERT_TRUE(std::isfinite(u));
+                const double bound = precision == QMMM_PRECISION_SINGLE ? 1e-5 : 1e-13;
+                EXPECT_LE(fabsl(u - r) / w, bound) << "screening " << screening << " offset " << off;
+            }
+            qmmm_field_destroy(f);
+        }
+}
+
+TEST(Charges, OnAnUnscreenedChargeIsSingularAndNamesIt) {
+    REQUIRE_BACKEND();
+    Charges c = make_charges(30, QMMM_SCREEN_EXP, 2, 29);  // even charges screened (a = 1 for every 4th)
+    qmmm_field f = create(c, QMMM_PRECISION_DOUBLE);
+    const double p[3] = {c.x[5], c.y[5], c.z[5]};  // charge 5: unscreened
+    double u;
+    EXPECT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 5,"), std::string::npos) << qmmm_error_message();
+    // Fortran callers count from 1.
+    ASSERT_EQ(qmmm_set_index_base(1), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::string(qmmm_error_message()).find("point 1 "), std::string::npos) << qmmm_error_message();
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 6,"), std::string::npos) << qmmm_error_message();
+    ASSERT_EQ(qmmm_set_index_base(0), QMMM_SUCCESS);
+    // EXP with a != 1 keeps a (1 - a) / d singularity: charge 2 (a random in [0.2, 1)).
+    ASSERT_NE(c.a[2], 1.0);
+    const double p2[3] = {c.x[2], c.y[2], c.z[2]};
+    EXPECT_EQ(qmmm_field_eval(f, 1, p2, &u), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 2,"), std::string::npos) << qmmm_error_message();
+    // a = 1 (charge 0): finite.
+    const double p0[3] = {c.x[0], c.y[0], c.z[0]};
+    ASSERT_EQ(c.a[0], 1.0);
+    EXPECT_EQ(qmmm_field_eval(f, 1, p0, &u), QMMM_SUCCESS) << qmmm_error_message();
+    qmmm_field_destroy(f);
+}
+
+TEST(Charges, SumIsTheOrderedSumOfTheValues) {
+    REQUIRE_BACKEND();
+    for (int64_t m : {40, 5000}) {
+        const Charges c = make_charges(m, QMMM_SCREEN_GAUSSIAN, 5, 31);
+        qmmm_field f = create(c, QMMM_PRECISION_DOUBLE);
+        for (int n : {1, 22, 128}) {
+            const auto pts = random_points(n, 41 + n);
+            std::vector<double> u(n);
+            ASSERT_EQ(qmmm_field_eval(f, n, pts.data(), u.data()), QMMM_SUCCESS);
+            double expect = 0;
+            for (double v : u) expect += v;
+            double sum = 1, sum_async = 2;
+            ASSERT_EQ(qmmm_field_eval_sum(f, n, pts.data(), &sum), QMMM_SUCCESS) << qmmm_error_message();
+            EXPECT_EQ(sum, expect);
+            ASSERT_EQ(qmmm_field_eval_sum_async(f, n, pts.data(), &sum_async), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_field_wait(f), QMMM_SUCCESS) << qmmm_error_message();
+            EXPECT_EQ(sum_async, expect);
+        }
+        double s = 5;
+        EXPECT_EQ(qmmm_field_eval_sum(f, 0, nullptr, &s), QMMM_SUCCESS);
+        EXPECT_EQ(s, 0.0);
+        EXPECT_EQ(qmmm_field_eval_sum(f, 1, nullptr, &s), QMMM_ERR_NULL_ARG);
+        EXPECT_EQ(qmmm_field_eval_sum(f, 1, c.nuc_xyz.data(), nullptr), QMMM_ERR_NULL_ARG);
+        // A point on a nucleus: SINGULAR through the summing call too.
+        EXPECT_EQ(qmmm_field_eval_sum(f, 1, c.nuc_xyz.data(), &s), QMMM_ERR_SINGULAR);
+        qmmm_field_destroy(f);
+    }
+}
+
+// A point's value depends on the point, not on its batch or the threads.
+TEST(Charges, PointValueIndependentOfBatchAndThreads) {
+    REQUIRE_BACKEND();
+    for (int64_t m : {100, 3000}) {
+        const Charges c = make_charges(m, QMMM_SCREEN_EXP, 7, 37);
+        qmmm_field f1 = create(c, QMMM_PRECISION_DOUBLE, 1, 1), f2 = create(c, QMMM_PRECISION_DOUBLE, 1, 2);
+        const auto pts = random_points(300, 43);
+        std::vector<double> all(300), all2(300);
+        ASSERT_EQ(qmmm_field_eval(f1, 300, pts.data(), all.data()), QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_field_eval(f2, 300, pts.data(), all2.data()), QMMM_SUCCESS);
+        EXPECT_EQ(all, all2);
+        for (int i : {0, 151, 299}) {
+            double one;
+            ASSERT_EQ(qmmm_field_eval(f1, 1, &pts[3 * i], &one), QMMM_SUCCESS);
+            EXPECT_EQ(one, all[i]);
+        }
+        qmmm_field_destroy(f1), qmmm_field_destroy(f2);
+    }
+}
+
+TEST(Charges, BadInput) {
+    const Charges c = make_charges(4, QMMM_SCREEN_EXP, 1, 47);
+    qmmm_field f = nullptr;
+    auto mk = [&](int64_t n, const double *x, int64_t stride, int scr, const double *a, const double *b,
+                  const qmmm_options *o) {
+        return qmmm_field_create_charges(&f, n, x, c.y.data(), c.z.data(), stride, c.q.data(), scr, a, b, 0, nullptr,
+                                         nullptr, o);
+    };
+    EXPECT_EQ(mk(-1, c.x.data(), 1, 1, c.a.data(), c.b.data(), nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(mk(0, nullptr, 1, 0, nullptr, nullptr, nullptr), QMMM_ERR_INVALID_ARG);  // nothing at all
+    EXPECT_NE(std::string(qmmm_error_message()).find("no charges and no nuclei"), std::string::npos);
+    EXPECT_EQ(mk(4, nullptr, 1, 1, c.a.data(), c.b.data(), nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(mk(4, c.x.data(), 0, 1, c.a.data(), c.b.data(), nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(mk(4, c.x.data(), 1, 7, c.a.data(), c.b.data(), nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, nullptr, c.b.data(), nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), nullptr, nullptr), QMMM_ERR_NULL_ARG);
+    std::vector<double> bad = c.b;
+    bad[2] = -1;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), bad.data(), nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 2: b"), std::string::npos) << qmmm_error_message();
+    bad[2] = NAN;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), bad.data(), nullptr), QMMM_ERR_NONFINITE);
+    std::vector<double> xs = c.x;
+    xs[3] = INFINITY;
+    EXPECT_EQ(mk(4, xs.data(), 1, 1, c.a.data(), c.b.data(), nullptr), QMMM_ERR_NONFINITE);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 3: x is Inf"), std::string::npos) << qmmm_error_message();
+    qmmm_options o;
+    qmmm_options_default(&o);
+    const double region[6] = {-1, -1, -1, 1, 1, 1};
+    o.method = QMMM_METHOD_SPLIT, o.region = region;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_UNSUPPORTED);
+    qmmm_options_default(&o);
+    o.n_threads = 100000;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("0 .. 1024"), std::string::npos) << qmmm_error_message();
+    o.n_threads = 2147483647;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(f, nullptr);
+}
+
+TEST(Field, EmptyFieldIsAnError) {
+    qmmm_field f = nullptr;
+    EXPECT_EQ(qmmm_field_create(&f, 0, nullptr, nullptr, 0, nullptr, nullptr, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("no cells and no nuclei"), std::string::npos);
+    EXPECT_EQ(f, nullptr);
+}
+
+#ifndef QMMM_TEST_CUDA
+// The default thread count: OMP_NUM_THREADS when set, else cores / ranks on the node.
+TEST(Threads, DefaultFollowsNodeRanksAndOmpNumThreads) {
+    unsetenv("OMP_NUM_THREADS");
+    ASSERT_EQ(qmmm_set_node_ranks(1), QMMM_SUCCESS);
+    int all = 0, shared = 0;
+    ASSERT_EQ(qmmm_default_threads(&all), QMMM_SUCCESS);
+    EXPECT_GE(all, 1);
+    ASSERT_EQ(qmmm_set_node_ranks(1024), QMMM_SUCCESS);  // more ranks than cores: one thread each
+    ASSERT_EQ(qmmm_default_threads(&shared), QMMM_SUCCESS);
+    EXPECT_EQ(shared, 1);
+    setenv("MPI_LOCALNRANKS", "4096", 1);  // Hydra's local size, read when no rank count was set
+    ASSERT_EQ(qmmm_set_node_ranks(0), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_default_threads(&shared), QMMM_SUCCESS);
+    EXPECT_EQ(shared, 1);
+    unsetenv("MPI_LOCALNRANKS");
+    EXPECT_EQ(qmmm_set_node_ranks(-1), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(qmmm_default_threads(nullptr), QMMM_ERR_NULL_ARG);
+    ASSERT_EQ(qmmm_set_node_ranks(0), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_default_threads(&shared), QMMM_SUCCESS);
+    EXPECT_EQ(shared, all);
+}
+#endif
+
+}  // namespace
