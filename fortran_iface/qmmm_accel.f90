@@ -2,6 +2,7 @@
 ! library (core and field, cube reader, DCS, RDF, MPI helpers).
 module qmmm_accel
   use qmmm_accel_core
+  use qmmm_accel_charges
   use qmmm_accel_cube
   use qmmm_accel_dcs
   use qmmm_accel_rdf
