@@ -6,14 +6,15 @@
 ! points and charges from 1.
 module qmmm_accel_charges
   use, intrinsic :: iso_c_binding
-  use qmmm_accel_core, only: qmmm_field, qmmm_options, QMMM_SUCCESS, QMMM_ERR_INVALID_ARG
+  use qmmm_accel_core, only: qmmm_field, qmmm_options, QMMM_SUCCESS, QMMM_ERR_INVALID_ARG, fortran_error, &
+       c_qmmm_set_index_base
   implicit none
   private
 
   integer, parameter, public :: QMMM_SCREEN_NONE = 0, QMMM_SCREEN_EXP = 1, QMMM_SCREEN_GAUSSIAN = 2
 
   public :: qmmm_field_create_charges, qmmm_field_eval_sum, qmmm_field_eval_sum_async
-  public :: qmmm_default_threads, qmmm_set_node_ranks, qmmm_set_index_base, qmmm_set_error, fortran_error
+  public :: qmmm_default_threads, qmmm_set_node_ranks
 
   interface qmmm_field_create_charges
     module procedure create_charges_arrays, create_charges_xyz
@@ -55,33 +56,10 @@ module qmmm_accel_charges
       integer(c_int), value :: n
       integer(c_int) :: s
     end function
-    function c_qmmm_set_index_base(base) bind(c, name='qmmm_set_index_base') result(s)
-      import :: c_int
-      integer(c_int), value :: base
-      integer(c_int) :: s
-    end function
-    function c_qmmm_set_error(status, message) bind(c, name='qmmm_set_error') result(s)
-      import :: c_int, c_char
-      integer(c_int), value :: status
-      character(kind=c_char), intent(in) :: message(*)
-      integer(c_int) :: s
-    end function
   end interface
 
 contains
 
-  ! Records message as this thread's error message and returns status (for a failed check before the C call).
-  integer function fortran_error(status, message) result(s)
-    integer, intent(in) :: status
-    character(*), intent(in) :: message
-    s = c_qmmm_set_error(int(status, c_int), message // c_null_char)
-  end function
-
-  integer function qmmm_set_error(status, message) result(s)
-    integer, intent(in) :: status
-    character(*), intent(in) :: message
-    s = fortran_error(status, message)
-  end function
 
   integer function qmmm_default_threads(n) result(s)
     integer, intent(out) :: n
@@ -95,10 +73,6 @@ contains
     s = c_qmmm_set_node_ranks(int(n, c_int))
   end function
 
-  integer function qmmm_set_index_base(base) result(s)
-    integer, intent(in) :: base
-    s = c_qmmm_set_index_base(int(base, c_int))
-  end function
 
   ! Charges at (x(m), y(m), z(m)) with charges q(m). Screening, per charge: screen_a and screen_b for
   ! -q (1 - a exp(-b r^2)) / r, or sigma for -q erf(r / sigma) / r (give one form, or none). Nuclei optional.

@@ -48,6 +48,7 @@ module qmmm_accel_core
   public :: qmmm_field_backend, qmmm_field_sizes, qmmm_field_destroy
   public :: qmmm_region_around, qmmm_field_split_params, qmmm_field_split_stats
   public :: c_to_fortran_string
+  public :: qmmm_set_index_base, qmmm_set_error, fortran_error, c_qmmm_set_index_base
 
   ! ---- raw C entry points (public for codes that want them as they are) ----
   interface
@@ -73,6 +74,17 @@ module qmmm_accel_core
     function c_qmmm_gpu_mps_active(active) bind(c, name='qmmm_gpu_mps_active') result(s)
       import :: c_int
       integer(c_int) :: active
+      integer(c_int) :: s
+    end function
+    function c_qmmm_set_index_base(base) bind(c, name='qmmm_set_index_base') result(s)
+      import :: c_int
+      integer(c_int), value :: base
+      integer(c_int) :: s
+    end function
+    function c_qmmm_set_error(status, message) bind(c, name='qmmm_set_error') result(s)
+      import :: c_int, c_char
+      integer(c_int), value :: status
+      character(kind=c_char), intent(in) :: message(*)
       integer(c_int) :: s
     end function
     function c_qmmm_field_create(f, n_cells, cell_xyz, cell_q, n_nuclei, nuc_xyz, nuc_z, opt) &
@@ -232,7 +244,7 @@ contains
     end if
     if (size(cell_xyz, 1) /= 3 .or. size(cell_xyz, 2) /= size(cell_q) .or. &
          size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
-      s = QMMM_ERR_INVALID_ARG   ! shapes disagree; C is not called, so say it through the status only
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create: cell_xyz must be (3, size(cell_q)) and nuc_xyz (3, size(nuc_z))')
       return
     end if
     pcx = c_null_ptr; pcq = c_null_ptr; pnx = c_null_ptr; pnz = c_null_ptr
@@ -242,8 +254,10 @@ contains
     if (size(nuc_z) > 0) then
       pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
     end if
+    s = c_qmmm_set_index_base(1_c_int)
     s = c_qmmm_field_create(f%ptr, int(size(cell_q), c_int64_t), pcx, pcq, int(size(nuc_z), c_int64_t), &
          pnx, pnz, c_loc(o))
+    call fortran_indices_off()
   end function
 
   ! u(i) = U_ES(xyz(:,i)) in hartree.
@@ -252,14 +266,16 @@ contains
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(out), target, contiguous :: u(:)
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
-      s = QMMM_ERR_INVALID_ARG
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval: xyz must be (3, size(u))')
       return
     end if
     if (size(u) == 0) then
       s = c_qmmm_field_eval(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
+    s = c_qmmm_set_index_base(1_c_int)
     s = c_qmmm_field_eval(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
+    call fortran_indices_off()
   end function
 
   ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns.
@@ -268,19 +284,23 @@ contains
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(inout), target, contiguous :: u(:)
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
-      s = QMMM_ERR_INVALID_ARG
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: xyz must be (3, size(u))')
       return
     end if
     if (size(u) == 0) then
       s = c_qmmm_field_eval_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
+    s = c_qmmm_set_index_base(1_c_int)
     s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
+    call fortran_indices_off()
   end function
 
   integer function qmmm_field_wait(f) result(s)
     type(qmmm_field), intent(in) :: f
+    s = c_qmmm_set_index_base(1_c_int)
     s = c_qmmm_field_wait(f%ptr)
+    call fortran_indices_off()
   end function
 
   integer function qmmm_field_backend(f, backend, precision, device) result(s)
@@ -306,7 +326,7 @@ contains
     real(c_double), intent(in) :: margin
     real(c_double), intent(out) :: region(6)
     if (size(xyz, 1) /= 3) then
-      s = QMMM_ERR_INVALID_ARG
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_region_around: xyz must be (3, n)')
       return
     end if
     s = c_qmmm_region_around(int(size(xyz, 2), c_int64_t), xyz, margin, region)
@@ -341,5 +361,29 @@ contains
     s = c_qmmm_field_destroy(f%ptr)
     f%ptr = c_null_ptr
   end function
+
+  ! Records message as this thread's error message and returns status: for a check that fails before the C call.
+  integer function fortran_error(status, message) result(s)
+    integer, intent(in) :: status
+    character(*), intent(in) :: message
+    s = c_qmmm_set_error(int(status, c_int), message // c_null_char)
+  end function
+
+  integer function qmmm_set_error(status, message) result(s)
+    integer, intent(in) :: status
+    character(*), intent(in) :: message
+    s = fortran_error(status, message)
+  end function
+
+  ! Messages of this thread count from base: 0 (C) or 1 (Fortran; the wrappers here set it around their calls).
+  integer function qmmm_set_index_base(base) result(s)
+    integer, intent(in) :: base
+    s = c_qmmm_set_index_base(int(base, c_int))
+  end function
+
+  subroutine fortran_indices_off()
+    integer(c_int) :: r
+    r = c_qmmm_set_index_base(0_c_int)
+  end subroutine
 
 end module qmmm_accel_core

@@ -53,11 +53,12 @@ program test_fortran_field
   s = qmmm_field_eval(f, reshape([0d0, 0d0, 3d0], [3, 1]), u(1:1))
   call check(s == QMMM_ERR_SINGULAR, 'point on nucleus is QMMM_ERR_SINGULAR')
   msg = qmmm_error_message()
-  call check(index(msg, 'nucleus 0') > 0, 'message names the nucleus: '//msg)
+  call check(index(msg, 'nucleus 1') > 0 .and. index(msg, 'point 1 ') > 0, 'message counts from 1: '//msg)
   call check(qmmm_status_string(s) == 'QMMM_ERR_SINGULAR', 'status string')
   call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy 2')
   call check(qmmm_field_eval(f, pts, u) == QMMM_ERR_BAD_HANDLE, 'destroyed handle is rejected')
   call check(qmmm_field_eval(f, pts(:, 1:2), u) == QMMM_ERR_INVALID_ARG, 'shape mismatch is rejected')
+  call check(index(qmmm_error_message(), 'xyz must be (3, size(u))') > 0, 'shape mismatch has its message')
   opt%precision = 9
   call check(qmmm_field_create(f, cells, q, nuc, z, opt=opt) == QMMM_ERR_INVALID_ARG, 'bad precision')
   call check(index(qmmm_error_message(), 'precision') > 0, 'message names precision')
