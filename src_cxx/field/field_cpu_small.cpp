@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cpu_pool.hpp"
+#include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
 #include "field_backend.hpp"
 #include "field_charges.hpp"
@@ -51,6 +52,7 @@ public:
     FieldCpuSmall(const FieldData &d, const qmmm_options &opt)
         : data_(d), n_(d.n_cells), precision_(opt.precision), threads_(opt.n_threads),
           self_(static_cast<T>(d.cell_self_inv_r)) {
+        cpu_isa_choose();  // QMMM_CPU_ISA is checked as for every CPU field (the kernels here dispatch by themselves)
         for (int64_t m = 0; m < n_; ++m) {
             x_.push_back(static_cast<T>(d.cell_xyz[3 * m])), y_.push_back(static_cast<T>(d.cell_xyz[3 * m + 1]));
             z_.push_back(static_cast<T>(d.cell_xyz[3 * m + 2])), q_.push_back(static_cast<T>(d.cell_q[m]));
