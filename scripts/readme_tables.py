@@ -14,9 +14,9 @@ files that hold tables (README.md and docs/**/*.md) hold each between
     <!-- BEGIN generated: NAME ... -->  and  <!-- END generated -->
 and nothing else of them is touched. Anything missing or inconsistent fails loudly: a source or sidecar that is
 not there, a result whose sha256 is not the one its sidecar recorded (a result replaced without its run record),
-a run that failed or ran on uncommitted code, a run whose code paths changed in a later commit (stale: rerun it,
-bench/publish_results.sh), a record that is not found exactly once, a field that is not in it, a table without
-markers or markers without a table. Python 3 standard library only.
+a run that failed or ran on uncommitted changes to its code, a run whose code paths changed in a later commit
+(stale: rerun it, bench/publish_results.sh), a record that is not found exactly once, a field that is not in it,
+a table without markers or markers without a table. Python 3 standard library only.
 """
 import argparse
 import difflib
@@ -54,6 +54,18 @@ def sha256(root, path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def in_code(path, code):
+    """Whether a path is one of the code paths ('!path' excludes; a folder holds what is below it). A source
+    without a code list counts every path."""
+    def under(p, spec):
+        spec = spec.rstrip("/")
+        return p == spec or p.startswith(spec + "/")
+    if not code:
+        return True
+    return (any(under(path, c) for c in code if not c.startswith("!"))
+            and not any(under(path, c[1:]) for c in code if c.startswith("!")))
+
+
 def load_source(root, name, src):
     """The source's result JSON and its run record, after checking that they belong together."""
     for key in ("file", "meta"):
@@ -73,9 +85,10 @@ def load_source(root, name, src):
                           f"{recorded[src['file']]}: the result changed after its run was recorded")
     if meta["exit_status"] != 0:
         raise SourceError(f"source {name}: the run exited with status {meta['exit_status']}")
-    if meta.get("uncommitted_changes") and not src.get("allow_uncommitted"):
-        raise SourceError(f"source {name}: ran with uncommitted changes to {', '.join(meta['uncommitted_changes'])} "
-                          "(say why in the manifest's allow_uncommitted to use it anyway)")
+    dirty = [p for p in meta.get("uncommitted_changes") or [] if in_code(p, src.get("code", []))]
+    if dirty and not src.get("allow_uncommitted"):
+        raise SourceError(f"source {name}: ran with uncommitted changes to {', '.join(dirty)}, which its benchmark "
+                          "exercises (say why in the manifest's allow_uncommitted to use it anyway)")
     if not re.fullmatch(r"[0-9a-f]{7,40}", str(meta["commit"])):
         raise SourceError(f"source {name}: run record commit '{meta['commit']}' is not a git hash")
     return data, meta
