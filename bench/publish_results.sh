@@ -46,7 +46,7 @@ publish() {
         bash bench/node_throughput.sh "$B" $R/node/vmc_single ;;
     rdf_pipeline)
       run $R/rdf/pipeline -- "$B/rdf_pipeline_bench" --atoms 1000000 --frames 20 --traj-frames 150 \
-        --tool "$B/qmmm-rdf" --tmp "${TMPDIR:-/tmp}/qmmm_rdf_pipeline" --json $R/rdf/pipeline.json ;;
+        --tool "$B/qmmm-rdf" --tmp "${TMPDIR:-/tmp}" --json $R/rdf/pipeline.json ;;
     *)
       echo "publish_results: unknown source '$1'" >&2
       return 2 ;;
