@@ -6,6 +6,8 @@
 # (git status shows exactly those; the other files a run writes are ignored by bench/results/.gitignore).
 # On a machine whose copy of the tree has no (or a stale) git history, set QMMM_BENCH_COMMIT to the commit that
 # was copied (bench/run_bench.sh). Run from the repository root, on a GPU host with the build of that commit.
+# The VMC runs launch MPI with mpiexec.mpich; set QMMM_MPIEXEC where the launcher has another name. The GPU host
+# needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
 #          node_vmc_single rdf_pipeline (about 8 minutes in all on an H200 host with 16 cores).
 set -uo pipefail
