@@ -20,6 +20,7 @@ a table without markers or markers without a table. Python 3 standard library on
 """
 import argparse
 import difflib
+import fnmatch
 import glob
 import hashlib
 import json
@@ -55,10 +56,13 @@ def sha256(root, path):
 
 
 def in_code(path, code):
-    """Whether a path is one of the code paths ('!path' excludes; a folder holds what is below it). A source
-    without a code list counts every path."""
+    """Whether a path is one of the code paths, as git reads them as pathspecs: '!path' excludes, a folder holds
+    what is below it, '*' '?' '[' are wildcards ('*' also across '/'). A source without a code list counts every
+    path."""
     def under(p, spec):
         spec = spec.rstrip("/")
+        if any(ch in spec for ch in "*?["):
+            return fnmatch.fnmatchcase(p, spec)
         return p == spec or p.startswith(spec + "/")
     if not code:
         return True

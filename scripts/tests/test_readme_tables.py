@@ -3,6 +3,7 @@ wrapper renders into a table (README.md or docs/*.md) with its device, date and 
 result, its run record or the manifest can disagree makes the check fail, and so does a result whose benchmark's
 code changed in a later commit (stale) until the benchmark is rerun."""
 import contextlib
+import glob
 import io
 import json
 import os
@@ -198,6 +199,21 @@ class ReadmeTables(unittest.TestCase):
         self.assertEqual(self.run_tool("check"), 0)
         self.assertEqual(self.run_tool("stale"), 0)
 
+    def test_code_paths_as_git_reads_them(self):
+        code = ["src", "!src/notes.txt", "!src/split_*", "lib/a.cu"]
+        for path, inside in [("src/kernel.cu", True), ("src/sub/x.hpp", True), ("src/notes.txt", False),
+                             ("src/split_gpu.cu", False), ("srcx/kernel.cu", False), ("lib/a.cu", True),
+                             ("lib/b.cu", False), ("README.md", False)]:
+            self.assertEqual(readme_tables.in_code(path, code), inside, path)
+        # git agrees: a wildcard exclusion keeps a change out of the staleness check.
+        self.manifest["sources"]["demo"]["code"] = ["src", "!src/split_*"]
+        self.write_manifest()
+        self.run_tool("render")
+        self.commit_change("src/split_new.cu", "v1\n")
+        self.assertEqual(self.run_tool("check"), 0)
+        self.commit_change("src/new_kernel.cu", "v1\n")  # a new file in a code folder counts
+        self.assertEqual(self.run_tool("check"), 1)
+
     def test_unknown_run_commit_or_no_code_paths_fails(self):
         self.run_tool("render")
         self.set_meta(commit="0123456789abcdef")
@@ -236,8 +252,9 @@ class RepositoryTables(unittest.TestCase):
         for name, src in manifest["sources"].items():
             readme_tables.load_source(REPO, name, src)
             self.assertTrue(src.get("code"), f"source {name} lists no code paths")
-            for p in src["code"]:
-                self.assertTrue(os.path.exists(os.path.join(REPO, p.lstrip("!"))), f"source {name}: no {p}")
+            for p in src["code"]:  # every included path names something (a typo would silently narrow the list)
+                if not p.startswith("!"):
+                    self.assertTrue(glob.glob(os.path.join(REPO, p)), f"source {name}: nothing is {p}")
 
     def test_committed_tables_match_the_results(self):
         # Staleness needs the history and is checked by 'readme_tables.py check' (scripts/run_tests.sh).
