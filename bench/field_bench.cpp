@@ -328,8 +328,8 @@ int main(int argc, char **argv) {
                     int64_t call = 0;
                     // Successive calls move along the point list (as walkers do), wrapping around: a slice of
                     // the list read twice over is one pointer, so the timed loop holds only the library's call
-                    // (copying the slice with a modulo per point added 10-57 us to a call of 8,192 points:
-                    // bench/results/h100_2026-11-27_q3).
+                    // (copying the slice with a modulo per point added 10-57 us to a call of 8,192 points on
+                    // an H100).
                     Timing t = time_calls([&] {
                         const int64_t off = (call++ * n) % n_max;
                         ok(qmmm_field_eval(f, n, &ring[3 * off], u.data()), "qmmm_field_eval");

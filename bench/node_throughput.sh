@@ -128,7 +128,7 @@ start_mps() {   # sets mps_state: "" = MPS on; otherwise why the MPS rows cannot
   if (( ngpu == 0 )); then mps_state="no GPU"; return; fi
   if [[ -p $mps_pipe/control || -S $mps_pipe/control ]]; then echo "MPS: a daemon already serves $mps_pipe; used as it is"; return; fi
   if ! command -v nvidia-cuda-mps-control > /dev/null; then mps_state="no nvidia-cuda-mps-control here"; return; fi
-  if [[ $(id -u) != 0 ]]; then mps_state="not root: start MPS as root first (README.md)"; return; fi
+  if [[ $(id -u) != 0 ]]; then mps_state="not root: start MPS as root first (docs/user-guide/mpi-and-mps.md)"; return; fi
   mkdir -p "$mps_pipe" "$mps_log"
   if ! CUDA_MPS_PIPE_DIRECTORY="$mps_pipe" CUDA_MPS_LOG_DIRECTORY="$mps_log" nvidia-cuda-mps-control -d \
        > "$out/mps_start.log" 2>&1; then

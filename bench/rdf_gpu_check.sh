@@ -6,7 +6,7 @@
 #   rdf_tests.txt       every RDF test (ctest -R rdf|Rdf), GPU ones required (QMMM_REQUIRE_GPU=1): the exact
 #                       edges on the GPU (RdfExact.*), GPU == CPU bitwise (RdfGpu.*), the tool and readers
 #   sanitizer.txt       compute-sanitizer memcheck and racecheck on the exact-edge GPU test
-#   rdf_bench.txt/.json the RDF benchmark rows of bench/results/rdf/rdf_h100.txt (compare: the cost of the
+#   rdf_bench.txt/.json the RDF benchmark rows of rdf_bench (compare with an earlier run: the cost of the
 #                       exact edges and of the parallel cell sort), 1e5..1e6 atoms, the seed kernel as baseline
 #   pipeline.txt/.json  whole-frame time for 1M water-like atoms at 12 A (one pair, and O-O/O-H/H-H as three
 #                       pairs), and qmmm-rdf on a 1M-atom 50-frame DCD and XTC against the reader alone

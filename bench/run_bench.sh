@@ -3,12 +3,12 @@
 # Runs a benchmark and writes OUT_DIR/NAME.meta.json beside its outputs: what ran (command, directory), where
 # (GPU and CPU), when (UTC), on which code (git commit, and the tracked files that differed from it), its exit
 # status, and the sha256 of every file the run wrote under OUT_DIR. The command's stdout and stderr (merged)
-# also go to OUT_DIR/NAME.log. scripts/readme_tables.py renders the README's measured tables only from results
-# that have such a sidecar and whose sha256 still matches it (bench/results/README_SOURCES.json: which feed
-# which table).
-# The benchmark programs themselves are not changed: any command works, e.g.
-#   bench/run_bench.sh bench/results/h100_2026-11-24/field -- build/field_bench --cells 268782 --points 1 1024 8192 \
-#       --json bench/results/h100_2026-11-24/field.json
+# also go to OUT_DIR/NAME.log. scripts/readme_tables.py renders the documentation's measured tables only from
+# results that have such a sidecar and whose sha256 still matches it (bench/results/README_SOURCES.json: which
+# feed which table; bench/publish_results.sh: the published runs). The benchmark programs themselves are not
+# changed: any command works, e.g. an experiment, whose output stays in the ignored runs/ folder:
+#   bench/run_bench.sh runs/field/direct -- build/field_bench --cells 268782 --points 1 1024 8192 \
+#       --json runs/field/direct.json
 # Run from the repository root. Exit status: the command's.
 set -uo pipefail
 if [[ $# -lt 3 || $2 != "--" ]]; then

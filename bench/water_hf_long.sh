@@ -5,7 +5,7 @@
 # SWEEPS: accumulation sweeps of 1000 walkers (20 blocks); a local energy every 4 sweeps. The corrected MOs
 # leave the Gaussian basis, so their energy is not exactly HF: -2.3 mHa at the default radii (0.5, 0.2),
 # -1.5 at half of them; the run uses a quarter (0.125 0.05: variance 32 Ha^2 instead of 21, and 146
-# without correction; bench/results/vmc/cusp_radius_scan_2cores.md). 5e8 walker-sweeps (SWEEPS = 500000) give
+# without correction, measured by scans of the radii with this script). 5e8 walker-sweeps (SWEEPS = 500000) give
 # ~0.7 mHa: 6 min on 16 cores, ~60 min on 2. Runs with different SEEDs are independent: pool them with
 # bench/water_hf_pool.py. Writes OUT_DIR/water_hf_long.json and .txt; prints the deviation from psi4.
 set -euo pipefail

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""readme_tables.py -- the README's measured tables, generated from committed benchmark results.
+"""readme_tables.py -- the documentation's measured tables, generated from committed benchmark results.
 
-    python3 scripts/readme_tables.py check    # CI: exit 1 when README.md differs from what the results give
-    python3 scripts/readme_tables.py render   # rewrite the generated blocks of README.md
-    python3 scripts/readme_tables.py stale    # sources whose code changed since their run (information)
+    python3 scripts/readme_tables.py check    # CI: exit 1 when a table differs from what the results give,
+                                              # or a result is stale (its benchmark's code changed since its run)
+    python3 scripts/readme_tables.py render   # rewrite the generated blocks
+    python3 scripts/readme_tables.py stale    # each source: current, or which of its code paths changed since
 
 bench/results/README_SOURCES.json (the manifest) names the sources -- a committed result file and the sidecar
-NAME.meta.json that bench/run_bench.sh wrote beside it (command, device, date, commit, sha256 of each output)
--- and the tables: for each row, which record of which source and which fields fill the columns. Every row
-ends with the device, date and commit of its run. README.md holds each table between
+NAME.meta.json that bench/run_bench.sh wrote beside it (command, device, date, commit, sha256 of each output),
+and the paths of the code the benchmark exercises -- and the tables: for each row, which record of which source
+and which fields fill the columns. Every row ends with the device, date and commit of its run. The markdown
+files that hold tables (README.md and docs/**/*.md) hold each between
     <!-- BEGIN generated: NAME ... -->  and  <!-- END generated -->
-and nothing else of README.md is touched. Anything missing or inconsistent fails loudly: a source or sidecar
-that is not there, a result whose sha256 is not the one its sidecar recorded (a result replaced without its
-run record), a run that failed or ran on uncommitted code, a record that is not found exactly once, a field
-that is not in it, a table without markers or markers without a table. Python 3 standard library only.
+and nothing else of them is touched. Anything missing or inconsistent fails loudly: a source or sidecar that is
+not there, a result whose sha256 is not the one its sidecar recorded (a result replaced without its run record),
+a run that failed or ran on uncommitted changes to its code, a run whose code paths changed in a later commit
+(stale: rerun it, bench/publish_results.sh), a record that is not found exactly once, a field that is not in it,
+a table without markers or markers without a table. Python 3 standard library only.
 """
 import argparse
 import difflib
+import fnmatch
+import glob
 import hashlib
 import json
 import os
@@ -25,7 +30,7 @@ import subprocess
 import sys
 
 MANIFEST = "bench/results/README_SOURCES.json"
-README = "README.md"
+DOCS = ("README.md", "docs/**/*.md")  # the markdown files searched for generated blocks
 BLOCK = re.compile(r"<!-- BEGIN generated: (?P<name>[\w.-]+)[^\n]*?-->\n(?P<body>.*?)<!-- END generated -->",
                    re.S)
 
@@ -50,6 +55,21 @@ def sha256(root, path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def in_code(path, code):
+    """Whether a path is one of the code paths, as git reads them as pathspecs: '!path' excludes, a folder holds
+    what is below it, '*' '?' '[' are wildcards ('*' also across '/'). A source without a code list counts every
+    path."""
+    def under(p, spec):
+        spec = spec.rstrip("/")
+        if any(ch in spec for ch in "*?["):
+            return fnmatch.fnmatchcase(p, spec)
+        return p == spec or p.startswith(spec + "/")
+    if not code:
+        return True
+    return (any(under(path, c) for c in code if not c.startswith("!"))
+            and not any(under(path, c[1:]) for c in code if c.startswith("!")))
+
+
 def load_source(root, name, src):
     """The source's result JSON and its run record, after checking that they belong together."""
     for key in ("file", "meta"):
@@ -69,9 +89,10 @@ def load_source(root, name, src):
                           f"{recorded[src['file']]}: the result changed after its run was recorded")
     if meta["exit_status"] != 0:
         raise SourceError(f"source {name}: the run exited with status {meta['exit_status']}")
-    if meta.get("uncommitted_changes") and not src.get("allow_uncommitted"):
-        raise SourceError(f"source {name}: ran with uncommitted changes to {', '.join(meta['uncommitted_changes'])} "
-                          "(say why in the manifest's allow_uncommitted to use it anyway)")
+    dirty = [p for p in meta.get("uncommitted_changes") or [] if in_code(p, src.get("code", []))]
+    if dirty and not src.get("allow_uncommitted"):
+        raise SourceError(f"source {name}: ran with uncommitted changes to {', '.join(dirty)}, which its benchmark "
+                          "exercises (say why in the manifest's allow_uncommitted to use it anyway)")
     if not re.fullmatch(r"[0-9a-f]{7,40}", str(meta["commit"])):
         raise SourceError(f"source {name}: run record commit '{meta['commit']}' is not a git hash")
     return data, meta
@@ -136,54 +157,118 @@ def render_table(root, manifest, table, cache):
     return "\n".join(lines) + "\n"
 
 
-def render_readme(root, manifest_path, readme_path):
-    """README.md's text with every generated block filled from the results."""
+def markdown_files(root, patterns=DOCS):
+    """The markdown files (relative to root) that the patterns name, in a fixed order."""
+    found = []
+    for pat in patterns:
+        for full in sorted(glob.glob(os.path.join(root, pat), recursive=True)):
+            rel = os.path.relpath(full, root)
+            if os.path.isfile(full) and rel not in found:
+                found.append(rel)
+    return found
+
+
+def render_files(root, manifest_path, files):
+    """{file: (text, text with every generated block filled from the results)} for the files that hold blocks;
+    every table of the manifest must have exactly one block among them."""
     manifest = load_json(root, manifest_path, "manifest")
-    with open(os.path.join(root, readme_path), encoding="utf-8") as f:
-        text = f.read()
     tables = {t.get("name"): t for t in manifest.get("tables", [])}
-    begins, ends = text.count("<!-- BEGIN generated:"), text.count("<!-- END generated -->")
-    blocks = list(BLOCK.finditer(text))
-    if begins != ends or begins != len(blocks):
-        raise SourceError(f"{readme_path}: {begins} BEGIN and {ends} END markers, {len(blocks)} well-formed blocks")
-    names = [b["name"] for b in blocks]
-    for n in names:
-        if n not in tables:
-            raise SourceError(f"{readme_path}: generated block '{n}' has no table in {manifest_path}")
-        if names.count(n) > 1:
-            raise SourceError(f"{readme_path}: generated block '{n}' appears {names.count(n)} times")
+    where = {}
+    texts = {}
+    for path in files:
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        begins, ends = text.count("<!-- BEGIN generated:"), text.count("<!-- END generated -->")
+        blocks = list(BLOCK.finditer(text))
+        if begins != ends or begins != len(blocks):
+            raise SourceError(f"{path}: {begins} BEGIN and {ends} END markers, {len(blocks)} well-formed blocks")
+        if not blocks:
+            continue
+        for b in blocks:
+            n = b["name"]
+            if n not in tables:
+                raise SourceError(f"{path}: generated block '{n}' has no table in {manifest_path}")
+            if n in where:
+                raise SourceError(f"generated block '{n}' appears twice ({where[n]} and {path})")
+            where[n] = path
+        texts[path] = (text, blocks)
     for n in tables:
-        if n not in names:
-            raise SourceError(f"table '{n}' of {manifest_path} has no place in {readme_path} "
+        if n not in where:
+            raise SourceError(f"table '{n}' of {manifest_path} has no place in {', '.join(files) or 'any file'} "
                               f"(add <!-- BEGIN generated: {n} --> and <!-- END generated -->)")
     cache = {}
-    out, pos = [], 0
-    for b in blocks:
-        out.append(text[pos:b.start("body")])
-        out.append(render_table(root, manifest, tables[b["name"]], cache))
-        out.append(text[b.end("body"):b.end()])
-        pos = b.end()
-    out.append(text[pos:])
-    return text, "".join(out)
+    result = {}
+    for path, (text, blocks) in texts.items():
+        out, pos = [], 0
+        for b in blocks:
+            out.append(text[pos:b.start("body")])
+            out.append(render_table(root, manifest, tables[b["name"]], cache))
+            out.append(text[b.end("body"):b.end()])
+            pos = b.end()
+        out.append(text[pos:])
+        result[path] = (text, "".join(out))
+    return result
+
+
+def render_readme(root, manifest_path, readme_path):
+    """One file's text and its rendering (the file must hold every table of the manifest)."""
+    return render_files(root, manifest_path, [readme_path])[readme_path]
+
+
+def pathspecs(paths):
+    """The manifest's code paths as git pathspecs: '!path' excludes."""
+    return [f":(exclude){p[1:]}" if p.startswith("!") else p for p in paths]
+
+
+def staleness(root, manifest_path):
+    """[(source, commit, problem or None, changed paths)]: the paths of each source's 'code' list that commits
+    after the one it ran on changed (up to HEAD). A source without code paths, or whose run commit git does not
+    know, is a problem: its staleness cannot be decided."""
+    manifest = load_json(root, manifest_path, "manifest")
+    out = []
+    for name, src in manifest.get("sources", {}).items():
+        meta = load_json(root, src["meta"], f"source {name}: run record")
+        commit = str(meta.get("commit", ""))
+        paths = src.get("code", [])
+        if not [p for p in paths if not p.startswith("!")]:
+            out.append((name, commit, "no code paths in the manifest", []))
+            continue
+        r = subprocess.run(["git", "-C", root, "diff", "--name-only", f"{commit}^{{commit}}", "HEAD", "--",
+                            *pathspecs(paths)], capture_output=True, text=True)
+        if r.returncode != 0:
+            out.append((name, commit, f"git cannot compare its run's commit '{commit[:12]}' with HEAD "
+                                      f"({r.stderr.strip().splitlines()[0] if r.stderr.strip() else 'no output'}; "
+                                      "a shallow clone or a copy without history?)", []))
+        else:
+            out.append((name, commit, None, r.stdout.split()))
+    return out
 
 
 def stale(root, manifest_path):
-    """Sources whose code paths changed in commits after the one they ran on (needs the git history)."""
-    manifest = load_json(root, manifest_path, "manifest")
-    for name, src in manifest.get("sources", {}).items():
-        meta = load_json(root, src["meta"], f"source {name}: run record")
-        paths = src.get("code", [])
-        if not paths:
-            print(f"{name}: no code paths in the manifest")
-            continue
-        r = subprocess.run(["git", "-C", root, "diff", "--name-only", meta["commit"], "HEAD", "--", *paths],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            print(f"{name}: cannot compare with {meta['commit'][:7]}: {r.stderr.strip()}")
-        elif r.stdout.strip():
-            print(f"{name} (run on {meta['commit'][:7]}): changed since: {', '.join(r.stdout.split())}")
+    """Prints every source's state; returns the number of sources that are stale or undecidable."""
+    bad = 0
+    for name, commit, problem, changed in staleness(root, manifest_path):
+        if problem:
+            print(f"{name}: {problem}")
+        elif changed:
+            print(f"{name} (run on {commit[:7]}): changed since: {', '.join(changed)}")
         else:
-            print(f"{name} (run on {meta['commit'][:7]}): current")
+            print(f"{name} (run on {commit[:7]}): current")
+        bad += bool(problem or changed)
+    return bad
+
+
+def stale_errors(root, manifest_path):
+    """One message for each stale or undecidable source."""
+    msgs = []
+    for name, commit, problem, changed in staleness(root, manifest_path):
+        if problem:
+            msgs.append(f"source {name}: {problem}")
+        elif changed:
+            shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+            msgs.append(f"source {name} is stale: its run (commit {commit[:7]}) predates changes to {shown}; "
+                        f"rerun it (bash bench/publish_results.sh BUILD_DIR {name}), render and commit")
+    return msgs
 
 
 def main(argv=None):
@@ -191,30 +276,42 @@ def main(argv=None):
     ap.add_argument("command", choices=["check", "render", "stale"])
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--manifest", default=MANIFEST)
-    ap.add_argument("--readme", default=README)
+    ap.add_argument("--file", action="append", dest="files",
+                    help="a markdown file to render or check (repeatable; default: README.md and docs/**/*.md)")
     a = ap.parse_args(argv)
     try:
         if a.command == "stale":
-            stale(a.root, a.manifest)
-            return 0
-        old, new = render_readme(a.root, a.manifest, a.readme)
+            return 1 if stale(a.root, a.manifest) else 0
+        files = a.files or markdown_files(a.root)
+        rendered = render_files(a.root, a.manifest, files)
     except SourceError as e:
         print(f"readme_tables: ERROR: {e}", file=sys.stderr)
         return 1
+    changed = [p for p, (old, new) in rendered.items() if new != old]
     if a.command == "render":
-        if new != old:
-            with open(os.path.join(a.root, a.readme), "w", encoding="utf-8") as f:
-                f.write(new)
-        print(f"readme_tables: {a.readme} {'rewritten' if new != old else 'already up to date'}")
+        for p in changed:
+            with open(os.path.join(a.root, p), "w", encoding="utf-8") as f:
+                f.write(rendered[p][1])
+        print(f"readme_tables: {', '.join(changed) + ' rewritten' if changed else 'already up to date'}")
         return 0
-    if new != old:
+    status = 0
+    for p in changed:
+        old, new = rendered[p]
         sys.stderr.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                                   f"{a.readme} (committed)", f"{a.readme} (from the results)"))
-        print(f"readme_tables: ERROR: {a.readme}'s generated tables differ from the committed results; run "
+                                                   f"{p} (committed)", f"{p} (from the results)"))
+        print(f"readme_tables: ERROR: {p}'s generated tables differ from the committed results; run "
               f"'python3 scripts/readme_tables.py render' and commit", file=sys.stderr)
-        return 1
-    print(f"readme_tables: {a.readme} matches the committed results")
-    return 0
+        status = 1
+    try:
+        for msg in stale_errors(a.root, a.manifest):
+            print(f"readme_tables: ERROR: {msg}", file=sys.stderr)
+            status = 1
+    except SourceError as e:
+        print(f"readme_tables: ERROR: {e}", file=sys.stderr)
+        status = 1
+    if status == 0:
+        print(f"readme_tables: {', '.join(rendered)} match the committed results, and every result is current")
+    return status
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds qmmm-accel and runs every test (ctest), then the checks outside ctest: README.md's measured tables
-# against the committed results (scripts/readme_tables.py), the tests of the scripts themselves
+# Builds qmmm-accel and runs every test (ctest), then the checks outside ctest: the measured tables of README.md
+# and docs/ against the committed results of the current code (scripts/readme_tables.py), the scripts' tests
 # (scripts/tests/) and a short fixed-seed fuzzing run (tests/fuzz/run_fuzz.sh). Fresh Debian 12, as root:
 # installs what is missing first.
 #   bash scripts/run_tests.sh            # build dir: ./build-tests (QMMM_BUILD_DIR overrides)

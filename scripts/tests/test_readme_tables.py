@@ -1,7 +1,9 @@
 """Tests of bench/run_bench.sh and scripts/readme_tables.py on a throw-away repository: a run recorded by the
-wrapper renders into a README table with its device, date and commit, and every way the README, the result,
-its run record or the manifest can disagree makes the check fail."""
+wrapper renders into a table (README.md or docs/*.md) with its device, date and commit; every way the tables, the
+result, its run record or the manifest can disagree makes the check fail, and so does a result whose benchmark's
+code changed in a later commit (stale) until the benchmark is rerun."""
 import contextlib
+import glob
 import io
 import json
 import os
@@ -33,29 +35,44 @@ class ReadmeTables(unittest.TestCase):
         git(self.root, "init", "-q")
         with open(os.path.join(self.root, "README.md"), "w") as f:
             f.write("# demo\n\ntext\n\n<!-- BEGIN generated: speed -->\n<!-- END generated -->\n\nmore text\n")
-        git(self.root, "add", "README.md")
+        os.makedirs(os.path.join(self.root, "src"))
+        for name in ("kernel.cu", "notes.txt"):
+            with open(os.path.join(self.root, "src", name), "w") as f:
+                f.write("v1\n")
+        git(self.root, "add", "README.md", "src")
         git(self.root, "commit", "-q", "-m", "start")
         self.commit = git(self.root, "rev-parse", "HEAD").strip()
-        # A run through the wrapper: it writes bench/results/demo/run.meta.json beside the result.
-        out = os.path.join(self.root, "bench/results/demo")
-        code = f"import json; json.dump({RESULT!r}, open('{out}/result.json', 'w'))"
-        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/run", "--",
-                            sys.executable, "-c", code], cwd=self.root, capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        self.bench_run()
         self.manifest = {
-            "sources": {"demo": {"file": "bench/results/demo/result.json", "meta": "bench/results/demo/run.meta.json"}},
+            "sources": {"demo": {"file": "bench/results/demo/result.json", "meta": "bench/results/demo/run.meta.json",
+                                 "code": ["src", "!src/notes.txt"]}},
             "tables": [{"name": "speed", "columns": [{"header": "impl", "value": "{label}"},
                                                      {"header": "us", "value": "{us:.1f}", "align": "right"}],
                         "rows": [{"source": "demo", "list": "rows", "where": {"impl": "fast", "points": 1},
                                   "label": "fast one"}]}]}
         self.write_manifest()
 
+    def bench_run(self, result=RESULT):
+        """A run through the wrapper: it writes bench/results/demo/run.meta.json beside the result."""
+        out = os.path.join(self.root, "bench/results/demo")
+        code = f"import json; json.dump({result!r}, open('{out}/result.json', 'w'))"
+        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/run", "--",
+                            sys.executable, "-c", code], cwd=self.root, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def commit_change(self, path, text):
+        with open(os.path.join(self.root, path), "w") as f:
+            f.write(text)
+        git(self.root, "add", path)
+        git(self.root, "commit", "-q", "-m", f"change {path}")
+
     def write_manifest(self):
         with open(os.path.join(self.root, "manifest.json"), "w") as f:
             json.dump(self.manifest, f)
 
     def run_tool(self, command):
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        self.out, self.err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err):
             return readme_tables.main([command, "--root", self.root, "--manifest", "manifest.json"])
 
     def readme(self):
@@ -132,6 +149,10 @@ class ReadmeTables(unittest.TestCase):
         self.assertEqual(self.run_tool("check"), 1)
         self.set_meta(exit_status=0, uncommitted_changes=["src/kernel.cu"])
         self.assertEqual(self.run_tool("check"), 1)
+        # Uncommitted changes outside the benchmark's code (another result, the docs) do not matter.
+        self.set_meta(uncommitted_changes=["src/notes.txt", "README.md", "bench/results/other/run.json"])
+        self.assertEqual(self.run_tool("check"), 0)
+        self.set_meta(uncommitted_changes=["src/kernel.cu"])
         self.manifest["sources"]["demo"]["allow_uncommitted"] = "only the README changed"
         self.write_manifest()
         self.assertEqual(self.run_tool("check"), 0)
@@ -157,11 +178,89 @@ class ReadmeTables(unittest.TestCase):
         self.assertEqual(self.run_tool("check"), 1)  # unbalanced
 
 
-class RepositoryReadme(unittest.TestCase):
+    def test_stale_source_fails_until_rerun(self):
+        self.assertEqual(self.run_tool("render"), 0)
+        self.assertEqual(self.run_tool("check"), 0)
+        self.commit_change("src/notes.txt", "v2\n")  # excluded from the source's code: still current
+        self.assertEqual(self.run_tool("check"), 0)
+        self.commit_change("README.md", self.readme() + "\nprose\n")  # not code either
+        self.assertEqual(self.run_tool("check"), 0)
+        self.commit_change("src/kernel.cu", "v2\n")  # the benchmark's code changed after its run
+        self.assertEqual(self.run_tool("check"), 1)
+        self.assertIn("source demo is stale", self.err.getvalue())
+        self.assertIn("src/kernel.cu", self.err.getvalue())
+        self.assertEqual(self.run_tool("stale"), 1)
+        self.assertIn("changed since: src/kernel.cu", self.out.getvalue())
+        # The way back: rerun the benchmark on the new commit, render, and the check passes again.
+        self.bench_run(dict(RESULT, rows=[dict(RESULT["rows"][0], us=10.0)] + RESULT["rows"][1:]))
+        self.assertEqual(self.run_tool("check"), 1)  # the table still shows the old run
+        self.assertEqual(self.run_tool("render"), 0)
+        self.assertIn("| fast one | 10.0 |", self.readme())
+        self.assertEqual(self.run_tool("check"), 0)
+        self.assertEqual(self.run_tool("stale"), 0)
+
+    def test_code_paths_as_git_reads_them(self):
+        code = ["src", "!src/notes.txt", "!src/split_*", "lib/a.cu"]
+        for path, inside in [("src/kernel.cu", True), ("src/sub/x.hpp", True), ("src/notes.txt", False),
+                             ("src/split_gpu.cu", False), ("srcx/kernel.cu", False), ("lib/a.cu", True),
+                             ("lib/b.cu", False), ("README.md", False)]:
+            self.assertEqual(readme_tables.in_code(path, code), inside, path)
+        # git agrees: a wildcard exclusion keeps a change out of the staleness check.
+        self.manifest["sources"]["demo"]["code"] = ["src", "!src/split_*"]
+        self.write_manifest()
+        self.run_tool("render")
+        self.commit_change("src/split_new.cu", "v1\n")
+        self.assertEqual(self.run_tool("check"), 0)
+        self.commit_change("src/new_kernel.cu", "v1\n")  # a new file in a code folder counts
+        self.assertEqual(self.run_tool("check"), 1)
+
+    def test_unknown_run_commit_or_no_code_paths_fails(self):
+        self.run_tool("render")
+        self.set_meta(commit="0123456789abcdef")
+        self.assertEqual(self.run_tool("check"), 1)
+        self.assertIn("git cannot compare", self.err.getvalue())
+        self.setUp()
+        self.run_tool("render")
+        self.manifest["sources"]["demo"]["code"] = ["!src/notes.txt"]
+        self.write_manifest()
+        self.assertEqual(self.run_tool("check"), 1)
+        self.assertIn("no code paths", self.err.getvalue())
+
+    def test_tables_in_docs(self):
+        self.edit("README.md", "<!-- BEGIN generated: speed -->\n<!-- END generated -->\n", "see docs\n")
+        os.makedirs(os.path.join(self.root, "docs/guide"))
+        page = "# perf\n\n<!-- BEGIN generated: speed (do not edit) -->\nold\n<!-- END generated -->\n"
+        with open(os.path.join(self.root, "docs/guide/perf.md"), "w") as f:
+            f.write(page)
+        with open(os.path.join(self.root, "docs/other.md"), "w") as f:
+            f.write("# no tables here\n")
+        self.assertEqual(self.run_tool("check"), 1)
+        self.assertEqual(self.run_tool("render"), 0)
+        with open(os.path.join(self.root, "docs/guide/perf.md")) as f:
+            self.assertIn("| fast one | 12.3 |", f.read())
+        self.assertEqual(self.readme(), "# demo\n\ntext\n\nsee docs\n\nmore text\n")
+        self.assertEqual(self.run_tool("check"), 0)
+        with open(os.path.join(self.root, "docs/other.md"), "w") as f:  # the same table twice
+            f.write(page)
+        self.assertEqual(self.run_tool("check"), 1)
+        self.assertIn("appears twice", self.err.getvalue())
+
+
+class RepositoryTables(unittest.TestCase):
     def test_every_source_has_a_matching_run_record(self):
         manifest = readme_tables.load_json(REPO, readme_tables.MANIFEST, "manifest")
         for name, src in manifest["sources"].items():
             readme_tables.load_source(REPO, name, src)
+            self.assertTrue(src.get("code"), f"source {name} lists no code paths")
+            for p in src["code"]:  # every included path names something (a typo would silently narrow the list)
+                if not p.startswith("!"):
+                    self.assertTrue(glob.glob(os.path.join(REPO, p)), f"source {name}: nothing is {p}")
+
+    def test_committed_tables_match_the_results(self):
+        # Staleness needs the history and is checked by 'readme_tables.py check' (scripts/run_tests.sh).
+        rendered = readme_tables.render_files(REPO, readme_tables.MANIFEST, readme_tables.markdown_files(REPO))
+        for path, (old, new) in rendered.items():
+            self.assertEqual(old, new, f"{path}: run 'python3 scripts/readme_tables.py render'")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,10 @@
-// field_claims.hpp -- the accuracy the README claims for U_ES, in one place, as every field test checks it
+// field_claims.hpp -- the accuracy docs/design/precision.md claims for U_ES, in one place, as every field test checks it
 // (CPU and CUDA, every path). Errors are normwise: |u - u_ref| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|),
 // because U_ES cancels between electrons and nuclei and |u_ref| itself can be ~0.
 //
 // The bounds are the claims, not what today's kernels happen to reach; measured values are noted beside them
 // (CPU: the 2-core development VM, AMD EPYC, kernels of commit 7258a8e, 2026-11-23; CUDA: H100, field_bench
-// max_rel_err in bench/results/field_h100_baseline_2026-11-23/field_baseline.json, M = 268,782 glycine cells,
-// vs CPU double).
+// max_rel_err, M = 268,782 glycine cells, vs CPU double; the current code's: docs/performance.md).
 //   DOUBLE  5e-15  double throughout. Measured CPU vs long double: <= 3.4e-16 up to 4097 cells, 8.1e-16 at
 //                  1e5, 1.9e-15 at 1e6 cells (40 points); CUDA vs CPU double 2.2e-15.
 //   SINGLE  2e-6   float coordinates, pair terms and sums: ~1e-6, growing like sqrt(M) with the float sums.

@@ -2,7 +2,7 @@
 // fragments 2+3): 10^4 points of fragment 1's region against the direct double sum, and the whole density cube
 // without a threshold (1,099,098 cells) against psi4's analytic ESP at the 13 reference points, beside the cube cut
 // at the threshold psi4 was given (268,938 cells): what the threshold costs. The table goes to stdout and to
-// split_glycine_esp.json in the working directory (bench/results/split/ keeps a copy).
+// split_glycine_esp.json in the working directory.
 #include <gtest/gtest.h>
 
 #include <chrono>

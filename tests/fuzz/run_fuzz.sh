@@ -3,7 +3,7 @@
 # replays the committed regression inputs. Exit status non-zero on any crash, leak, sanitizer report, broken
 # invariant, timeout or build failure. See tests/fuzz/README.md.
 #   bash tests/fuzz/run_fuzz.sh                     # every target 5 s (CI)
-#   bash tests/fuzz/run_fuzz.sh --seconds 600       # the long run (RESULTS.md)
+#   bash tests/fuzz/run_fuzz.sh --seconds 600       # the long run (10 minutes per target)
 #   bash tests/fuzz/run_fuzz.sh --target fuzz_cube  # one target (repeatable)
 # Options: --seconds N, --target NAME, --jobs N (targets at a time; default: the core count), --build-dir DIR
 # (default: build-fuzz in the repository; QMMM_FUZZ_BUILD_DIR also sets it), --no-build (use what is built).

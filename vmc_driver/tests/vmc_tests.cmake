@@ -70,7 +70,7 @@ if(QMMM_HAVE_MPI)
 endif()
 # The cusp-corrected MOs leave the Gaussian basis: their determinant's energy is psi4's HF energy plus a bias.
 # The tests expect that offset, with its error bar, measured by a long run at the default radii (3.2e8
-# walker-sweeps: -0.69 +- 0.82 mHa; bench/results/vmc/water_hf_long_default_2cores_s7301.*, bench/water_hf_long.sh).
+# walker-sweeps, seed 7301, 2 cores: -0.69 +- 0.82 mHa; bench/water_hf_long.sh).
 set(WATER_CUSP_BIAS -0.00069)
 set(WATER_CUSP_BIAS_ERR 0.00082)
 # Issue 5 asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
