@@ -207,7 +207,7 @@ QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, c
         if (stats) {
             stats->backend = backend;
             stats->n_workers = backend == QMMM_BACKEND_CUDA ? static_cast<int32_t>(devices.size())
-                                                            : (o.n_threads > 0 ? o.n_threads : omp_get_max_threads());
+                                                            : (o.n_threads > 0 ? o.n_threads : qmmm::default_threads());
             stats->n_pieces = pieces;
             stats->seconds = secs;
             stats->gevals_per_s = secs > 0 ? static_cast<double>(n_atoms) * static_cast<double>(total) / secs / 1e9 : 0;

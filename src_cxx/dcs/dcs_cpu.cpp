@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu_simd.hpp"
+#include "cpu_threads.hpp"
 #include "dcs_backend.hpp"
 
 namespace qmmm {
@@ -64,7 +65,7 @@ void planes(const DcsProblem &p, int64_t k0, int64_t nk, double *out) {
         ax[a] = static_cast<T>(p.x[a]), ay[a] = static_cast<T>(p.y[a]), az[a] = static_cast<T>(p.z[a]),
         aq[a] = static_cast<T>(p.q[a]);
     const T hx = static_cast<T>(p.h[0]), hy = static_cast<T>(p.h[1]), hz = static_cast<T>(p.h[2]);
-    const int nt = p.n_threads > 0 ? p.n_threads : omp_get_max_threads();
+    const int nt = p.n_threads > 0 ? p.n_threads : qmmm::default_threads();
 #pragma omp parallel num_threads(nt)
     {
         std::vector<T> dyz2(na);

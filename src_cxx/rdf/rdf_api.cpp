@@ -256,7 +256,7 @@ int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, cons
             set_gpu_stats(h, info, st);
         } else {
             qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());
-            st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : omp_get_max_threads();
+            st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : qmmm::default_threads();
         }
         const auto t2 = std::chrono::steady_clock::now();
         for (int32_t b = 0; b < h->n_bins; ++b) h->hist[b] += add[b];
@@ -323,7 +323,7 @@ int qmmm_rdf_add_frames(qmmm_rdf hh, int64_t n_frames, const double *xyz1, const
                 st.pairs_visited += f.pairs_visited;
                 method = f.method;
             }
-            st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : omp_get_max_threads();
+            st.n_workers = h->opt.n_threads > 0 ? h->opt.n_threads : qmmm::default_threads();
             st.prep_seconds = prep;
         }
         const auto t1 = std::chrono::steady_clock::now();

@@ -93,7 +93,7 @@ void count_all(const Frame &f, int n_threads, std::vector<std::vector<uint64_t>>
 }  // namespace
 
 void cpu_count(const Frame &f, int n_threads, uint64_t *hist) {
-    const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
+    const int nt = n_threads > 0 ? n_threads : qmmm::default_threads();
     std::vector<std::vector<uint64_t>> priv(nt, std::vector<uint64_t>(f.g.n_bins, 0));
     if (f.g.triclinic)
         count_all<true>(f, nt, priv);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "cpu_threads.hpp"
 #include "error.hpp"
 #include "rdf_backend.hpp"
 
@@ -248,7 +249,7 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
                    const double *xyz1, const std::vector<int32_t> &key1, const double *xyz2,
                    const std::vector<int32_t> &key2, bool identical, double &volume, bool gpu_fast,
                    int n_threads) {
-    const int nt = n_threads > 0 ? n_threads : omp_get_max_threads();
+    const int nt = n_threads > 0 ? n_threads : qmmm::default_threads();
     double frac[9], w[3], limit;
     make_geom(box, r_min, r_max, n_bins, cut, f.g, volume, limit, frac, w);
     if (r_max > limit)
