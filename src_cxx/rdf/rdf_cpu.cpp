@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu_simd.hpp"
+#include "cpu_threads.hpp"
 #include "rdf_backend.hpp"
 
 namespace qmmm::rdf {
