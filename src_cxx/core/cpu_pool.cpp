@@ -86,11 +86,7 @@ Pool &pool() {
 
 }  // namespace
 
-void parallel_tiles(int nt, int64_t n_tiles, const std::function<void(int64_t)> &f) {
-    if (nt <= 1 || n_tiles <= 1) {
-        for (int64_t t = 0; t < n_tiles; ++t) f(t);
-        return;
-    }
+void parallel_tiles_pooled(int nt, int64_t n_tiles, const std::function<void(int64_t)> &f) {
     auto j = std::make_shared<Job>();
     j->f = &f, j->total = n_tiles;
     pool().submit(j, static_cast<int>(std::min<int64_t>(nt - 1, n_tiles - 1)));

@@ -10,11 +10,23 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace qmmm {
 
+// The pool's side of parallel_tiles (nt > 1 and n_tiles > 1).
+void parallel_tiles_pooled(int nt, int64_t n_tiles, const std::function<void(int64_t)> &f);
+
 // Calls f(t) once for each t in [0, n_tiles), on the calling thread and up to nt - 1 pool threads; returns when all
-// are done. nt <= 1 or n_tiles <= 1: the calling thread alone, in order. f must not throw.
-void parallel_tiles(int nt, int64_t n_tiles, const std::function<void(int64_t)> &f);
+// are done. nt <= 1 or n_tiles <= 1: the calling thread alone, in order, with no std::function (and no allocation
+// on the path of a small call). f must not throw.
+template <class F>
+inline void parallel_tiles(int nt, int64_t n_tiles, F &&f) {
+    if (nt <= 1 || n_tiles <= 1) {
+        for (int64_t t = 0; t < n_tiles; ++t) f(t);
+        return;
+    }
+    parallel_tiles_pooled(nt, n_tiles, std::function<void(int64_t)>(std::forward<F>(f)));
+}
 
 }  // namespace qmmm

@@ -47,8 +47,10 @@ std::unique_ptr<FieldBackend> make_field_charges(std::unique_ptr<FieldBackend> i
                                                  int precision, int device);
 
 // The lean direct sum for fields of at most kSmallCells cells in DOUBLE or SINGLE (field_cpu_small.cpp): cells
-// unpadded, no per-call allocation, the caller's thread unless the call is large.
-constexpr int64_t kSmallCells = 512;
+// unpadded, no per-call allocation, the caller's thread unless the call is large. Up to one chunk it is the faster
+// (EPYC, AVX-512, one thread: 0.22 against 0.43 us a point at 511 cells, level at 1,000, the chunked kernels ~10 %
+// ahead at 2,000-4,000).
+constexpr int64_t kSmallCells = 1024;
 std::unique_ptr<FieldBackend> make_field_cpu_small(const FieldData &d, const qmmm_options &opt);
 
 }  // namespace qmmm
