@@ -152,6 +152,7 @@ public:
             for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p) u[p] = point(xyz + 3 * p);
         });
         if (data_.n_nuclei) add_nuclear_term(data_, n, xyz, u, nt);
+        if (simd_) simd_clear_upper();  // no dirty upper vector state left to the caller's SSE code
         return QMMM_SUCCESS;
     }
 
