@@ -48,10 +48,8 @@ typedef struct qmmm_dcs_lattice {
  * cancel (the call then returns QMMM_ERR_INVALID_ARG with the message "cancelled"). */
 typedef int (*qmmm_dcs_progress_fn)(int64_t done, int64_t total, void *user);
 
-/* Kernels: FAST (default); VMD4 = the seed's version-4 kernel launched over a 3-D grid of planes;
- * VMD4_SLICE = version 4 launched as in the seed, one launch per plane and 4000-atom batch with dz^2
- * precomputed on the host. Both VMD4 forms are benchmark baselines (SINGLE only, each device once). */
-enum { QMMM_DCS_KERNEL_FAST = 0, QMMM_DCS_KERNEL_VMD4 = 1, QMMM_DCS_KERNEL_VMD4_SLICE = 2 };
+/* Kernels: FAST, the only one (the field keeps its place for other kernels; other values are refused). */
+enum { QMMM_DCS_KERNEL_FAST = 0 };
 
 typedef struct qmmm_dcs_options {
     int32_t backend;    /* QMMM_BACKEND_*; AUTO as for the field (QMMM_BACKEND env, else CUDA if a GPU) */
@@ -60,8 +58,7 @@ typedef struct qmmm_dcs_options {
     int32_t n_devices;  /* number of entries in devices; 0 = device 0 only. A device may be listed twice
                            (two host threads share it). */
     int32_t devices[QMMM_DCS_MAX_DEVICES];
-    int32_t kernel;     /* QMMM_DCS_KERNEL_FAST (default) or _VMD4 (the seed's version-4 kernel, SINGLE
-                           only, each device listed once; kept as the benchmark baseline) */
+    int32_t kernel;     /* QMMM_DCS_KERNEL_FAST (default and only value) */
     int32_t reserved0;
     double max_device_bytes; /* per-device memory budget for map pieces; 0 = 80% of free memory */
     qmmm_dcs_progress_fn progress; /* may be NULL */
