@@ -1,6 +1,6 @@
 /* qmmm_accel_rdf.h -- the rdf family of the qmmm-accel C API (included by qmmm_accel.h).
  *
- * Radial distribution functions between two selections over any number of frames (seed 000, Eqs. 1-3):
+ * Radial distribution functions between two selections over any number of frames:
  *
  *     g(r_k) = H_k / ( F * N_pairs * (4 pi / 3) (r_{k+1}^3 - r_k^3) / <V> )
  *
@@ -59,15 +59,14 @@ extern "C" {
 /* Pair search: AUTO = a cell list when every perpendicular width of the box is at least 2.5 r_max (each cell
  * at least r_max / 2 wide), brute force over all pairs otherwise. */
 enum { QMMM_RDF_METHOD_AUTO = 0, QMMM_RDF_METHOD_BRUTE = 1, QMMM_RDF_METHOD_CELLS = 2 };
-/* GPU kernels: FAST (default); SEED = the seed's scheme (a tile of sel1 in constant memory, shared-memory
- * histogram, brute force, orthorhombic boxes), kept as the benchmark baseline. Both count the same pairs. */
-enum { QMMM_RDF_KERNEL_FAST = 0, QMMM_RDF_KERNEL_SEED = 1 };
+/* GPU kernels: FAST, the only one (the field keeps its place for other kernels; other values are refused). */
+enum { QMMM_RDF_KERNEL_FAST = 0 };
 
 typedef struct qmmm_rdf_options {
     int32_t backend;   /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present (env QMMM_BACKEND) */
     int32_t n_threads; /* CPU threads (counting on the CPU; with a GPU, preparing frames), 0 = OpenMP default */
     int32_t method;    /* QMMM_RDF_METHOD_* */
-    int32_t kernel;    /* QMMM_RDF_KERNEL_* (GPU only) */
+    int32_t kernel;    /* QMMM_RDF_KERNEL_FAST (default and only value) */
     int32_t n_devices; /* entries in devices; 0 = device 0 only. A device may be listed twice. */
     int32_t devices[QMMM_RDF_MAX_DEVICES];
     int32_t reserved[8];
