@@ -145,21 +145,47 @@ QMMM_API int qmmm_cuda_device_count(int *count);
 QMMM_API int qmmm_gpu_mps_active(int *active);
 
 /* ---- threads and messages (the library's behaviour inside MPI codes and Fortran callers) ---- */
-/* The CPU threads n_threads = 0 stands for: OMP_NUM_THREADS where it is set, else the cores this process may run on
- * divided by the processes of the job on this node (MPI_LOCALNRANKS of MPICH's Hydra, OMPI_COMM_WORLD_LOCAL_SIZE of
- * Open MPI, MV2_COMM_WORLD_LOCAL_SIZE, PALS_LOCAL_SIZE, PMIX_LOCAL_SIZE, PMI_LOCAL_SIZE, SLURM_NTASKS_PER_NODE, or
- * qmmm_set_node_ranks). Whatever n_threads says, a call with fewer than 131,072 pair terms runs on the caller's
- * thread and a larger one uses at most one thread per 65,536 pair terms; results do not depend on it.
- * Errors: QMMM_ERR_NULL_ARG. Thread-safe. */
+/**
+ * @brief The CPU threads n_threads = 0 stands for.
+ *
+ * OMP_NUM_THREADS where it is set, else the cores this process may run on divided by the processes of the job on
+ * this node (MPI_LOCALNRANKS of MPICH's Hydra, OMPI_COMM_WORLD_LOCAL_SIZE of Open MPI, MV2_COMM_WORLD_LOCAL_SIZE,
+ * PALS_LOCAL_SIZE, PMIX_LOCAL_SIZE, PMI_LOCAL_SIZE, SLURM_NTASKS_PER_NODE, or qmmm_set_node_ranks). Whatever
+ * n_threads says, a call with fewer than 131,072 pair terms runs on the caller's thread and a larger one uses at
+ * most one thread per 65,536 pair terms; results do not depend on it.
+ * @param[out] n the default thread count
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG n is NULL
+ * @threading Safe from any thread.
+ */
 QMMM_API int qmmm_default_threads(int *n);
-/* How many processes of the job share this node (n >= 1), for the default above; 0 returns to the environment's
- * count. qmmm_mpi_select_device sets it. Errors: QMMM_ERR_INVALID_ARG (n < 0 or > 2^20). Thread-safe. */
+/**
+ * @brief How many processes of the job share this node, for the default of qmmm_default_threads.
+ *
+ * qmmm_mpi_select_device sets it.
+ * @param n processes on this node, >= 1; 0 returns to the environment's count
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_INVALID_ARG n < 0 or n > 2^20
+ * @threading Safe from any thread.
+ */
 QMMM_API int qmmm_set_node_ranks(int n);
-/* Messages of the calling thread count points, cells, charges and nuclei from base: 0 (C, the default) or 1
- * (Fortran; the Fortran interfaces set it around their calls). Errors: QMMM_ERR_INVALID_ARG. Per thread. */
+/**
+ * @brief Where the calling thread's messages count points, cells, charges and nuclei from.
+ * @param base 0 (C, the default) or 1 (Fortran; the Fortran interfaces set it around their calls)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_INVALID_ARG base is neither 0 nor 1
+ * @threading Per thread: sets the calling thread's base.
+ */
 QMMM_API int qmmm_set_index_base(int base);
-/* Records message as the calling thread's error message (qmmm_error_message) and returns status: for wrappers that
- * fail before calling the library (a Fortran shape check). Per thread. */
+/**
+ * @brief Records message as the calling thread's error message (qmmm_error_message) and returns status.
+ *
+ * For wrappers that fail before calling the library (a Fortran shape check).
+ * @param status the status to return
+ * @param message the message to record (NULL records "")
+ * @return status
+ * @threading Per thread: sets the calling thread's error.
+ */
 QMMM_API int qmmm_set_error(int status, const char *message);
 
 #ifdef __cplusplus

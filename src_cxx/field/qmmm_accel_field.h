@@ -244,37 +244,87 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
 QMMM_API int qmmm_field_destroy(qmmm_field f);
 
 /* ---- MM point charges (the call site of a QM/MM QMC code) ---- */
-/* Screening of point charges, per charge (qmmm_field_create_charges): with distance d = |r - R_m| in bohr,
- *   NONE:     -q_m / d
- *   EXP:      -q_m (1 - a_m exp(-b_m d^2)) / d     a_m dimensionless, b_m >= 0 in bohr^-2 (a_m = 0 or b_m = 0: NONE)
- *   GAUSSIAN: -q_m erf(d / sigma_m) / d            sigma_m >= 0 in bohr (sigma_m = 0: NONE), a smeared charge */
-enum { QMMM_SCREEN_NONE = 0, QMMM_SCREEN_EXP = 1, QMMM_SCREEN_GAUSSIAN = 2 };
+/** Screening of point charges, per charge (qmmm_field_create_charges); d = |r - R_m| in bohr. */
+enum {
+    QMMM_SCREEN_NONE = 0,    /**< -q_m / d */
+    QMMM_SCREEN_EXP = 1,     /**< -q_m (1 - a_m exp(-b_m d^2)) / d; a_m dimensionless, b_m >= 0 in bohr^-2
+                                  (a_m = 0 or b_m = 0: NONE) */
+    QMMM_SCREEN_GAUSSIAN = 2 /**< -q_m erf(d / sigma_m) / d, a smeared charge; sigma_m >= 0 in bohr
+                                  (sigma_m = 0: NONE) */
+};
 
-/* A field of n_charges MM point charges with PHYSICAL sign (a positive charge lowers an electron's energy: an
- * electron at r feels -q_m / |r - R_m| hartree) and, optionally, nuclei as in qmmm_field_create (-Z_b / |r - R_b|).
- * Positions in bohr: charge m at (x[m * stride], y[m * stride], z[m * stride]); stride 1 for three arrays x(:),
- * y(:), z(:), stride 3 for one array xyz(3,n) passed as x = xyz, y = xyz + 1, z = xyz + 2. q in e. screening is a
- * QMMM_SCREEN_*; screen_a holds a_m (EXP) or sigma_m (GAUSSIAN), screen_b holds b_m (EXP); unused ones may be NULL.
- * The data are copied. opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults.
- * The field is evaluated by qmmm_field_eval / _sum and their async forms like any other. A point within 1e-10 bohr of
- * an unscreened charge, of an EXP-screened one with a_m != 1, or of a nucleus is QMMM_ERR_SINGULAR; on an EXP charge
- * with a_m = 1 or a GAUSSIAN one the potential is finite (-q_m a_m b_m d -> 0 and -q_m 2 / (sigma_m sqrt(pi))).
- * Unscreened charges take the paths of density cells (so the precisions' claims hold for them); screened charges
- * are summed in double (DOUBLE, MIXED) or float (SINGLE), on the CPU or the GPU of the field.
- * Errors: QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG (counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no
- * nucleus, cell_volume != 0), QMMM_ERR_NONFINITE, QMMM_ERR_UNSUPPORTED (method SPLIT), the backend errors of
- * qmmm_field_create. Messages count charges from 0 (from 1 for Fortran callers: qmmm_set_index_base). */
+/**
+ * @brief A field of MM point charges with PHYSICAL sign and, optionally, nuclei.
+ *
+ * A positive charge lowers an electron's energy: an electron at r feels -q_m / |r - R_m| hartree; nuclei as in
+ * qmmm_field_create (-Z_b / |r - R_b|). The data are copied. The field is evaluated by qmmm_field_eval / _sum and
+ * their async forms like any other. A point within 1e-10 bohr of an unscreened charge, of an EXP-screened one with
+ * a_m != 1, or of a nucleus is QMMM_ERR_SINGULAR; on an EXP charge with a_m = 1 or a GAUSSIAN one the potential is
+ * finite (-q_m a_m b_m d -> 0 and -q_m 2 / (sigma_m sqrt(pi))). Unscreened charges take the paths of density cells
+ * (so the precisions' claims hold for them); screened charges are summed in double (DOUBLE, MIXED) or float
+ * (SINGLE), on the CPU or the GPU of the field. Messages count charges from 0 (from 1 for Fortran callers:
+ * qmmm_set_index_base).
+ * @param[out] f the new field
+ * @param n_charges number of point charges, >= 0
+ * @param x x of charge m at x[m * stride] (bohr)
+ * @param y y of charge m at y[m * stride] (bohr)
+ * @param z z of charge m at z[m * stride] (bohr)
+ * @param stride 1 for three arrays x(:), y(:), z(:); 3 for one array xyz(3,n) passed as x = xyz, y = xyz + 1,
+ *        z = xyz + 2
+ * @param q the charges, n_charges doubles (e)
+ * @param screening a QMMM_SCREEN_*
+ * @param screen_a a_m (EXP, dimensionless) or sigma_m (GAUSSIAN, bohr), n_charges doubles; NULL when unused
+ * @param screen_b b_m (EXP, bohr^-2), n_charges doubles; NULL when unused
+ * @param n_nuclei number of nuclei, >= 0
+ * @param nuc_xyz nuclear positions, 3*n_nuclei doubles (bohr)
+ * @param nuc_z nuclear charges, n_nuclei doubles (e)
+ * @param opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
+ * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,
+ *         cell_volume != 0, or an option out of range
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or screening parameter
+ * @retval QMMM_ERR_UNSUPPORTED method SPLIT
+ * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
+ * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
+ * @retval QMMM_ERR_CUDA a CUDA failure while uploading
+ * @threading Safe from any thread; the new handle belongs to the caller (one thread at a time).
+ */
 QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const double *x, const double *y,
                                        const double *z, int64_t stride, const double *q, int32_t screening,
                                        const double *screen_a, const double *screen_b, int64_t n_nuclei,
                                        const double *nuc_xyz, const double *nuc_z, const qmmm_options *opt);
 
-/* *sum = sum_i U(xyz[3i..3i+2]) over n_points points (hartree), added in point order: the energy of a configuration's
- * electrons in the field, without a caller array for the values. The same values as qmmm_field_eval, so the same
- * singular-point rules; *sum is 0 for n_points = 0 and unspecified on error. No allocation per call once the handle
- * has seen a call of this size. Errors: as qmmm_field_eval, QMMM_ERR_NULL_ARG for sum. */
+/**
+ * @brief *sum = sum_i U(xyz[3i..3i+2]) over n_points points, added in point order.
+ *
+ * The energy of a configuration's electrons in the field, without a caller array for the values. The same values
+ * as qmmm_field_eval, so the same singular-point rules; *sum is 0 for n_points = 0 and unspecified on error. No
+ * allocation per call once the handle has seen a call of this size.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles, x y z interleaved (bohr)
+ * @param[out] sum the sum (hartree)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
+ *         QMMM_ERR_CUDA as qmmm_field_eval
+ * @threading One thread at a time per handle; different fields may be evaluated from different threads.
+ */
 QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
-/* Asynchronous form: xyz is copied before the return; *sum is written by qmmm_field_wait. */
+/**
+ * @brief Asynchronous form of qmmm_field_eval_sum: xyz is copied before the return; *sum is written by
+ * qmmm_field_wait.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr); may be reused as soon as the call returns
+ * @param[out] sum the sum (hartree), valid after qmmm_field_wait succeeds
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BUSY an evaluation is already pending on f
+ * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_CUDA as qmmm_field_eval_async
+ * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
+ */
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
 
 #ifdef __cplusplus
