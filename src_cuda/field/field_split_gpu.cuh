@@ -15,7 +15,7 @@ namespace qmmm::cuda::split {
 
 // Four warps (four points) per block. One warp a block freed its slot as soon as its point was done, but 8,192
 // one-warp blocks a call were 6-13 % slower than 4-warp blocks at 1,024 and 8,192 points (the block scheduler's rate;
-// 2 and 8 warps in between; H100, docs/design/split.md). Points taken in spatial order (a Morton sort
+// 2 and 8 warps in between; H100, docs/design/gpu-kernels.md). Points taken in spatial order (a Morton sort
 // on the device) gained 1-5 % in the kernel and cost ~15 us a call to sort: not done.
 constexpr int kWarpsPerBlock = 4;
 // Warps per SM the launch bound asks for (64 registers a thread; an SM holds at most 32 blocks). Two warps a block at 40

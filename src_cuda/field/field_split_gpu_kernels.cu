@@ -88,7 +88,7 @@ __device__ __forceinline__ float h_poly_single(const SplitCoefs &cf, float d) {
 // exp2 (~2^-22 relative each) and h from a float table: ~20 single-precision instructions a pair against ~36 FP64 ones,
 // and its rounding a few ulps of the term itself, which split_build measures (MIXED is kept only within the
 // tolerance). CUDA's erfcf cost ~75 instructions a pair, half of the kernel's; 1/d - f(d^2) in float cancels near
-// R_c and lost 20x more to rounding (docs/design/split.md).
+// R_c and lost 20x more to rounding (docs/design/gpu-kernels.md).
 template <int NT, bool kMixed>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
@@ -227,8 +227,9 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
     const int c = st.done ? first / st.chunk : 0;
     // The block's points (12 contiguous doubles) in one request, its values out in one: each warp's own reads of
-    // mapped memory made 3 PCIe requests a point (3-11 % a call at 8,192 points on an H100, docs/design/split.md).
-    // Plain loads: "volatile" ones (ld.cv) queued behind each other, 3.6x the kernel's time.
+    // mapped memory made 3 PCIe requests a point: 3-11 % a call at 8,192 points on an H100
+    // (docs/design/gpu-kernels.md). Plain loads: "volatile" ones (ld.cv) queued behind each other, 3.6x the
+    // kernel's time.
     __shared__ double pts[3 * kWarpsPerBlock], vals[kWarpsPerBlock];
     const int here = max(0, min(kWarpsPerBlock, n - first));
     if (threadIdx.x < 3 * here) pts[threadIdx.x] = xyz[3 * first + threadIdx.x];

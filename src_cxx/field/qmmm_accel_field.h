@@ -24,7 +24,8 @@ enum {
 enum {
     /** On CUDA, calls with at most 8 points go to a persistent kernel that waits for them on the GPU (no launch
      *  per call; the CPU ignores it). What it holds on the GPU while it runs, and when it stops (200 ms without
-     *  a call, and always in qmmm_field_destroy): README.md, "The C API". */
+     *  a call, and always in qmmm_field_destroy): docs/design/gpu-kernels.md, "Cost of the low-latency mode to
+     *  other work". */
     QMMM_FLAG_LOW_LATENCY = 1
 };
 

@@ -73,7 +73,7 @@ endif()
 # walker-sweeps, seed 7301, 2 cores: -0.69 +- 0.82 mHa; bench/water_hf_long.sh).
 set(WATER_CUSP_BIAS -0.00069)
 set(WATER_CUSP_BIAS_ERR 0.00082)
-# An error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
+# The test asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
 # sigma <= 0.002, reblocking converged); 7.2e7 walker-sweeps on 2 MPI ranks.
 vmc_case(vmc_water_hf IN1 water_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.002 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
