@@ -1,7 +1,8 @@
 // dcs_bench.cpp -- DCS throughput (G atom-evaluations/s = atoms x lattice points / s / 1e9) for the fast
-// kernel in single, mixed and double precision on one GPU and on all listed GPUs, with the seed's
-// version-4 kernel (constant-memory batches of 4000, 8 points a half-warp apart) as the baseline in the
-// same run: "vmd4" launched as in the seed (one launch per plane and batch), "vmd4g" over a 3-D grid.
+// kernel in single, mixed and double precision on one GPU and on all listed GPUs, with VMD's published
+// version-4 kernel (bench/dcs_vmd4.cu: constant-memory batches of 4000, 8 points a half-warp apart) as the
+// baseline in the same run: "vmd4" launched as VMD launches it (one launch per plane and batch), "vmd4g" over a
+// 3-D grid. Without CUDA the baseline rows are left out (their ratios print as 0).
 // par.eff = one-GPU time / (n GPUs x all-GPU time). Prints a table and writes JSON. Times include the copy of the map back to the host.
 //   dcs_bench --atoms 20000,100000 --sizes 128,256 --devices 0,1 --json dcs.json
 // Exit status: 0, 1 when a run fails, 2 on a usage error, 8 when the largest case cannot fit in memory.
@@ -10,11 +11,15 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli_checks.hpp"
 #include "qmmm_accel.h"
+#ifdef QMMM_BENCH_VMD4
+#include "dcs_vmd4.hpp"
+#endif
 
 namespace {
 
@@ -26,11 +31,11 @@ struct Row {
 };
 
 double run(const std::vector<double> &xyz, const std::vector<double> &q, const qmmm_dcs_lattice &l,
-           std::vector<double> &map, int precision, int kernel, const std::vector<int> &devs, int repeat,
+           std::vector<double> &map, int precision, const std::vector<int> &devs, int repeat,
            int backend = QMMM_BACKEND_CUDA) {
     qmmm_dcs_options o;
     qmmm_dcs_options_default(&o);
-    o.backend = backend, o.precision = precision, o.kernel = kernel;
+    o.backend = backend, o.precision = precision;
     o.n_devices = static_cast<int>(devs.size());
     std::copy(devs.begin(), devs.end(), o.devices);
     double best = 1e300;
@@ -45,10 +50,30 @@ double run(const std::vector<double> &xyz, const std::vector<double> &q, const q
     return best;
 }
 
+// VMD's version-4 kernel on one device (bench/dcs_vmd4.cu), best of repeat; -1 on failure, 0 without CUDA.
+double run_vmd4(const std::vector<double> &xyz, const std::vector<double> &q, const qmmm_dcs_lattice &l,
+                std::vector<double> &map, bool slice, int device, int repeat) {
+#ifdef QMMM_BENCH_VMD4
+    double best = 1e300;
+    try {
+        for (int r = 0; r < repeat; ++r)
+            best = std::min(best, dcs_vmd4_map(static_cast<int64_t>(q.size()), xyz.data(), q.data(), l.origin,
+                                               l.spacing, l.count, map.data(), slice, device));
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "dcs_bench: %s\n", e.what());
+        return -1;
+    }
+    return best;
+#else
+    (void)xyz, (void)q, (void)l, (void)map, (void)slice, (void)device, (void)repeat;
+    return 0;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"DCS benchmark: G atom-evaluations/s, fast kernel vs the seed's version-4 kernel"};
+    CLI::App app{"DCS benchmark: G atom-evaluations/s, fast kernel vs VMD's version-4 kernel"};
     std::vector<long long> atoms{20000, 100000, 200000}, sizes{128, 256};
     std::vector<int> devices{0};
     std::vector<std::string> precisions{"single", "mixed", "double"};
@@ -98,28 +123,29 @@ int main(int argc, char **argv) {
             std::vector<double> map(static_cast<size_t>(s * s * s));
             const double work = static_cast<double>(n) * s * s * s;
             std::vector<int> one{devices[0]};
-            run(xyz, q, l, map, QMMM_PRECISION_SINGLE, QMMM_DCS_KERNEL_FAST, devices, 1);  // warm every thread
-            // Baselines: version 4 launched as in the seed (per plane and batch), and over a 3-D grid.
-            const double base = run(xyz, q, l, map, QMMM_PRECISION_SINGLE, QMMM_DCS_KERNEL_VMD4_SLICE, one, repeat);
-            const double grid = run(xyz, q, l, map, QMMM_PRECISION_SINGLE, QMMM_DCS_KERNEL_VMD4, one, repeat);
+            run(xyz, q, l, map, QMMM_PRECISION_SINGLE, devices, 1);  // warm every thread
+            // Baselines: version 4 launched as VMD launches it (per plane and batch), and over a 3-D grid.
+            const double base = run_vmd4(xyz, q, l, map, true, devices[0], repeat);
+            const double grid = run_vmd4(xyz, q, l, map, false, devices[0], repeat);
+            if (base < 0 || grid < 0) return 1;
             if (base > 0) rows.push_back({"vmd4", "single", 1, n, s, base, work / base / 1e9, 1.0, grid / base, 1.0});
             if (grid > 0) rows.push_back({"vmd4g", "single", 1, n, s, grid, work / grid / 1e9, base / grid, 1.0, 1.0});
             for (const auto &p : precisions) {
                 const int prec = p == "double" ? QMMM_PRECISION_DOUBLE : p == "mixed" ? QMMM_PRECISION_MIXED
                                                                                       : QMMM_PRECISION_SINGLE;
                 if (prec != QMMM_PRECISION_SINGLE && work > static_cast<double>(double_max_work)) continue;
-                const double t1 = run(xyz, q, l, map, prec, QMMM_DCS_KERNEL_FAST, one, repeat);
+                const double t1 = run(xyz, q, l, map, prec, one, repeat);
                 if (t1 <= 0) return 1;
                 rows.push_back({"fast", p, 1, n, s, t1, work / t1 / 1e9, base / t1, grid / t1, 1.0});
                 if (devices.size() > 1) {
-                    const double tn = run(xyz, q, l, map, prec, QMMM_DCS_KERNEL_FAST, devices, repeat);
+                    const double tn = run(xyz, q, l, map, prec, devices, repeat);
                     if (tn <= 0) return 1;
                     rows.push_back({"fast", p, static_cast<int>(devices.size()), n, s, tn, work / tn / 1e9,
                                     base / tn, grid / tn, t1 / tn / devices.size()});
                 }
             }
             if (cpu && n == atoms.front() && s == sizes.front()) {
-                const double tc = run(xyz, q, l, map, QMMM_PRECISION_SINGLE, 0, {}, 1, QMMM_BACKEND_CPU);
+                const double tc = run(xyz, q, l, map, QMMM_PRECISION_SINGLE, {}, 1, QMMM_BACKEND_CPU);
                 rows.push_back({"cpu", "single", 0, n, s, tc, work / tc / 1e9, base / tc, grid / tc, 1.0});
             }
         }

@@ -1,13 +1,15 @@
 // rdf_bench.cpp -- RDF throughput: ms per frame and pairs per second on the CPU, one GPU and all listed GPUs,
-// with the seed's scheme (a tile of sel1 in constant memory, shared-memory histogram, brute force) as the
-// baseline in the same run. Workloads (one selection paired with itself, uniform random atoms):
+// with the published GPU RDF scheme (bench/rdf_seed.cu: a tile of sel1 in constant memory, shared-memory
+// histogram, brute force, float bins) as the baseline in the same run. Workloads (one selection paired with
+// itself, uniform random atoms):
 //   brute  N atoms at water's all-atom density 0.1 / A^3, r_max = half the box, all N(N-1)/2 pairs
 //   cells  N atoms at density 0.1 / A^3 (water, all atoms), r_max = 12 A, cell list
 //   oxygen N atoms at water's oxygen density 0.0334 / A^3, r_max = 12 A (110,592 = a 14.9 nm SPC box)
-// Every configuration's histogram is checked equal to the first one's for the same workload.
-// Configurations: cpu; gpu0 seed (the seed's kernel); gpu0 and gpuXY (one frame per qmmm_rdf_add_frame: a
-// frame is split over the GPUs when large enough); "batch" rows give --frames frames to one call of
-// qmmm_rdf_add_frames (whole frames per GPU, preparation overlapped with counting).
+// Every configuration's histogram is checked equal to the first one's for the same workload, except the seed's:
+// its float bins may differ for pairs within rounding of an edge, so its row shows the fraction of counts that
+// differ instead. Configurations: cpu; gpu0 seed (the published scheme, CUDA builds only); gpu0 and gpuXY (one
+// frame per qmmm_rdf_add_frame: a frame is split over the GPUs when large enough); "batch" rows give --frames
+// frames to one call of qmmm_rdf_add_frames (whole frames per GPU, preparation overlapped with counting).
 // Prints a table and writes JSON (--json). Single-frame rows: median over --frames frames after one warm-up
 // frame; "count" excludes the host preparation (fractional coordinates, cell sort), "frame" includes it.
 // Batch rows: both are the wall time of the call / frames (after a warm-up call), preparation included.
@@ -17,14 +19,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli_checks.hpp"
 #include "qmmm_accel.h"
+#ifdef QMMM_BENCH_RDF_SEED
+#include "rdf_seed.hpp"
+#endif
 
 namespace {
 
@@ -34,6 +41,7 @@ struct Row {
     double rmax, count_ms, frame_ms, pairs, gpairs_s;
     bool equal;
     std::vector<int64_t> units;
+    std::string equal_note;  // what the "equal" column shows when not yes/NO
 };
 
 double median(std::vector<double> v) {
@@ -103,29 +111,64 @@ int main(int argc, char **argv) {
             std::vector<double> xyz(3 * n);
             for (auto &v : xyz) v = u(rng);
             const double box[9] = {L, 0, 0, 0, L, 0, 0, 0, L};
+            [[maybe_unused]] const double box_len[3] = {L, L, L};
             struct Config {
                 std::string name;
-                int backend, kernel;
+                int backend;
                 std::vector<int> devs;
                 bool batch = false;
             };
             std::vector<Config> cfgs;
             const bool brute = w == "brute";
-            if (!no_cpu && n <= (brute ? cpu_brute_max : cpu_cells_max)) cfgs.push_back({"cpu", QMMM_BACKEND_CPU, 0, {}});
+            if (!no_cpu && n <= (brute ? cpu_brute_max : cpu_cells_max)) cfgs.push_back({"cpu", QMMM_BACKEND_CPU, {}});
             if (n_gpu > 0) {
-                if (brute && n <= seed_max) cfgs.push_back({"gpu0 seed", QMMM_BACKEND_CUDA, QMMM_RDF_KERNEL_SEED, {devices[0]}});
-                cfgs.push_back({"gpu0", QMMM_BACKEND_CUDA, 0, {devices[0]}});
+#ifdef QMMM_BENCH_RDF_SEED
+                if (brute && n <= seed_max) cfgs.push_back({"gpu0 seed", QMMM_BACKEND_CUDA, {devices[0]}});
+#endif
+                cfgs.push_back({"gpu0", QMMM_BACKEND_CUDA, {devices[0]}});
                 std::string nm = "gpu";
                 for (int d : devices) nm += std::to_string(d);
-                if (devices.size() > 1) cfgs.push_back({nm, QMMM_BACKEND_CUDA, 0, devices});
-                cfgs.push_back({"gpu0 batch", QMMM_BACKEND_CUDA, 0, {devices[0]}, true});
-                if (devices.size() > 1) cfgs.push_back({nm + " batch", QMMM_BACKEND_CUDA, 0, devices, true});
+                if (devices.size() > 1) cfgs.push_back({nm, QMMM_BACKEND_CUDA, devices});
+                cfgs.push_back({"gpu0 batch", QMMM_BACKEND_CUDA, {devices[0]}, true});
+                if (devices.size() > 1) cfgs.push_back({nm + " batch", QMMM_BACKEND_CUDA, devices, true});
             }
             std::vector<int64_t> first_hist;
             for (const auto &c : cfgs) {
+#ifdef QMMM_BENCH_RDF_SEED
+                if (c.name == "gpu0 seed") {  // the published scheme, outside the library (bench/rdf_seed.cu)
+                    std::vector<int64_t> hist(500, 0);
+                    std::vector<double> count_s;
+                    try {
+                        RdfSeed *sd = rdf_seed_create(c.devs[0], n, 0.0, rmax, 500);
+                        for (int f = 0; f <= frames; ++f) {
+                            std::fill(hist.begin(), hist.end(), 0);
+                            const double s = rdf_seed_count(sd, xyz.data(), box_len, hist.data());
+                            if (f > 0) count_s.push_back(s);  // frame 0: warm-up
+                        }
+                        rdf_seed_destroy(sd);
+                    } catch (const std::exception &e) {
+                        std::fprintf(stderr, "%s: %s\n", c.name.c_str(), e.what());
+                        return 1;
+                    }
+                    if (first_hist.empty()) first_hist = hist;
+                    int64_t diff = 0, total = 0;
+                    for (size_t b = 0; b < hist.size(); ++b)
+                        diff += std::llabs(hist[b] - first_hist[b]), total += first_hist[b];
+                    char note[32];
+                    std::snprintf(note, sizeof note, "%.1e", total ? static_cast<double>(diff) / total : 0.0);
+                    const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
+                    const double ms = 1e3 * median(count_s);
+                    Row r{w, c.name, n, rmax, ms, ms, pairs, pairs / (ms * 1e-3) / 1e9, true, {}, note};
+                    std::printf("%-7s %9lld %7.2f %-14s %11.3f %11.3f %12.2f %8s %s\n", w.c_str(), static_cast<long long>(n),
+                                rmax, c.name.c_str(), r.count_ms, r.frame_ms, r.gpairs_s, note, "");
+                    std::fflush(stdout);
+                    rows.push_back(r);
+                    continue;
+                }
+#endif
                 qmmm_rdf_options o;
                 qmmm_rdf_options_default(&o);
-                o.backend = c.backend, o.kernel = c.kernel, o.n_threads = threads;
+                o.backend = c.backend, o.n_threads = threads;
                 o.method = brute ? QMMM_RDF_METHOD_BRUTE : QMMM_RDF_METHOD_AUTO;
                 o.n_devices = static_cast<int32_t>(c.devs.size());
                 std::copy(c.devs.begin(), c.devs.end(), o.devices);
@@ -172,7 +215,7 @@ int main(int argc, char **argv) {
                 for (auto &x : hist) x /= nf;  // per frame (all frames are the same)
                 if (first_hist.empty()) first_hist = hist;
                 qmmm_rdf_destroy(h);
-                Row r{w, c.name, n, rmax, 1e3 * median(count_s), 1e3 * median(frame_s), st.pairs_visited, 0, hist == first_hist, {}};
+                Row r{w, c.name, n, rmax, 1e3 * median(count_s), 1e3 * median(frame_s), st.pairs_visited, 0, hist == first_hist, {}, ""};
                 r.gpairs_s = r.pairs / (r.count_ms * 1e-3) / 1e9;
                 std::string units;
                 for (size_t k = 0; k < c.devs.size(); ++k) r.units.push_back(st.units_per_worker[k]),
@@ -192,11 +235,14 @@ int main(int argc, char **argv) {
         char b[512];
         std::string u;
         for (size_t k = 0; k < r.units.size(); ++k) u += (k ? "," : "") + std::to_string(r.units[k]);
+        const std::string eq = !r.equal_note.empty() ? "null, \"count_diff_fraction\": " + r.equal_note
+                               : r.equal                ? "true"
+                                                        : "false";
         std::snprintf(b, sizeof b,
                       "  {\"workload\": \"%s\", \"n\": %lld, \"r_max\": %.6f, \"config\": \"%s\", \"count_ms\": %.6f, "
                       "\"frame_ms\": %.6f, \"pairs\": %.6g, \"gpairs_per_s\": %.4f, \"equal_counts\": %s, \"units\": [%s]}%s\n",
                       r.workload.c_str(), static_cast<long long>(r.n), r.rmax, r.config.c_str(), r.count_ms, r.frame_ms,
-                      r.pairs, r.gpairs_s, r.equal ? "true" : "false", u.c_str(), i + 1 < rows.size() ? "," : "");
+                      r.pairs, r.gpairs_s, eq.c_str(), u.c_str(), i + 1 < rows.size() ? "," : "");
         js += b;
         for (const auto &o : rows) {
             if (o.workload != r.workload || o.n != r.n) continue;

@@ -7,8 +7,7 @@ module qmmm_accel_dcs
   private
 
   integer, parameter, public :: QMMM_DCS_MAX_DEVICES = 16
-  integer, parameter, public :: QMMM_DCS_KERNEL_FAST = 0, QMMM_DCS_KERNEL_VMD4 = 1, &
-       QMMM_DCS_KERNEL_VMD4_SLICE = 2
+  integer, parameter, public :: QMMM_DCS_KERNEL_FAST = 0
 
   type, bind(c), public :: qmmm_dcs_lattice
     real(c_double) :: origin(3) = 0.0_c_double

@@ -10,7 +10,7 @@ module qmmm_accel_rdf
 
   integer, parameter, public :: QMMM_RDF_MAX_DEVICES = 16
   integer, parameter, public :: QMMM_RDF_METHOD_AUTO = 0, QMMM_RDF_METHOD_BRUTE = 1, QMMM_RDF_METHOD_CELLS = 2
-  integer, parameter, public :: QMMM_RDF_KERNEL_FAST = 0, QMMM_RDF_KERNEL_SEED = 1
+  integer, parameter, public :: QMMM_RDF_KERNEL_FAST = 0
 
   type, bind(c), public :: qmmm_rdf_options
     integer(c_int32_t) :: backend = QMMM_BACKEND_AUTO

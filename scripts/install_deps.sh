@@ -8,6 +8,7 @@ pkgs=(cmake make g++ gfortran pkg-config
       mpich libmpich-dev
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
       valgrind gnuplot-nox
+      doxygen           # the API reference (docs/Doxyfile; ctest docs_api_reference)
       libgromacs-dev)   # XTC/TRR input of qmmm-rdf (GROMACS's own reader); MPICH is still named explicitly
 
 missing=()

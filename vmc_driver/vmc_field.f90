@@ -3,7 +3,8 @@
 ! U_ES(r) is the energy of one electron at r (hartree); a nucleus of charge Z at R has -Z U_ES(R).
 ! Modes (key field_calls): 'measured' (default) evaluates every electron of every walker in one call at
 ! each measurement, the only place the field is used; 'batched' and 'per_walker' evaluate the moved
-! electron at every step (one call per step, or one per walker: seed 004's structure). With the CUDA
+! electron at every step (one call per step, or one per walker, as the published FMO-QMC code
+! does). With the CUDA
 ! backend, 'measured' and 'batched' calls run asynchronously while the CPU works on the wavefunction.
 ! Method (key field_method): 'direct' sums every cell; 'split' is the library's range-split field over the
 ! box of the QM nuclei grown by field_margin, to field_tolerance (points outside it are summed directly).

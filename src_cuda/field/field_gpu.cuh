@@ -18,7 +18,8 @@ constexpr int kChunk = kFieldChunk;
 // A chunk is summed in kSub quarters of kQuarter cells by different thread groups (throughput path).
 constexpr int kSub = 4;
 constexpr int kQuarter = kChunk / kSub;
-// Latency paths (few points): one block per chunk, consecutive threads on consecutive cells (seed Eq. 8).
+// Latency paths (few points): one block per chunk, consecutive threads on consecutive cells (coalesced, as
+// the published FMO-QMC kernel orders them).
 constexpr int kLatencyThreads = 256;
 constexpr int kLatencyMaxPoints = 8;
 // Throughput path: at most this many segments (groups of consecutive chunks, one block row each); depends
@@ -81,7 +82,8 @@ struct DeviceCells {
     int64_t n_heavy = 0;
 };
 
-// Points travel inside the launch (kernel parameters live in constant memory: the seed's choice).
+// Points travel inside the launch (kernel parameters live in constant memory, as the published
+// FMO-QMC kernel keeps its point).
 struct LatencyPoints {
     double xyz[3 * kLatencyMaxPoints];
     int n;
@@ -103,8 +105,8 @@ constexpr int kRequestWords = 1 + 6 * kLatencyMaxPoints;
 
 // Where the latency paths put a call's work: every chunk's block writes its partial of point p as two LL words
 // (low and high halves) at result[2 (p n_chunks + ch)], mapped host memory, with one 16-byte store and no fence;
-// the host waits for every word of the call and adds the partials in chunk order. (A last-block sum on the GPU,
-// with a fence and an atomic per block, measured 0.3-2 us slower per call: bench/results/h100_2026-11-25_d2b6350_llp.)
+// the host waits for every word of the call and adds the partials in chunk order. A last-block sum on the GPU needs
+// a fence and an atomic per block: 0.3-2 us slower per call on an H100 (docs/design/gpu-kernels.md).
 struct LatencyOut {
     unsigned long long *result = nullptr;  // device view, 2 * kLatencyMaxPoints * n_chunks LL words
 };

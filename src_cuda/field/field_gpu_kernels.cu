@@ -58,9 +58,9 @@ struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    // <= 80 registers (ptxas: no spills at P <= 2 in mixed_quarter_kernel): 24 warps an SM. (With the four-group
-    // blocks of tile_kernel, 6 blocks an SM, as many as their 33.5 KB tiles allowed, against 4 at <= 128 registers:
-    // 1,162-1,168 G pairs/s at N = 8,192 against 1,091-1,100, bench/results/h100_2026-11-27_q5.)
+    // <= 80 registers (ptxas: no spills at P <= 2 in mixed_quarter_kernel): 24 warps an SM. With tile_kernel's
+    // four-group blocks that is 6 blocks an SM (as many as their 33.5 KB tiles allow) against 4 at <= 128 registers.
+    // H100, N = 8,192: 1,162-1,168 against 1,091-1,100 G pairs/s (docs/design/gpu-kernels.md).
     static constexpr int kMinBlocks = 6;
 };
 template <>
@@ -171,7 +171,7 @@ __device__ __forceinline__ T warp_sum(T v) {
 
 // ---------------------------------------------------------------- latency paths
 // The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
-// consecutive cells: every load is coalesced, seed Eq. 8), to the host as LL words of sequence number seq.
+// consecutive cells: every load is coalesced), to the host as LL words of sequence number seq.
 template <int PREC>
 __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
                                                const LatencyOut &out, unsigned seq,
@@ -522,8 +522,8 @@ __device__ __forceinline__ void join_quarters(const Acc *partial, Acc (*red)[G *
 
 // Group 0's totals to the segment's partials (points past n are not written). A point's partials lie together,
 // part[i * n_segments + seg], so that segment_sum_kernel's warp reads them as one coalesced run: segment-major, its
-// lanes each read a 32-byte sector for 8 useful bytes, 16 us of an 8,192-point call on the H200 (ncu,
-// bench/results/h200_2026-11-29_p1); these scattered stores cost nothing that shows beside the pair loop.
+// lanes each read a 32-byte sector for 8 useful bytes, 16 us of an 8,192-point call on the H200 (ncu;
+// docs/design/gpu-kernels.md); these scattered stores cost nothing that shows beside the pair loop.
 template <class Acc, int P, int G>
 __device__ __forceinline__ void store_totals(const Acc *total, int sub, int64_t first, int seg, int64_t n, double *part) {
     if (sub != 0) return;
@@ -624,9 +624,9 @@ __device__ __forceinline__ bool warp_near(const float (*q)[kPointWords<QMMM_PREC
 // them as ((T0 + T1) + T2) + T3, writes the segment's partials and sets the counter back to zero. Integer atomics
 // only; with one chunk a segment (fields below 512 Ki cells) these are tile_kernel's bits. No warp waits for
 // another: in tile_kernel's blocks of four groups a warp with a point near a cell (the careful sum) held the other
-// three at the block's barrier, 34 % of MIXED's stall cycles there. Measured against tile_kernel (bench/results/
-// h200_2026-11-29_q1, _q2): MIXED 5-8 % faster; SINGLE 4-6 % slower (more waits on the MUFU queue) and DOUBLE the
-// same, so they keep tile_kernel; blocks that loop over several segments (fewer, longer-lived blocks) were 14 % slower.
+// three at the block's barrier, 34 % of MIXED's stall cycles there. Against tile_kernel on an H200: MIXED 5-8 %
+// faster; SINGLE 4-6 % slower (more waits on the MUFU queue) and DOUBLE the same, so they keep tile_kernel; blocks
+// that loop over several segments (fewer, longer-lived blocks) were 14 % slower (docs/design/gpu-kernels.md).
 template <int P, int G>
 __global__ void __launch_bounds__(G, Traits<QMMM_PRECISION_MIXED>::kMinBlocks * 128 / G)
     mixed_quarter_kernel(DeviceCells c, int chunks_per_segment, int n_segments, int64_t n,
@@ -892,10 +892,9 @@ template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
                        double *out, int config, QuarterJoin join, cudaStream_t s) {
     if (config == 0) {
-        // MIXED keeps 2 points a thread for large n too: 1,076 G pairs/s at N = 8,192 against 930 with 4 (its
-        // points hold 6 words; bench/results/h100_2026-11-25_tiles, all shapes in one run). SINGLE takes 4 points
-        // for large n as well: 2,637 against 2,507-2,537 with 8 at N = 8,192 (h100_2026-11-27_q1; 2,617 against
-        // 2,590 in the tiles run) -- its loop is not bound by the shared loads that 8 points save.
+        // MIXED keeps 2 points a thread for large n too (its points hold 6 words): H100, N = 8,192, 1,076 G pairs/s
+        // against 930 with 4. SINGLE takes 4 points for large n as well, its loop not being bound by the shared loads
+        // that 8 points save: H100, N = 8,192, 2,637 against 2,507-2,537 with 8 (docs/design/gpu-kernels.md).
         if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
         else if constexpr (PREC == QMMM_PRECISION_MIXED) config = n >= 512 ? 2032 : 1032;
         else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;

@@ -112,7 +112,7 @@ private:
     // The grid's rows through the row kernel (field_split_gpu.cuh). Every block does the same work (its tasks against
     // its segment's cells), so the blocks run in waves of (resident blocks per SM) x SMs: the cells are cut into
     // segments for at least 8 waves, with a last wave as full as a choice among the next segment counts allows (2.3
-    // waves of whole-cell blocks kept the FP64 pipe 73 % busy: bench/results/h100_2026-11-25_rows_profile). The host
+    // waves of whole-cell blocks kept the FP64 pipe 73 % busy on an H100: docs/design/gpu-kernels.md). The host
     // adds a node's segment partials in segment order, and sums a node that came within the singular radius of a cell
     // again with the direct backend.
     void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
@@ -211,15 +211,14 @@ private:
     // The points through a page-locked buffer that the kernel reads, and the values through one it writes (mapped
     // host memory: no copy calls; a pageable copy is staged by the driver and cost ~50 us per 8,192 points). A DMA of
     // the points to device memory first made the kernel ~8 % faster at 8,192 points but the call no faster, and a
-    // one-point call ~8 us slower (bench/results/h100_2026-11-25_split_dma); four chunks on two streams, to overlap the
-    // copies and launches with the kernel, made 8,192 points ~10 us slower (bench/results/h100_2026-11-25_split_walk):
-    // four small kernels leave the GPU part-empty. From kStreamMin points the values stream out of the one kernel
-    // instead (SplitStream): the host takes each chunk's values as soon as the kernel has finished it. That costs the
-    // kernel ~8 us (its chunk protocol) and saves about as much on the host: 0-3 % a call at 8,192 points, the same
-    // bits (bench/results/h100_2026-11-27_b1, calls B11, B12). Streaming the points in as well, with the kernel's
-    // blocks waiting for the host's flags, gained no more (B5) and would deadlock a blocking launch. Large calls take
-    // two launches on two streams (kTwoLaunchMin): unlike the four one-shot kernels above, each is at least half a
-    // call and streams its values.
+    // one-point call ~8 us slower; four chunks on two streams, to overlap the copies and launches with the kernel,
+    // made 8,192 points ~10 us slower: four small kernels leave the GPU part-empty (H100; docs/design/gpu-kernels.md).
+    // From kStreamMin points the values stream out of the one kernel instead (SplitStream): the host takes each
+    // chunk's values as soon as the kernel has finished it. That costs the kernel ~8 us (its chunk protocol) and
+    // saves about as much on the host: 0-3 % a call at 8,192 points, the same bits. Streaming the points in as well,
+    // with the kernel's blocks waiting for the host's flags, gained no more and would deadlock a blocking launch.
+    // Large calls take two launches on two streams (kTwoLaunchMin): unlike the four one-shot kernels above, each is
+    // at least half a call and streams its values.
     // Returns whether a value is NaN (copied and checked in one pass).
     bool run(bool interp, bool mixed, double self, const split::SplitNuclei &nuc, int64_t n, const double *xyz, double *out) {
         constexpr int64_t kBatch = int64_t{1} << 20;
@@ -360,8 +359,8 @@ private:
     // From kTwoLaunchMin points a streamed call goes out in two launches, the first half's chunks on stream_ and the
     // rest on stream2_: the host stages the second half while the first runs, and the second kernel's blocks take the
     // SM slots that the first's free. 3-5 % a call at 8,192 points, the same bits; at 4,096 points, which one wave of
-    // resident blocks holds (4,224 on an H100), 2-5 % slower than one launch (bench/results/h100_2026-11-28_c1, C1 and
-    // C2). Copying the points to device memory by DMA first, for either launch, gained nothing (C2).
+    // resident blocks holds (4,224 on an H100), 2-5 % slower than one launch (docs/design/gpu-kernels.md). Copying the
+    // points to device memory by DMA first, for either launch, gained nothing.
     static constexpr int64_t kStreamMin = 2048;
     static constexpr int64_t kTwoLaunchMin = 6144;
     static constexpr int kStreamChunk = 1024;

@@ -15,11 +15,11 @@ namespace qmmm::cuda::split {
 
 // Four warps (four points) per block. One warp a block freed its slot as soon as its point was done, but 8,192
 // one-warp blocks a call were 6-13 % slower than 4-warp blocks at 1,024 and 8,192 points (the block scheduler's rate;
-// 2 and 8 warps in between: bench/results/h100_2026-11-27_sort, call M2). Points taken in spatial order (a Morton sort
+// 2 and 8 warps in between; H100, docs/design/gpu-kernels.md). Points taken in spatial order (a Morton sort
 // on the device) gained 1-5 % in the kernel and cost ~15 us a call to sort: not done.
 constexpr int kWarpsPerBlock = 4;
 // Warps per SM the launch bound asks for (64 registers a thread; an SM holds at most 32 blocks). Two warps a block at 40
-// per SM (48 registers, with spills) was slower (bench/results/h100_2026-11-25_split_launch).
+// per SM (48 registers, with spills) was slower (H100).
 constexpr int kResidentWarps = 32;
 
 // The environment's nuclei on the device (n = 0: none added).

@@ -87,8 +87,8 @@ __device__ __forceinline__ float h_poly_single(const SplitCoefs &cf, float d) {
 // difference stays double: 10 bohr apart in float would cost 1e-6 bohr), with the hardware's approximate rsqrt and
 // exp2 (~2^-22 relative each) and h from a float table: ~20 single-precision instructions a pair against ~36 FP64 ones,
 // and its rounding a few ulps of the term itself, which split_build measures (MIXED is kept only within the
-// tolerance). CUDA's erfcf cost ~75 instructions a pair, half of the kernel's (bench/results/h100_2026-11-25_split_table);
-// 1/d - f(d^2) in float cancels near R_c and lost 20x more to rounding (h100_2026-11-25_split_walk).
+// tolerance). CUDA's erfcf cost ~75 instructions a pair, half of the kernel's; 1/d - f(d^2) in float cancels near
+// R_c and lost 20x more to rounding (docs/design/gpu-kernels.md).
 template <int NT, bool kMixed>
 __device__ __forceinline__ double pair_term(const SplitView &v, const SplitCoefs &cf, const SplitCellGpu *cells, int64_t m,
                                             const double *p, double self) {
@@ -153,7 +153,7 @@ __device__ __forceinline__ double point_value(const SplitDevice &d, bool interp,
             // below and at the lane, the columns the lane is past. The masks are words of a bitmap of the column starts,
             // built once a window of 32 kBitmapWords cells (one window below 4,096 cells: every point of the glycine
             // fields), so a step reads its word instead of OR-reducing the lanes' starts over the warp (3 % a call at
-            // 8,192 points, the same bits: bench/results/h100_2026-11-28_c9, call C9). A lane past the end gets a padding
+            // 8,192 points on an H100, the same bits). A lane past the end gets a padding
             // cell (zero charge, far: its term is exactly 0), so that a step has no branch and the unrolled steps' loads
             // are in flight together. Cell indices fit int32 (launch_split).
             if (len[0] > 0) col_base[__popc(ne0 & below)] = static_cast<int32_t>(beg[0] - first[0]);
@@ -227,9 +227,9 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     const int first = blockIdx.x * kWarpsPerBlock, i = first + w;
     const int c = st.done ? first / st.chunk : 0;
     // The block's points (12 contiguous doubles) in one request, its values out in one: each warp's own reads of
-    // mapped memory made 3 PCIe requests a point (B7 measured 3-11 % a call at 8,192 points with the old reads timed
-    // first, a position worth 0-8 % by itself: bench/results/h100_2026-11-27_b1, calls B7, B12). Plain loads:
-    // "volatile" ones (ld.cv) queued behind each other, 3.6x the kernel's time (call B4).
+    // mapped memory made 3 PCIe requests a point: 3-11 % a call at 8,192 points on an H100
+    // (docs/design/gpu-kernels.md). Plain loads: "volatile" ones (ld.cv) queued behind each other, 3.6x the
+    // kernel's time.
     __shared__ double pts[3 * kWarpsPerBlock], vals[kWarpsPerBlock];
     const int here = max(0, min(kWarpsPerBlock, n - first));
     if (threadIdx.x < 3 * here) pts[threadIdx.x] = xyz[3 * first + threadIdx.x];
@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kResidentWarps / kWarpsPe
     if (threadIdx.x == 0) {
         // One fence for the block's values, before its count: the barrier above orders the warps' stores before it,
         // and a fence orders what its thread has seen (PTX's fences are cumulative). A fence a warp cost 0-5 % a call
-        // at 8,192 points (bench/results/h100_2026-11-27_b1, B12; h100_2026-11-28_c1).
+        // at 8,192 points (H100).
         __threadfence();
         const unsigned blocks = static_cast<unsigned>((c1 - c0 + kWarpsPerBlock - 1) / kWarpsPerBlock);
         last = atomicAdd(st.count + c, 1u) == blocks - 1;

@@ -1,18 +1,20 @@
-// rdf_gpu.cu -- RDF pair counting on one GPU: the fast brute-force and cell-list kernels, the seed's
-// scheme (the benchmark baseline), and the per-thread device state (RdfDevice in rdf_backend.hpp).
+// rdf_gpu.cu -- RDF pair counting on one GPU: the brute-force and cell-list kernels and the per-thread
+// device state (RdfDevice in rdf_backend.hpp).
 //
-// Histograms live in shared memory as 32-bit counters with atomic increments (seed 000, section 2.4), one
-// copy per warp where the bins fit, then go to the device's 64-bit histogram with integer atomics. Blocks
-// are persistent: each takes work items until none is left and flushes its counters before they could
-// overflow, so no counter overflows at any selection size and the sums are exact (no floating-point atomics).
+// Histograms live in shared memory as 32-bit counters with atomic increments (as in the published GPU RDF
+// scheme this library started from), one copy per warp where the bins fit, then go to the device's 64-bit
+// histogram with integer atomics. Blocks are persistent: each takes work items until none is left and flushes
+// its counters before they could overflow, so no counter overflows at any selection size and the sums are exact
+// (no floating-point atomics).
 //
-// Why the fast brute-force kernel is fast (one H100, 4e5 atoms): the seed's arithmetic needs per pair three
-// int-to-float conversions, a float-to-int conversion and a reciprocal square root, all on the 16-lane/SM
-// conversion/SFU pipe; that pipe caps it near 740 G pairs/s. Here the differences become floats through a bit
-// pattern and one FMA (rdf_shared.hpp), the bin through a round-down add, which leaves one SFU operation per
-// pair inside r_max. Each thread holds two sel1 atoms against every staged sel2 atom (one shared load per two
-// pairs), and sel1 is sorted into small cells (rdf_prepare.cpp) so a warp's 32 atoms are neighbours: for
-// most sel2 atoms the whole warp is inside or outside r_max and skips the binning together.
+// Why the brute-force kernel is fast (one H100, 4e5 atoms): the plain arithmetic (rdf_shared.hpp's dist2 and
+// pair_bin, as the CPU runs it) needs per pair three int-to-float conversions, a float-to-int conversion and a
+// reciprocal square root, all on the 16-lane/SM conversion/SFU pipe; that pipe caps it near 740 G pairs/s. Here
+// the differences become floats through a bit pattern and one FMA (rdf_shared.hpp), the bin through a
+// round-down add, which leaves one SFU operation per pair inside r_max. Each thread holds two sel1 atoms against
+// every staged sel2 atom (one shared load per two pairs), and sel1 is sorted into small cells (rdf_prepare.cpp)
+// so a warp's 32 atoms are neighbours: for most sel2 atoms the whole warp is inside or outside r_max and skips
+// the binning together.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,16 +47,13 @@ constexpr int64_t kSmallN = 250000;
 // bytes of static shared memory it stays under the 48 kB a block gets without opting in.
 constexpr int kHistBytes = 40 * 1024 - 64;
 constexpr int kMaxStencil = 125 * 3;
-constexpr int kSeedTile = 4000;           // seed: sel1 atoms per constant-memory tile (64 kB)
 constexpr uint32_t kFloat23 = 0x4B000000u;  // bit pattern of 2^23
 static_assert(kRun % kTile == 0 && kRunSmall % kTile == 0 && kRowAtoms == kTile,
               "the diagonal of a row is its first tile");
 
 __constant__ int32_t c_stencil[kMaxStencil];
-__constant__ Atom c_seed_tile[kSeedTile];
 
 __device__ __forceinline__ int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
-__device__ __forceinline__ int64_t lmax(int64_t a, int64_t b) { return a > b ? a : b; }
 
 __device__ __forceinline__ void zero_shared(uint32_t *h, int n) {
     for (int b = threadIdx.x; b < n; b += blockDim.x) h[b] = 0;
@@ -67,16 +66,6 @@ __device__ __forceinline__ void flush(uint32_t *h, int copies, int nb, int b0, u
         for (int c = 0; c < copies; ++c) s += h[c * nb + b], h[c * nb + b] = rezero ? 0u : h[c * nb + b];
         if (s) atomicAdd(hist + b0 + b, s);
     }
-}
-
-// The seed's arithmetic (and the fallback): the shared definition in rdf_shared.hpp.
-template <bool Tri>
-__device__ __forceinline__ void tally(const Geom &g, const Atom &a, const Atom &b, uint32_t *h, int b0, int nb) {
-    if (a.key == b.key) return;
-    const float r2 = rdf::dist2<Tri>(g, a.x, a.y, a.z, b.x, b.y, b.z);
-    if (!(r2 < g.hi2)) return;
-    const int bin = rdf::pair_bin(g, r2, a, b) - b0;
-    if (static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
 }
 
 // The same bins with fewer slow instructions (see the top of the file and rdf_shared.hpp).
@@ -356,26 +345,6 @@ __global__ void __launch_bounds__(kBlock, 4)
     flush(h, copies, nb, b0, hist, false);
 }
 
-// The seed's scheme: a tile of sel1 in constant memory, one sel2 atom per thread looping over the tile,
-// one shared histogram per block, the plain arithmetic. Orthorhombic only, as in the seed.
-template <bool Identical>
-__global__ void __launch_bounds__(kBlock) seed_kernel(Geom g, int n_tile, int64_t tile0, const Atom *__restrict__ a2,
-                                                      int64_t n2, int b0, int nb, unsigned long long *__restrict__ hist) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    uint32_t *h = reinterpret_cast<uint32_t *>(smem);
-    zero_shared(h, nb);
-    __syncthreads();
-    const int64_t j = int64_t(blockIdx.x) * kBlock + threadIdx.x;
-    if (j < n2) {
-        const Atom b = a2[j];
-        int n = n_tile;
-        if (Identical) n = static_cast<int>(lmax(0, lmin(n_tile, j - tile0)));  // i < j
-        for (int k = 0; k < n; ++k) tally<false>(g, c_seed_tile[k], b, h, b0, nb);
-    }
-    __syncthreads();
-    flush(h, 1, nb, b0, hist, false);
-}
-
 template <class T>
 void ensure(T *&p, size_t &cap, size_t n, const char *what) {
     if (n <= cap) return;
@@ -472,10 +441,9 @@ struct RdfDev {
 
 int32_t rdf_dev_max_bins() { return kHistBytes / 4; }
 
-int64_t rdf_dev_items(const rdf::Frame &f, int kernel) {
+int64_t rdf_dev_items(const rdf::Frame &f) {
     const int64_t n1 = static_cast<int64_t>(f.a1.size());
     const int64_t n2 = f.identical ? n1 : static_cast<int64_t>(f.a2.size());
-    if (kernel == QMMM_RDF_KERNEL_SEED) return (n1 + kSeedTile - 1) / kSeedTile;
     if (f.method == QMMM_RDF_METHOD_CELLS) return (n1 + kBlock - 1) / kBlock;
     if (!f.identical) return brute_rows(f) * ((n2 + brute_run(f) - 1) / brute_run(f));
     std::vector<int64_t> rows;
@@ -630,8 +598,7 @@ void rdf_dev_upload(RdfDev *d, const rdf::Frame &f) {
 }
 
 // The buffer the next upload takes holds the frame of two uploads ago: its copies out of host memory (the
-// staged event) and its kernels (which may still copy seed tiles from the frame's atoms) must be done before the
-// host rewrites that frame.
+// staged event) and its kernels must be done before the host rewrites that frame.
 void rdf_dev_reuse_wait(RdfDev *d) {
     FrameBuf &b = d->buf[d->cur ^ 1];
     check(cudaEventSynchronize(b.staged), "waiting for a frame's copies");
@@ -646,8 +613,7 @@ void rdf_dev_zero(RdfDev *d, int32_t n_bins) {
     rdf_dev_wait(d, 0);
 }
 
-void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel,
-                    int slot) {
+void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int slot) {
     if (k1 <= k0) return;
     const bool tri = f.g.triclinic != 0, id = f.identical, excl = f.exclusions;
     const FrameBuf &fb = d->buf[d->cur];
@@ -664,23 +630,6 @@ void rdf_dev_launch(RdfDev *d, const rdf::Frame &f, int64_t k0, int64_t k1, int3
     const size_t hist_bytes = size_t(copies) * nb * 4 + (table ? tables : 0);  // + the tables behind the copies
     TableArgs ta{fb.thr, fb.tab, static_cast<int>(f.thr.size()), static_cast<int>(f.table.size()), f.tab_shift,
                  f.tab_base};
-    if (kernel == QMMM_RDF_KERNEL_SEED) {  // one constant-memory tile at a time: stream 0 only
-        if (tri) throw Error(QMMM_ERR_UNSUPPORTED, "the seed kernel handles orthorhombic boxes only");
-        cudaStream_t st = d->stream[0];
-        for (int64_t k = k0; k < k1; ++k) {
-            const int64_t t0 = k * kSeedTile;
-            const int n = static_cast<int>(std::min<int64_t>(kSeedTile, n1 - t0));
-            check(cudaMemcpyToSymbolAsync(c_seed_tile, f.a1.data() + t0, n * sizeof(Atom), 0, cudaMemcpyHostToDevice, st),
-                  "copy seed tile");
-            const dim3 grid(static_cast<unsigned>((n2 + kBlock - 1) / kBlock));
-            if (id)
-                seed_kernel<true><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
-            else
-                seed_kernel<false><<<grid, kBlock, nb * 4, st>>>(f.g, n, t0, s, n2, b0, nb, d->hist);
-            check(cudaGetLastError(), "seed kernel launch");
-        }
-        return;
-    }
     cudaStream_t st = d->stream[slot & 1];
     if (f.method == QMMM_RDF_METHOD_BRUTE) {
         const size_t sm = kTile * sizeof(Atom) + hist_bytes;
@@ -724,8 +673,8 @@ public:
     void upload(const rdf::Frame &f) override { rdf_dev_upload(d_, f); }
     void reuse_wait() override { rdf_dev_reuse_wait(d_); }
     void zero(int32_t n_bins) override { rdf_dev_zero(d_, n_bins); }
-    void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) override {
-        rdf_dev_launch(d_, f, k0, k1, b0, nb, kernel, slot);
+    void launch(const rdf::Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int slot) override {
+        rdf_dev_launch(d_, f, k0, k1, b0, nb, slot);
     }
     void wait(int slot) override { rdf_dev_wait(d_, slot); }
     void add_hist(int32_t n_bins, uint64_t *hist) override { rdf_dev_add_hist(d_, n_bins, hist); }
@@ -753,7 +702,7 @@ public:
     const rdf::HostMemory *host_memory() const override { return &pinned_memory; }
     std::unique_ptr<RdfDevice> open(int device) const override { return std::make_unique<RdfDeviceImpl>(device); }
     int32_t max_bins() const override { return rdf_dev_max_bins(); }
-    int64_t items(const rdf::Frame &f, int kernel) const override { return rdf_dev_items(f, kernel); }
+    int64_t items(const rdf::Frame &f) const override { return rdf_dev_items(f); }
 };
 const RdfGpuImpl impl;
 const GpuRegistry<RdfGpu>::Registration registration(impl);

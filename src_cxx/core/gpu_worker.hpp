@@ -1,7 +1,7 @@
 // gpu_worker.hpp -- the persistent host thread per listed GPU behind the multi-GPU pools (DCS, RDF).
 //
-// Seed 000 (section 2.4.2) and seed 002: a host thread binds its CUDA context to one GPU with its first
-// CUDA call and keeps it; binding costs 0.1-1 s, more than a small map or frame. So a worker thread lives
+// A host thread binds its CUDA context to one GPU with its first CUDA call and keeps it (as the published
+// multi-GPU RDF and DCS codes do); binding costs 0.1-1 s, more than a small map or frame. So a worker thread lives
 // from its family's first GPU call until the family's release call and keeps its device state (Dev: streams,
 // buffers, made by the family's GPU interface), opened on first use and destroyed on the same thread. A device may be listed twice; each listing
 // gets its own worker (own thread and stream), so one GPU can be fed from two threads.

@@ -84,16 +84,7 @@ void check_singular(const qmmm_dcs_lattice &l, int64_t n_atoms, const double *xy
 }
 
 std::vector<int> check_devices(const qmmm_dcs_options &o) {
-    std::vector<int> devs = qmmm::check_devices(o.devices, o.n_devices, QMMM_DCS_MAX_DEVICES, "opt->devices");
-    if (o.kernel != QMMM_DCS_KERNEL_FAST) {
-        if (o.precision != QMMM_PRECISION_SINGLE)
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = VMD4 (the seed's kernel) exists in SINGLE precision only");
-        auto s = devs;
-        std::sort(s.begin(), s.end());
-        if (std::adjacent_find(s.begin(), s.end()) != s.end())
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = VMD4 keeps atoms in constant memory: list each device once");
-    }
-    return devs;
+    return qmmm::check_devices(o.devices, o.n_devices, QMMM_DCS_MAX_DEVICES, "opt->devices");
 }
 
 void check_options(const qmmm_dcs_options &o) {
@@ -103,8 +94,8 @@ void check_options(const qmmm_dcs_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG,
                     "opt->precision = " + std::to_string(o.precision) + " (0 DOUBLE, 1 SINGLE, 2 MIXED)");
     qmmm::check_threads(o.n_threads, "opt->n_threads");
-    if (o.kernel < QMMM_DCS_KERNEL_FAST || o.kernel > QMMM_DCS_KERNEL_VMD4_SLICE)
-        throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 VMD4, 2 VMD4_SLICE)");
+    if (o.kernel != QMMM_DCS_KERNEL_FAST)
+        throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, the only kernel)");
     if (!std::isfinite(o.max_device_bytes) || o.max_device_bytes < 0)
         throw Error(QMMM_ERR_INVALID_ARG, "opt->max_device_bytes must be finite and >= 0");
 }
@@ -179,8 +170,6 @@ QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, c
         const int backend = qmmm::resolve_backend(o.backend);
         std::vector<int> devices;
         if (backend == QMMM_BACKEND_CUDA) devices = check_devices(o);
-        else if (o.kernel != QMMM_DCS_KERNEL_FAST)
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = VMD4 is a GPU kernel; the CPU backend has one kernel");
 
         qmmm::DcsProblem p;
         p.n_atoms = n_atoms;
@@ -189,7 +178,7 @@ QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, c
             p.x[a] = xyz[3 * a] - lat->origin[0], p.y[a] = xyz[3 * a + 1] - lat->origin[1],
             p.z[a] = xyz[3 * a + 2] - lat->origin[2];
         for (int d = 0; d < 3; ++d) p.h[d] = lat->spacing[d], p.n[d] = lat->count[d];
-        p.precision = o.precision, p.kernel = o.kernel, p.n_threads = o.n_threads;
+        p.precision = o.precision, p.n_threads = o.n_threads;
         p.max_device_bytes = o.max_device_bytes;
 
         const auto t0 = std::chrono::steady_clock::now();

@@ -17,7 +17,6 @@ struct DcsProblem {
     double h[3] = {1, 1, 1};
     int64_t n[3] = {1, 1, 1};
     int precision = QMMM_PRECISION_SINGLE;
-    int kernel = QMMM_DCS_KERNEL_FAST;
     int n_threads = 0;
     double max_device_bytes = 0;
 };

@@ -1,4 +1,4 @@
-// dcs_cpu.cpp -- the CPU DCS kernel (seed 001/002: the CPU version that reuses row-invariant terms).
+// dcs_cpu.cpp -- the CPU DCS kernel (as VMD's CPU version: terms that do not change along a row are reused).
 //
 // For one lattice row (fixed j, k) the per-atom terms dy^2 + dz^2 do not change along x, so they are
 // computed once per row into a packed array (x_a, dy^2+dz^2, q_a); the inner loop then costs one

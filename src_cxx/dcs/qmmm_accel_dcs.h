@@ -1,4 +1,6 @@
-/* qmmm_accel_dcs.h -- the dcs family of the qmmm-accel C API (included by qmmm_accel.h).
+/**
+ * @file qmmm_accel_dcs.h
+ * @brief The dcs family of the qmmm-accel C API (included by qmmm_accel.h).
  *
  * Direct Coulomb summation (DCS) potential maps, as VMD computes them for ion placement:
  *
@@ -36,70 +38,121 @@
 extern "C" {
 #endif
 
-#define QMMM_DCS_MAX_DEVICES 16
+#define QMMM_DCS_MAX_DEVICES 16 /**< entries of qmmm_dcs_options.devices */
 
+/** A regular lattice of points: point (i, j, k) at origin + (i spacing[0], j spacing[1], k spacing[2]). */
 typedef struct qmmm_dcs_lattice {
-    double origin[3];  /* bohr: position of point (0,0,0) */
-    double spacing[3]; /* bohr, each > 0 */
-    int64_t count[3];  /* points per axis, each >= 1 */
+    double origin[3];  /**< bohr: position of point (0,0,0) */
+    double spacing[3]; /**< bohr, each > 0 */
+    int64_t count[3];  /**< points per axis, each >= 1 */
 } qmmm_dcs_lattice;
 
-/* Called on the calling thread about every 0.2 s with planes done and total; return nonzero to
- * cancel (the call then returns QMMM_ERR_INVALID_ARG with the message "cancelled"). */
+/**
+ * Progress callback of qmmm_dcs_map: called on the calling thread about every 0.2 s with planes done and total;
+ * return nonzero to cancel (the call then returns QMMM_ERR_INVALID_ARG with the message "cancelled").
+ */
 typedef int (*qmmm_dcs_progress_fn)(int64_t done, int64_t total, void *user);
 
-/* Kernels: FAST (default); VMD4 = the seed's version-4 kernel launched over a 3-D grid of planes;
- * VMD4_SLICE = version 4 launched as in the seed, one launch per plane and 4000-atom batch with dz^2
- * precomputed on the host. Both VMD4 forms are benchmark baselines (SINGLE only, each device once). */
-enum { QMMM_DCS_KERNEL_FAST = 0, QMMM_DCS_KERNEL_VMD4 = 1, QMMM_DCS_KERNEL_VMD4_SLICE = 2 };
+/** Kernels (qmmm_dcs_options.kernel). */
+enum {
+    QMMM_DCS_KERNEL_FAST = 0 /**< the only kernel (the field keeps its place for others; other values are refused) */
+};
 
+/** Options of qmmm_dcs_map. Fill with qmmm_dcs_options_default first. */
 typedef struct qmmm_dcs_options {
-    int32_t backend;    /* QMMM_BACKEND_*; AUTO as for the field (QMMM_BACKEND env, else CUDA if a GPU) */
-    int32_t precision;  /* QMMM_PRECISION_* (see above); default SINGLE */
-    int32_t n_threads;  /* CPU threads, 0 = OpenMP default */
-    int32_t n_devices;  /* number of entries in devices; 0 = device 0 only. A device may be listed twice
-                           (two host threads share it). */
-    int32_t devices[QMMM_DCS_MAX_DEVICES];
-    int32_t kernel;     /* QMMM_DCS_KERNEL_FAST (default) or _VMD4 (the seed's version-4 kernel, SINGLE
-                           only, each device listed once; kept as the benchmark baseline) */
-    int32_t reserved0;
-    double max_device_bytes; /* per-device memory budget for map pieces; 0 = 80% of free memory */
-    qmmm_dcs_progress_fn progress; /* may be NULL */
-    void *progress_user;
-    int32_t reserved[8];
+    int32_t backend;    /**< QMMM_BACKEND_*; AUTO as for the field (QMMM_BACKEND env, else CUDA if a GPU) */
+    int32_t precision;  /**< QMMM_PRECISION_* (see above); default SINGLE */
+    int32_t n_threads;  /**< CPU threads, 0 = OpenMP default */
+    int32_t n_devices;  /**< number of entries in devices; 0 = device 0 only. A device may be listed twice
+                             (two host threads share it). */
+    int32_t devices[QMMM_DCS_MAX_DEVICES]; /**< CUDA devices to use */
+    int32_t kernel;     /**< QMMM_DCS_KERNEL_FAST (default and only value) */
+    int32_t reserved0;  /**< zero (alignment) */
+    double max_device_bytes; /**< per-device memory budget for map pieces; 0 = 80% of free memory */
+    qmmm_dcs_progress_fn progress; /**< may be NULL */
+    void *progress_user;           /**< passed to progress as user */
+    int32_t reserved[8];           /**< zero; room for later options */
 } qmmm_dcs_options;
 
-/* What a qmmm_dcs_map call did (optional output). */
+/** What a qmmm_dcs_map call did (optional output). */
 typedef struct qmmm_dcs_stats {
-    int32_t backend;   /* QMMM_BACKEND_CPU or _CUDA */
-    int32_t n_workers; /* host threads (one per listed device) or CPU threads */
-    int64_t n_pieces;  /* slabs of planes handed out */
-    double seconds;    /* wall time of the computation */
-    double gevals_per_s; /* n_atoms * n_points / seconds / 1e9 */
+    int32_t backend;   /**< QMMM_BACKEND_CPU or _CUDA */
+    int32_t n_workers; /**< host threads (one per listed device) or CPU threads */
+    int64_t n_pieces;  /**< slabs of planes handed out */
+    double seconds;    /**< wall time of the computation */
+    double gevals_per_s; /**< n_atoms * n_points / seconds / 1e9 */
 } qmmm_dcs_stats;
 
+/**
+ * @brief Fills opt with the defaults: backend AUTO, precision SINGLE, kernel FAST, everything else 0 / NULL.
+ * @param[out] opt the options to fill
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG opt is NULL
+ * @threading Safe from any thread.
+ */
 QMMM_API int qmmm_dcs_options_default(qmmm_dcs_options *opt);
 
-/* Fills map (count[0]*count[1]*count[2] doubles, x fastest) with the potential of the atoms.
- * xyz: 3*n_atoms (x y z interleaved), q: n_atoms. n_atoms may be 0 (map of zeros).
- * A lattice point within 1e-10 bohr of an atom is QMMM_ERR_SINGULAR. opt and stats may be NULL. */
+/**
+ * @brief Fills map with the potential of the atoms on the lattice.
+ * @param n_atoms number of atoms, >= 0 (0: a map of zeros)
+ * @param xyz atom positions, 3*n_atoms doubles, x y z interleaved (bohr)
+ * @param q atom charges, n_atoms doubles (e)
+ * @param lat the lattice (bohr)
+ * @param[out] map count[0]*count[1]*count[2] doubles, x fastest (hartree/e)
+ * @param opt options (qmmm_dcs_options_default), or NULL for the defaults
+ * @param[out] stats what the call did, or NULL
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG lat or map is NULL, or xyz or q with n_atoms > 0
+ * @retval QMMM_ERR_INVALID_ARG n_atoms < 0, a spacing <= 0 or count < 1, an option out of range (backend,
+ *         precision, n_threads, kernel, max_device_bytes, devices), or the progress callback cancelled
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or the origin
+ * @retval QMMM_ERR_SINGULAR a lattice point within 1e-10 bohr of an atom
+ * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
+ * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
+ * @retval QMMM_ERR_OUT_OF_MEMORY the map or one padded plane does not fit (host, or max_device_bytes)
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading Concurrent calls from several threads are safe; CUDA maps are then done one at a time.
+ */
 QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, const qmmm_dcs_lattice *lat,
                           double *map, const qmmm_dcs_options *opt, qmmm_dcs_stats *stats);
 
-/* Ion placement (VMD's method): map must hold the potential of the atoms on lat (from qmmm_dcs_map).
- * n_ions times: among lattice points at least min_dist_atoms (bohr) from every atom and min_dist_ions
- * from every ion placed so far, take the one of lowest ion_charge * map (the minimum potential for a
- * cation, the maximum for an anion; ties go to the lowest index), put an ion of charge ion_charge there
- * and add its potential to map (in double, on the host, so every backend gives the same ions for the
- * same map). ion_xyz (3*n_ions, bohr) and, if not NULL, ion_energy (n_ions, hartree: q * potential
- * before placement) are written. If no point is left, QMMM_ERR_INVALID_ARG naming how many were placed. */
+/**
+ * @brief Ion placement (VMD's method) on a potential map.
+ *
+ * n_ions times: among lattice points at least min_dist_atoms from every atom and min_dist_ions from every ion
+ * placed so far, take the one of lowest ion_charge * map (the minimum potential for a cation, the maximum for an
+ * anion; ties go to the lowest index), put an ion of charge ion_charge there and add its potential to map (in
+ * double, on the host, so every backend gives the same ions for the same map).
+ * @param n_atoms number of atoms, >= 0
+ * @param xyz atom positions, 3*n_atoms doubles (bohr)
+ * @param q atom charges, n_atoms doubles (e)
+ * @param lat the lattice of map (bohr)
+ * @param[in,out] map the potential of the atoms on lat (from qmmm_dcs_map; hartree/e); the ions' potential is
+ *                added
+ * @param n_ions ions to place, >= 0
+ * @param ion_charge the charge of each ion (e), finite and nonzero
+ * @param min_dist_atoms least distance of an ion from every atom (bohr), >= 0
+ * @param min_dist_ions least distance between ions (bohr), >= 0
+ * @param[out] ion_xyz the ions' positions, 3*n_ions doubles (bohr)
+ * @param[out] ion_energy n_ions doubles (hartree: q * potential before placement), or NULL
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG lat, map or ion_xyz is NULL, or xyz or q with n_atoms > 0
+ * @retval QMMM_ERR_INVALID_ARG a count, charge or distance out of range, or no lattice point is left (the
+ *         message says how many ions were placed)
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a position or charge
+ * @threading Safe from any thread (map must not be used by another thread meanwhile).
+ */
 QMMM_API int qmmm_dcs_place_ions(int64_t n_atoms, const double *xyz, const double *q,
                                  const qmmm_dcs_lattice *lat, double *map, int64_t n_ions, double ion_charge,
                                  double min_dist_atoms, double min_dist_ions, double *ion_xyz,
                                  double *ion_energy);
 
-/* Ends the persistent per-GPU host threads and frees their device memory (they start again on the next
- * CUDA map). Optional: call before exit for leak checkers. */
+/**
+ * @brief Ends the persistent per-GPU host threads and frees their device memory (they start again on the next
+ * CUDA map). Optional: call before exit for leak checkers.
+ * @retval QMMM_SUCCESS
+ * @threading Safe from any thread; waits for maps in progress.
+ */
 QMMM_API int qmmm_dcs_release(void);
 
 #ifdef __cplusplus

@@ -139,7 +139,7 @@ inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *
 
 // MIXED's d^2 from a = hi - hi (exact: both on the 2^-16 bohr grid) and b = lo - lo per axis, as
 // a (a + 2b) summed over the axes onto b2, the mean of |b|^2 over the chunk (field_mixed_b2). Two cheaper forms fail
-// a claim (bench/results/h200_2026-11-28_m1/notes.md): d = a + b rounded to float gives every cell of a lattice plane
+// a claim (docs/design/precision.md): d = a + b rounded to float gives every cell of a lattice plane
 // (one x, or y, or z) the same error, which adds up over the plane instead of averaging out (1.03e-8 normwise with
 // rsqrtps on FieldCpuIsa's uniform lattice, past the 1e-8 claim); a^2 + 2ab + b^2 with the squares added last is
 // biased: a lies on the grid, so the bits of a^2 below the sum's last place are few and patterned, and their

@@ -11,9 +11,6 @@
 
 namespace qmmm {
 
-// In parallel from a few thousand pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of
-// 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs:
-// bench/results/h100_2026-11-27_q8).
 namespace {
 
 // The nuclear (and heavy-cell) term of one point: u becomes (u + heavy) - nuclear, NaN on a nucleus.
@@ -37,6 +34,9 @@ inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p
 
 }  // namespace
 
+// In parallel from a few thousand pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of
+// 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs on the
+// H100's host).
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
     const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
     if (d.n_nuclei == 0 && n_heavy == 0) return;

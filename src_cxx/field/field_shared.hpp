@@ -22,10 +22,10 @@ constexpr double kSingularRadius2 = kSingularRadius * kSingularRadius;
 // 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2.
 constexpr double kCubeSelfPotential = 2.380077363979553;
 // MIXED on the CPU: float terms per lane summed in float before they go into the lane's double. 8: runs of 16 were
-// 1.08x faster a core (bench/results/h100_2026-11-28_c9, C11) but, with d = a + b then rounded to float, took the max
+// 1.08x faster a core but, with d = a + b then rounded to float, took the max
 // normwise error on a uniform lattice of 32,532 cells with charges 1e-6..1e-2 (FieldCpuIsa's lattice, 606 points)
 // from 8.6e-9 to 1.16e-8, past the 1e-8 claim; with d^2 as a (a + 2b) + b^2 (mixed_d2) they give 6.0-8.0e-9 there
-// against 5.2-6.9e-9: too little margin (bench/results/h200_2026-11-28_m1/notes.md).
+// against 5.2-6.9e-9: too little margin (docs/design/precision.md).
 constexpr int kFieldMixedRun = 8;
 // MIXED: cells nearer than 0.5 bohr to the point are summed in double (a near term can be most of the sum).
 constexpr float kNearRadius2 = 0.25f;

@@ -38,8 +38,8 @@ double erfc_inverse(double y) {  // erfc(x) = y for 0 < y < 1, by bisection (x i
 }
 
 // alpha: the short-range cost falls as alpha^-3; the interpolation error, and so the grid's refinement, grows with it.
-// 4.5 at 1e-7 and looser tolerances, down to 3 at 1e-11. Against 4 at 1e-7 (glycine; bench/results/h100_2026-11-28_c9,
-// calls C9, C10, and the runs of f0b35c9 and 9dfe93b): R_c 0.863 instead of 0.971 bohr; the H100's MIXED calls of 8,192
+// 4.5 at 1e-7 and looser tolerances, down to 3 at 1e-11. Against 4 at 1e-7 (glycine; docs/design/split.md):
+// R_c 0.863 instead of 0.971 bohr; the H100's MIXED calls of 8,192
 // points take 9 % (268,938 cells) and 15 % (1,099,098) less time, the CPU's 14 % (2 threads); the grid grew 1 % and
 // setup did not grow; max normwise error 3.4e-8 -> 5.2e-8 at 268,938 cells (estimate 8.0e-8 either way). Alpha 5:
 // error 7.2e-8 against an estimate of 8.0e-8, too close.
@@ -161,7 +161,7 @@ void build_cells(SplitModel &m, const FieldData &d, double rc) {
     for (int64_t b = 0; b < nbins; ++b) m.start[b + 1] += m.start[b];
     // By bin, then x, then the caller's index: a fixed order, whatever the thread count. A counting sort by bin
     // (stable: index order within a bin), then each bin by x. (With one sort of all cells, the cell list took 0.24 s
-    // of the GPU backend's 2.7 s setup for 1.1M cells on the H100's host: bench/results/h100_2026-11-25_setup_profile.)
+    // of the GPU backend's 2.7 s setup for 1.1M cells on the H100's host.)
     std::vector<int64_t> order(static_cast<size_t>(d.n_cells));
     {
         std::vector<int64_t> next(m.start.begin(), m.start.end() - 1);
@@ -204,7 +204,7 @@ struct Lattice {
 
 // Node key (never 0: a coordinate + kBias is positive) -> index, open addressing with linear probing: the grid's
 // millions of nodes are each inserted once and looked up several times, and std::unordered_map's node allocations cost
-// 0.25-0.8 s of the GPU backend's setup (bench/results/h100_2026-11-25_setup_profile).
+// 0.25-0.8 s of the GPU backend's setup (1.1M cells, the H100's host).
 class NodeIndex {
 public:
     void reserve(size_t n) {

@@ -1,6 +1,6 @@
-// field_split.hpp -- the range-split field (QMMM_METHOD_SPLIT, issue 16): the tables built once at create (cell
-// list, f-table, interpolation grid of the long-range part), how they are built (field_split.cpp, the same for
-// both backends), and the backends (CPU: field_split_cpu.cpp; CUDA: src_cuda/field/field_split_gpu.cu through
+// field_split.hpp -- the range-split field (QMMM_METHOD_SPLIT; docs/design/split.md): the tables built once at
+// create (cell list, f-table, interpolation grid of the long-range part), how they are built (field_split.cpp, the
+// same for both backends), and the backends (CPU: field_split_cpu.cpp; CUDA: src_cuda/field/field_split_gpu.cu through
 // FieldSplitGpu). The formulas are in field_split_shared.hpp.
 //
 // Error budget (normwise, relative to sum_m |q_m|/d_m + sum_b Z_b/d_b, as the README defines it):
@@ -28,12 +28,12 @@ constexpr double kSplitDefaultTolerance = 1e-7;
 // Shares of the tolerance: the truncation's rigorous bound and the interpolation's estimate, the rest (0.2) for MIXED's
 // measured rounding. The short-range cost grows as R_c^3 = (erfc^-1(share tol) / a)^3: a truncation share of 0.1 left
 // half the tolerance unused (glycine at 1e-7: estimate 5.0e-8) and summed 14 % more near cells than 0.4 (R_c 1.013
-// against 0.971 bohr); the measured errors did not move (bench/results/h100_2026-11-27_a2).
+// against 0.971 bohr); the measured errors did not move.
 constexpr double kSplitTruncShare = 0.4;
 constexpr double kSplitInterpShare = 0.4;
 // The single-precision terms' rounding enters the estimate as this multiple of its largest value at the check points
 // (the error of a point is a sum of many terms' roundings: its largest over the region exceeds that of 512 samples;
-// at alpha 4.5 the water dimer's 10^4 test points reached 4.2 times it, hence 8: h100_2026-11-28_c9, call C10).
+// at alpha 4.5 the water dimer's 10^4 test points reached 4.2 times it, hence 8: docs/design/precision.md).
 constexpr double kSplitRoundingSafety = 8.0;
 // Largest interpolation grid (values, all levels): 512 MB.
 constexpr int64_t kSplitMaxGridValues = int64_t{1} << 26;

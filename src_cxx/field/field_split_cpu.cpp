@@ -143,8 +143,7 @@ void range_scalar(const SplitCellsView &cv, int64_t b, int64_t e, const PairArgs
 // fill. 1/d from the hardware's 2^-14 reciprocal square root and a series (within an ulp or two): the IEEE square root
 // and division cost ~30 cycles of the one divider per 8 cells, more than the rest of a pair. Against tasks of 8 cells
 // (every lane through the polynomial) the short-range sum took 0-18 % less time on one core of the H100 host, run
-// to run (bench/results/h100_2026-11-27_probe/notes.md); a whole point 1-3 % less, and 16 cores at 8,192 points
-// 0.30 against 0.37 us (h100_2026-11-27_5ee4ffe/cpu_ab.txt).
+// to run; a whole point 1-3 % less, and 16 cores at 8,192 points 0.30 against 0.37 us (docs/design/split.md).
 constexpr int kDenseUnroll = 4;
 constexpr int kDenseGroup = kLanes * kDenseUnroll;  // cells per pass-2 step
 constexpr int kPackCap = 8 * kDenseGroup;           // packed cells that trigger pass 2
@@ -374,7 +373,7 @@ private:
     void coulomb(int64_t n, const double *xyz, double *out) override { direct_->eval(n, xyz, out); }
     // The grid's rows with the SIMD row kernel (field_cpu_simd.hpp), ~1.5x the direct kernel's pairs per second on
     // AVX-512 (the x-y distance shared by 4 nodes, two series terms less: the second made the 1.1M-cell setup ~9 %
-    // faster, bench/results/h100_2026-11-27_c87512b/setup_ab.txt). Tasks of up to points_double nodes of one
+    // faster on the H100's host). Tasks of up to points_double nodes of one
     // row; a group of tasks walks the cells in blocks that stay in L2, adding each block's partial in block order, and
     // the cells past the last multiple of 16 in scalar code at the end: a node's value does not depend on the threads.
     void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) override {
@@ -446,7 +445,7 @@ private:
 
     // Batches of at least this many points are evaluated in spatial order (split_point_order), so that the next point's
     // ~1,000 cells and 512 grid values are mostly in L1 and L2 already: 5-11 % faster on one core of the H100 host
-    // (AVX-512), 9-20 % on an AVX2 core, 0-2 % at 16 threads, same bits (bench/results/h100_2026-11-27_sort).
+    // (AVX-512), 9-20 % on an AVX2 core, 0-2 % at 16 threads, same bits.
     static constexpr int64_t kSortPoints = 64;
     std::vector<int64_t> order_;
     int threads_;

@@ -1,4 +1,6 @@
-/* qmmm_accel_field.h -- the embedding field of the qmmm-accel C API (included by qmmm_accel.h).
+/**
+ * @file qmmm_accel_field.h
+ * @brief The embedding field of the qmmm-accel C API (included by qmmm_accel.h).
  *
  *     U_ES(r) = sum_m q_m / |r - r_m|  -  sum_b Z_b / |r - R_b|      (hartree)
  *
@@ -13,127 +15,317 @@ extern "C" {
 #endif
 
 /* ---- options of a field ---- */
-/* Methods: DIRECT sums every cell (the reference); SPLIT is the range-split field for static environments. */
-enum { QMMM_METHOD_DIRECT = 0, QMMM_METHOD_SPLIT = 1 };
-/* Flags (bits of qmmm_options.flags). LOW_LATENCY: on CUDA, calls with at most 8 points go to a persistent
- * kernel that waits for them on the GPU (no launch per call; the CPU ignores it). What it holds on the GPU while
- * it runs, and when it stops (200 ms without a call, and always in qmmm_field_destroy): README.md, "The C API". */
-enum { QMMM_FLAG_LOW_LATENCY = 1 };
+/** Methods (qmmm_options.method). */
+enum {
+    QMMM_METHOD_DIRECT = 0, /**< every cell summed at every point (the reference) */
+    QMMM_METHOD_SPLIT = 1   /**< the range-split field for static environments (see qmmm_options) */
+};
+/** Flags (bits of qmmm_options.flags). */
+enum {
+    /** On CUDA, calls with at most 8 points go to a persistent kernel that waits for them on the GPU (no launch
+     *  per call; the CPU ignores it). What it holds on the GPU while it runs, and when it stops (200 ms without
+     *  a call, and always in qmmm_field_destroy): docs/design/gpu-kernels.md, "Cost of the low-latency mode to
+     *  other work". */
+    QMMM_FLAG_LOW_LATENCY = 1
+};
 
-/* Interoperable with Fortran's type(qmmm_options), bind(c). Fill with qmmm_options_default first. */
+/**
+ * @brief Options of a field. Interoperable with Fortran's type(qmmm_options), bind(c). Fill with
+ * qmmm_options_default first.
+ *
+ * SPLIT (method QMMM_METHOD_SPLIT), for an environment that stays fixed while many points are evaluated (a QMC
+ * run): each pair term is split, 1/d = erf(a d)/d + erfc(a d)/d. The smooth long-range part is computed once by
+ * the direct sum on a grid over opt.region and interpolated (order-8 Lagrange, refined in bricks where an error
+ * estimate asks for it); the short-range part is summed over the cells within R_c of the point (a cell list);
+ * nuclei stay direct. a, R_c and the grid spacing follow from opt.tolerance so that, in the region,
+ * max |u - u_direct| / (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= tolerance
+ * (tests/field/test_field_split*.cpp check it against the direct double sum). Points outside the region are
+ * summed directly (DIRECT's value, slower) and counted (qmmm_field_split_stats). opt.precision DOUBLE or MIXED
+ * (SINGLE is refused): MIXED lets the CUDA backend compute each near cell's term in single precision (sums,
+ * coordinates and interpolation stay double) where create measures that rounding to fit the tolerance (it is
+ * then part of the error estimate); elsewhere, and on the CPU, MIXED evaluates in double. qmmm_field_backend
+ * reports which. CPU and CUDA; the singular-point rules of qmmm_field_eval hold. Cost: create evaluates the
+ * direct sum once per grid value (see qmmm_field_split_stats); then a point costs about as much as 10^3 direct
+ * pair terms, whatever n_cells is. Design: docs/design/split.md.
+ */
 typedef struct qmmm_options {
-    int32_t backend;    /* QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present, else CPU.
-                           The environment variable QMMM_BACKEND=cpu|cuda overrides AUTO (only AUTO). */
-    int32_t precision;  /* QMMM_PRECISION_*: DOUBLE; SINGLE (float pair terms and sums); MIXED (float pair
-                           terms from coordinates relative to a nearby double origin, double sums; cells within
-                           0.5 bohr of the point and the few cells that dominate sum q^2 in double) */
-    int32_t device;     /* CUDA device index; -1 = the current device of the calling thread (default) */
-    int32_t n_threads;  /* CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
-    double cell_volume; /* dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a
-                           cell centre (see qmmm_field_eval); 0 = unknown (default) */
-    int32_t method;     /* QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
-    int32_t flags;      /* QMMM_FLAG_* bits; 0 = none (default) */
-    double tolerance;   /* SPLIT: requested max normwise error, 1e-11 .. 1e-3 (default 1e-7); anything else,
-                           0 included, is QMMM_ERR_INVALID_ARG. DIRECT does not use it (0 stays valid there);
-                           for every method it must be finite and >= 0 */
-    const double *region; /* SPLIT: the QM region where points are interpolated, 6 doubles lo_x lo_y lo_z hi_x hi_y
-                             hi_z (bohr; qmmm_region_around makes one), read by create only; required for SPLIT */
-    int32_t reserved[2];/* zero; room for later options without breaking the ABI (sizeof = 56 bytes) */
+    int32_t backend;    /**< QMMM_BACKEND_*; AUTO = CUDA when built with it and a GPU is present, else CPU.
+                             The environment variable QMMM_BACKEND=cpu|cuda overrides AUTO (only AUTO). */
+    int32_t precision;  /**< QMMM_PRECISION_*: DOUBLE; SINGLE (float pair terms and sums); MIXED (float pair
+                             terms from coordinates relative to a nearby double origin, double sums; cells within
+                             0.5 bohr of the point and the few cells that dominate sum q^2 in double) */
+    int32_t device;     /**< CUDA device index; -1 = the current device of the calling thread (default) */
+    int32_t n_threads;  /**< CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
+    double cell_volume; /**< dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a
+                             cell centre (see qmmm_field_eval); 0 = unknown (default) */
+    int32_t method;     /**< QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
+    int32_t flags;      /**< QMMM_FLAG_* bits; 0 = none (default) */
+    double tolerance;   /**< SPLIT: requested max normwise error, 1e-11 .. 1e-3 (default 1e-7); anything else,
+                             0 included, is QMMM_ERR_INVALID_ARG. DIRECT does not use it (0 stays valid there);
+                             for every method it must be finite and >= 0 */
+    const double *region; /**< SPLIT: the QM region where points are interpolated, 6 doubles lo_x lo_y lo_z hi_x
+                               hi_y hi_z (bohr; qmmm_region_around makes one), read by create only; required for
+                               SPLIT */
+    int32_t reserved[2];/**< zero; room for later options without breaking the ABI (sizeof = 56 bytes) */
 } qmmm_options;
 
-/* SPLIT (issue 16), for an environment that stays fixed while many points are evaluated (a QMC run): each pair
- * term is split, 1/d = erf(a d)/d + erfc(a d)/d. The smooth long-range part is computed once by the direct sum on
- * a grid over opt.region and interpolated (order-8 Lagrange, refined in bricks where an error estimate asks for
- * it); the short-range part is summed over the cells within R_c of the point (a cell list); nuclei stay direct.
- * a, R_c and the grid spacing follow from opt.tolerance so that, in the region, max |u - u_direct| /
- * (sum_m |q_m|/|r - r_m| + sum_b Z_b/|r - R_b|) <= tolerance (tests/field/test_field_split*.cpp check it against
- * the direct double sum). Points outside the region are summed directly (DIRECT's value, slower) and counted
- * (qmmm_field_split_stats). opt.precision DOUBLE or MIXED (SINGLE is refused): MIXED lets the CUDA backend
- * compute each near cell's term in single precision (sums, coordinates and interpolation stay double) where create
- * measures that rounding to fit the tolerance (it is then part of the error estimate); elsewhere, and on the CPU,
- * MIXED evaluates in double. qmmm_field_backend reports which. CPU and CUDA; the singular-point rules of
- * qmmm_field_eval hold. Cost: create evaluates the direct sum once per grid value (see qmmm_field_split_stats);
- * then a point costs about as much as 10^3 direct pair terms, whatever n_cells is. */
-
+/** A field: the cells and nuclei of one environment on one backend (opaque handle). */
 typedef struct qmmm_field_s *qmmm_field;
 
+/**
+ * @brief Fills opt with the defaults: backend AUTO, precision DOUBLE, device -1, threads 0, cell_volume 0,
+ * method DIRECT, no flags, tolerance 1e-7, region NULL.
+ * @param[out] opt the options to fill
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG opt is NULL
+ * @threading Safe from any thread.
+ */
 QMMM_API int qmmm_options_default(qmmm_options *opt);
 
 /* ---- the embedding field ---- */
-/* Copies the cells and nuclei (the caller may free its arrays afterwards). n_cells or n_nuclei may be 0
- * (then the other term alone; the arrays of an empty term may be NULL). opt may be NULL for the defaults. */
+/**
+ * @brief Creates a field from density cells and nuclei.
+ *
+ * Copies the cells and nuclei (the caller may free its arrays afterwards). n_cells or n_nuclei may be 0
+ * (then the other term alone; the arrays of an empty term may be NULL).
+ * @param[out] f the new field (NULL on error)
+ * @param n_cells number of density cells, >= 0
+ * @param cell_xyz cell centres, 3*n_cells doubles, x y z interleaved (bohr)
+ * @param cell_q cell electron populations q_m = rho(r_m) dV, n_cells doubles (e, positive for electrons)
+ * @param n_nuclei number of nuclei, >= 0
+ * @param nuc_xyz nuclear positions, 3*n_nuclei doubles (bohr)
+ * @param nuc_z nuclear charges Z_b, n_nuclei doubles (e)
+ * @param opt options (qmmm_options_default), or NULL for the defaults
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG f is NULL, or an array of a non-empty term is NULL
+ * @retval QMMM_ERR_INVALID_ARG a negative count, an option out of range (backend, precision, device, method,
+ *         flags, tolerance, region; SINGLE with SPLIT)
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a coordinate or charge
+ * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
+ * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
+ * @retval QMMM_ERR_CUDA a CUDA failure while uploading
+ * @retval QMMM_ERR_OUT_OF_MEMORY host or device memory
+ * @threading Safe from any thread; the new handle belongs to the caller (one thread at a time).
+ */
 QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cell_xyz, const double *cell_q,
                                int64_t n_nuclei, const double *nuc_xyz, const double *nuc_z,
                                const qmmm_options *opt);
 
-/* u[i] = U_ES(xyz[3i..3i+2]) in hartree. A point's value depends only on the point, the field, the
- * precision and backend, and n_points (the path taken) -- not on the other points, nor on thread counts;
- * repeated calls give bitwise identical values.
+/**
+ * @brief Evaluates the field at n_points points: u[i] = U_ES(xyz[3i..3i+2]) in hartree.
+ *
+ * A point's value depends only on the point, the field, the precision and backend, and n_points (the path
+ * taken) -- not on the other points, nor on thread counts; repeated calls give bitwise identical values.
+ *
  * Singular points: a point within 1e-10 bohr of a cell centre takes, for that cell, the exact potential at
  * the centre of a uniformly charged cube of volume cell_volume, q * C / h with h = cell_volume^(1/3) and
  * C = 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2 = 2.3800773640; if cell_volume is 0 this is QMMM_ERR_SINGULAR.
  * A point within 1e-10 bohr of a nucleus is QMMM_ERR_SINGULAR (a point charge has no finite potential there).
- * On any error u is left unspecified. */
+ * On any error u is left unspecified.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles, x y z interleaved (bohr)
+ * @param[out] u the values, n_points doubles (hartree)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @retval QMMM_ERR_SINGULAR a point on a nucleus, or on a cell centre with cell_volume 0
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f (call qmmm_field_wait)
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle; different fields may be evaluated from different threads.
+ */
 QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, double *u);
 
-/* Asynchronous form: starts the evaluation and returns; xyz is copied before the return, u is written
- * by the time qmmm_field_wait(f) returns success. On the CPU backend the work is done inside this call.
- * At most one evaluation may be pending per handle (QMMM_ERR_BUSY otherwise). */
+/**
+ * @brief Asynchronous form of qmmm_field_eval: starts the evaluation and returns.
+ *
+ * xyz is copied before the return, u is written by the time qmmm_field_wait(f) returns success. On the CPU
+ * backend the work is done inside this call. At most one evaluation may be pending per handle.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr); may be reused as soon as the call returns
+ * @param[out] u the values, n_points doubles (hartree), valid after qmmm_field_wait succeeds
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BUSY an evaluation is already pending on f
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * Singular points (as qmmm_field_eval) are reported by qmmm_field_wait.
+ * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
+ */
 QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u);
+/**
+ * @brief Waits for the pending asynchronous evaluation of f; returns at once if none is pending.
+ * @param f the field
+ * @retval QMMM_SUCCESS u of the pending evaluation is written
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_SINGULAR a point of the pending evaluation was singular (u unspecified)
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
 QMMM_API int qmmm_field_wait(qmmm_field f);
 
-/* region[6] = the bounding box of n >= 1 points xyz[3n] (e.g. the QM nuclei) grown by margin >= 0 (bohr). */
+/**
+ * @brief The bounding box of n points grown by margin: a region for QMMM_METHOD_SPLIT.
+ * @param n number of points, >= 1 (e.g. the QM nuclei)
+ * @param xyz the points, 3*n doubles (bohr)
+ * @param margin how far the box is grown on every side, >= 0 (bohr)
+ * @param[out] region 6 doubles lo_x lo_y lo_z hi_x hi_y hi_z (bohr)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG xyz or region is NULL
+ * @retval QMMM_ERR_INVALID_ARG n < 1, or margin negative or not finite
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @threading Safe from any thread.
+ */
 QMMM_API int qmmm_region_around(int64_t n, const double *xyz, double margin, double *region);
 
-/* SPLIT fields: what create chose -- alpha (1/bohr), r_cut (bohr), spacing (bohr, grid level 0; refined bricks use
- * spacing / 2^level) -- and error_estimate (normwise: the truncation bound plus the larger of the interpolation
- * estimate and the error measured at random points of the region). Outputs may be NULL. A DIRECT field is
- * QMMM_ERR_UNSUPPORTED. */
+/**
+ * @brief What create chose for a SPLIT field. Any output may be NULL.
+ * @param f the field (method SPLIT)
+ * @param[out] alpha the splitting parameter a (1/bohr)
+ * @param[out] r_cut the short-range cut-off R_c (bohr)
+ * @param[out] spacing the grid spacing at level 0 (bohr; refined bricks use spacing / 2^level)
+ * @param[out] error_estimate normwise: the truncation bound plus the larger of the interpolation estimate and
+ *             the error measured at random points of the region (dimensionless)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_UNSUPPORTED f is a DIRECT field
+ * @threading One thread at a time per handle.
+ */
 QMMM_API int qmmm_field_split_params(qmmm_field f, double *alpha, double *r_cut, double *spacing,
                                      double *error_estimate);
-/* SPLIT fields: grid values (all levels), memory of the method's tables and direct fallback (host + device,
- * bytes), points evaluated so far and how many of them lay outside the region (summed directly). */
+/**
+ * @brief Sizes and counters of a SPLIT field. Any output may be NULL.
+ * @param f the field (method SPLIT)
+ * @param[out] grid_values grid values over all levels
+ * @param[out] bytes memory of the method's tables and direct fallback, host + device (bytes)
+ * @param[out] n_points points evaluated so far
+ * @param[out] n_outside how many of them lay outside the region (summed directly)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_UNSUPPORTED f is a DIRECT field
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @threading One thread at a time per handle.
+ */
 QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t *bytes, int64_t *n_points,
                                     int64_t *n_outside);
 
-/* Backend (QMMM_BACKEND_CPU or _CUDA) and precision actually in use; device is -1 on the CPU. */
+/**
+ * @brief The backend and precision actually in use. Any output may be NULL.
+ * @param f the field
+ * @param[out] backend QMMM_BACKEND_CPU or QMMM_BACKEND_CUDA
+ * @param[out] precision a QMMM_PRECISION_* (SPLIT with MIXED: the one create chose, see qmmm_options)
+ * @param[out] device the CUDA device; -1 on the CPU
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @threading One thread at a time per handle.
+ */
 QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int *device);
+/**
+ * @brief The numbers of cells and nuclei of a field. Any output may be NULL.
+ * @param f the field
+ * @param[out] n_cells density cells
+ * @param[out] n_nuclei nuclei
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @threading One thread at a time per handle.
+ */
 QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei);
-/* Destroying NULL is QMMM_ERR_BAD_HANDLE; destroying twice is detected (QMMM_ERR_BAD_HANDLE). */
+/**
+ * @brief Destroys a field (waits for a pending evaluation and stops a low-latency kernel first).
+ * @param f the field
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is NULL or already destroyed (destroying twice is detected)
+ * @threading One thread at a time per handle; not while another thread uses f.
+ */
 QMMM_API int qmmm_field_destroy(qmmm_field f);
 
 /* ---- MM point charges (the call site of a QM/MM QMC code) ---- */
-/* Screening of point charges, per charge (qmmm_field_create_charges): with distance d = |r - R_m| in bohr,
- *   NONE:     -q_m / d
- *   EXP:      -q_m (1 - a_m exp(-b_m d^2)) / d     a_m dimensionless, b_m >= 0 in bohr^-2 (a_m = 0 or b_m = 0: NONE)
- *   GAUSSIAN: -q_m erf(d / sigma_m) / d            sigma_m >= 0 in bohr (sigma_m = 0: NONE), a smeared charge */
-enum { QMMM_SCREEN_NONE = 0, QMMM_SCREEN_EXP = 1, QMMM_SCREEN_GAUSSIAN = 2 };
+/** Screening of point charges, per charge (qmmm_field_create_charges); d = |r - R_m| in bohr. */
+enum {
+    QMMM_SCREEN_NONE = 0,    /**< -q_m / d */
+    QMMM_SCREEN_EXP = 1,     /**< -q_m (1 - a_m exp(-b_m d^2)) / d; a_m dimensionless, b_m >= 0 in bohr^-2
+                                  (a_m = 0 or b_m = 0: NONE) */
+    QMMM_SCREEN_GAUSSIAN = 2 /**< -q_m erf(d / sigma_m) / d, a smeared charge; sigma_m >= 0 in bohr
+                                  (sigma_m = 0: NONE) */
+};
 
-/* A field of n_charges MM point charges with PHYSICAL sign (a positive charge lowers an electron's energy: an
- * electron at r feels -q_m / |r - R_m| hartree) and, optionally, nuclei as in qmmm_field_create (-Z_b / |r - R_b|).
- * Positions in bohr: charge m at (x[m * stride], y[m * stride], z[m * stride]); stride 1 for three arrays x(:),
- * y(:), z(:), stride 3 for one array xyz(3,n) passed as x = xyz, y = xyz + 1, z = xyz + 2. q in e. screening is a
- * QMMM_SCREEN_*; screen_a holds a_m (EXP) or sigma_m (GAUSSIAN), screen_b holds b_m (EXP); unused ones may be NULL.
- * The data are copied. opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults.
- * The field is evaluated by qmmm_field_eval / _sum and their async forms like any other. A point within 1e-10 bohr of
- * an unscreened charge, of an EXP-screened one with a_m != 1, or of a nucleus is QMMM_ERR_SINGULAR; on an EXP charge
- * with a_m = 1 or a GAUSSIAN one the potential is finite (-q_m a_m b_m d -> 0 and -q_m 2 / (sigma_m sqrt(pi))).
- * Unscreened charges take the paths of density cells (so the precisions' claims hold for them); screened charges
- * are summed in double (DOUBLE, MIXED) or float (SINGLE), on the CPU or the GPU of the field.
- * Errors: QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG (counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no
- * nucleus, cell_volume != 0), QMMM_ERR_NONFINITE, QMMM_ERR_UNSUPPORTED (method SPLIT), the backend errors of
- * qmmm_field_create. Messages count charges from 0 (from 1 for Fortran callers: qmmm_set_index_base). */
+/**
+ * @brief A field of MM point charges with PHYSICAL sign and, optionally, nuclei.
+ *
+ * A positive charge lowers an electron's energy: an electron at r feels -q_m / |r - R_m| hartree; nuclei as in
+ * qmmm_field_create (-Z_b / |r - R_b|). The data are copied. The field is evaluated by qmmm_field_eval / _sum and
+ * their async forms like any other. A point within 1e-10 bohr of an unscreened charge, of an EXP-screened one with
+ * a_m != 1, or of a nucleus is QMMM_ERR_SINGULAR; on an EXP charge with a_m = 1 or a GAUSSIAN one the potential is
+ * finite (-q_m a_m b_m d -> 0 and -q_m 2 / (sigma_m sqrt(pi))). Unscreened charges take the paths of density cells
+ * (so the precisions' claims hold for them); screened charges are summed in double (DOUBLE, MIXED) or float
+ * (SINGLE), on the CPU or the GPU of the field. Messages count charges from 0 (from 1 for Fortran callers:
+ * qmmm_set_index_base).
+ * @param[out] f the new field
+ * @param n_charges number of point charges, >= 0
+ * @param x x of charge m at x[m * stride] (bohr)
+ * @param y y of charge m at y[m * stride] (bohr)
+ * @param z z of charge m at z[m * stride] (bohr)
+ * @param stride 1 for three arrays x(:), y(:), z(:); 3 for one array xyz(3,n) passed as x = xyz, y = xyz + 1,
+ *        z = xyz + 2
+ * @param q the charges, n_charges doubles (e)
+ * @param screening a QMMM_SCREEN_*
+ * @param screen_a a_m (EXP, dimensionless) or sigma_m (GAUSSIAN, bohr), n_charges doubles; NULL when unused
+ * @param screen_b b_m (EXP, bohr^-2), n_charges doubles; NULL when unused
+ * @param n_nuclei number of nuclei, >= 0
+ * @param nuc_xyz nuclear positions, 3*n_nuclei doubles (bohr)
+ * @param nuc_z nuclear charges, n_nuclei doubles (e)
+ * @param opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
+ * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,
+ *         cell_volume != 0, or an option out of range
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or screening parameter
+ * @retval QMMM_ERR_UNSUPPORTED method SPLIT
+ * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
+ * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
+ * @retval QMMM_ERR_CUDA a CUDA failure while uploading
+ * @threading Safe from any thread; the new handle belongs to the caller (one thread at a time).
+ */
 QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const double *x, const double *y,
                                        const double *z, int64_t stride, const double *q, int32_t screening,
                                        const double *screen_a, const double *screen_b, int64_t n_nuclei,
                                        const double *nuc_xyz, const double *nuc_z, const qmmm_options *opt);
 
-/* *sum = sum_i U(xyz[3i..3i+2]) over n_points points (hartree), added in point order: the energy of a configuration's
- * electrons in the field, without a caller array for the values. The same values as qmmm_field_eval, so the same
- * singular-point rules; *sum is 0 for n_points = 0 and unspecified on error. No allocation per call once the handle
- * has seen a call of this size. Errors: as qmmm_field_eval, QMMM_ERR_NULL_ARG for sum. */
+/**
+ * @brief *sum = sum_i U(xyz[3i..3i+2]) over n_points points, added in point order.
+ *
+ * The energy of a configuration's electrons in the field, without a caller array for the values. The same values
+ * as qmmm_field_eval, so the same singular-point rules; *sum is 0 for n_points = 0 and unspecified on error. No
+ * allocation per call once the handle has seen a call of this size.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles, x y z interleaved (bohr)
+ * @param[out] sum the sum (hartree)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
+ *         QMMM_ERR_CUDA as qmmm_field_eval
+ * @threading One thread at a time per handle; different fields may be evaluated from different threads.
+ */
 QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
-/* Asynchronous form: xyz is copied before the return; *sum is written by qmmm_field_wait. */
+/**
+ * @brief Asynchronous form of qmmm_field_eval_sum: xyz is copied before the return; *sum is written by
+ * qmmm_field_wait.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr); may be reused as soon as the call returns
+ * @param[out] sum the sum (hartree), valid after qmmm_field_wait succeeds
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BUSY an evaluation is already pending on f
+ * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_CUDA as qmmm_field_eval_async
+ * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
+ */
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
 
 #ifdef __cplusplus

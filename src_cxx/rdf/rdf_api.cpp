@@ -1,5 +1,5 @@
 // rdf_api.cpp -- the C API of radial distribution functions: argument checks, selections and exclusion
-// keys, backend choice, accumulation over frames and the normalisation (seed 000, Eqs. 1-3).
+// keys, backend choice, accumulation over frames and the normalisation (qmmm_accel_rdf.h).
 #include <omp.h>
 
 #include <algorithm>
@@ -51,14 +51,7 @@ qmmm_rdf_s *live(qmmm_rdf h) {
 }
 
 std::vector<int> check_devices(const qmmm_rdf_options &o) {
-    std::vector<int> devs = qmmm::check_devices(o.devices, o.n_devices, QMMM_RDF_MAX_DEVICES, "opt->devices");
-    if (o.kernel == QMMM_RDF_KERNEL_SEED) {
-        auto s = devs;
-        std::sort(s.begin(), s.end());
-        if (std::adjacent_find(s.begin(), s.end()) != s.end())
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED keeps a tile in constant memory: list each device once");
-    }
-    return devs;
+    return qmmm::check_devices(o.devices, o.n_devices, QMMM_RDF_MAX_DEVICES, "opt->devices");
 }
 
 // Dense exclusion keys for two lists of ids (shared numbering) and the pairs they exclude.
@@ -110,14 +103,10 @@ void check_frames(qmmm_rdf_s *h, int64_t n_frames, const double *xyz1, const dou
 // One frame made ready for counting (thread-safe: only reads the handle); returns the box volume.
 double prepare_one(const qmmm_rdf_s *h, qmmm::rdf::Frame &f, const double *xyz1, const double *xyz2,
                    const double *box, int n_threads) {
-    const bool seed = h->opt.kernel == QMMM_RDF_KERNEL_SEED;
-    const int method = seed ? QMMM_RDF_METHOD_BRUTE : h->opt.method;
-    const bool sort = h->backend == QMMM_BACKEND_CUDA && !seed;
+    const bool sort = h->backend == QMMM_BACKEND_CUDA;
     double volume = 0;
-    qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, method, xyz1, h->key1, xyz2, h->key2,
-                             h->identical, volume, sort, n_threads);
-    if (h->backend == QMMM_BACKEND_CUDA && seed && f.g.triclinic)
-        throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED handles orthorhombic boxes only");
+    qmmm::rdf::prepare_frame(f, box, h->r_min, h->r_max, h->n_bins, h->cut, h->opt.method, xyz1, h->key1, xyz2,
+                             h->key2, h->identical, volume, sort, n_threads);
     // A block's 32-bit shared counters must not overflow within one item: 256 atoms x stencil x fullest cell.
     // (A cell list the GPU sorts itself has max_cell 0 here: its kernel reads the device's count and counts
     // straight into the 64-bit histogram when that bound fails.)
@@ -169,8 +158,8 @@ int qmmm_rdf_create(qmmm_rdf *out, double r_min, double r_max, int32_t n_bins, c
             throw Error(QMMM_ERR_INVALID_ARG, "opt->backend = " + std::to_string(o.backend) + " (0 AUTO, 1 CPU, 2 CUDA)");
         if (o.method < QMMM_RDF_METHOD_AUTO || o.method > QMMM_RDF_METHOD_CELLS)
             throw Error(QMMM_ERR_INVALID_ARG, "opt->method = " + std::to_string(o.method) + " (0 AUTO, 1 BRUTE, 2 CELLS)");
-        if (o.kernel != QMMM_RDF_KERNEL_FAST && o.kernel != QMMM_RDF_KERNEL_SEED)
-            throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, 1 SEED)");
+        if (o.kernel != QMMM_RDF_KERNEL_FAST)
+            throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, the only kernel)");
         qmmm::check_threads(o.n_threads, "opt->n_threads");
         h->backend = qmmm::resolve_backend(o.backend);
         if (h->backend == QMMM_BACKEND_CUDA) {
@@ -178,8 +167,6 @@ int qmmm_rdf_create(qmmm_rdf *out, double r_min, double r_max, int32_t n_bins, c
             // page-locked atoms: the GPU copies them asynchronously, with no staging copy (rdf_gpu.cu)
             h->frame = qmmm::rdf::Frame(qmmm::GpuRegistry<qmmm::rdf::RdfGpu>::get().host_memory());
         }
-        else if (o.kernel == QMMM_RDF_KERNEL_SEED)
-            throw Error(QMMM_ERR_UNSUPPORTED, "opt->kernel = SEED is a GPU kernel; the CPU backend has one");
         h->r_min = r_min, h->r_max = r_max, h->n_bins = n_bins;
         h->hist.assign(n_bins, 0);
         *out = registry().add(std::move(h));
@@ -252,7 +239,7 @@ int qmmm_rdf_add_frame(qmmm_rdf hh, const double *xyz1, const double *xyz2, cons
         qmmm_rdf_stats st{};
         if (h->backend == QMMM_BACKEND_CUDA) {
             qmmm::rdf::GpuRunInfo info;
-            qmmm::rdf::gpu_count(f, h->devices, h->opt.kernel, add.data(), &info);
+            qmmm::rdf::gpu_count(f, h->devices, add.data(), &info);
             set_gpu_stats(h, info, st);
         } else {
             qmmm::rdf::cpu_count(f, h->opt.n_threads, add.data());
@@ -301,7 +288,7 @@ int qmmm_rdf_add_frames(qmmm_rdf hh, int64_t n_frames, const double *xyz1, const
                 return v;
             };
             qmmm::rdf::GpuRunInfo info;
-            qmmm::rdf::gpu_count_frames(n_frames, prep, h->devices, h->opt.kernel, add.data(), volumes, &info,
+            qmmm::rdf::gpu_count_frames(n_frames, prep, h->devices, add.data(), volumes, &info,
                                         h->opt.n_threads);
             set_gpu_stats(h, info, st);
             st.pairs_visited = info.pairs_visited;

@@ -109,7 +109,7 @@ void cpu_count(const Frame &f, int n_threads, uint64_t *hist);
 
 // One GPU's RDF state (stream pair, the frame's atoms, a 64-bit histogram), owned by one host thread of the
 // per-GPU pool (rdf_pool.cpp). Work in a frame is a list of items (brute force: a 512-atom tile of sel1
-// against a run of sel2; cell list: 256 sel1 atoms; seed kernel: a constant-memory tile of sel1); a unit is a
+// against a run of sel2; cell list: 256 sel1 atoms); a unit is a
 // range of items times a range of histogram bins. Every call throws qmmm::Error.
 class RdfDevice {
 public:
@@ -126,7 +126,7 @@ public:
     virtual void zero(int32_t n_bins) = 0;  // zeroes the device histogram
     // Queues items [k0, k1) x bins [b0, b0 + nb) on stream `slot` (0 or 1) and returns; the two streams let a
     // unit start while the previous one drains. Adds into the device histogram.
-    virtual void launch(const Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int kernel, int slot) = 0;
+    virtual void launch(const Frame &f, int64_t k0, int64_t k1, int32_t b0, int32_t nb, int slot) = 0;
     virtual void wait(int slot) = 0;
     // Waits for all queued work and adds the device histogram to hist (n_bins).
     virtual void add_hist(int32_t n_bins, uint64_t *hist) = 0;
@@ -136,7 +136,7 @@ public:
     virtual ~RdfGpu() = default;
     virtual std::unique_ptr<RdfDevice> open(int device) const = 0;  // binds the calling thread to `device`
     virtual int32_t max_bins() const = 0;                             // bins one unit may cover
-    virtual int64_t items(const Frame &f, int kernel) const = 0;
+    virtual int64_t items(const Frame &f) const = 0;
     virtual const HostMemory *host_memory() const = 0;  // page-locked memory for Frame(pinned)
 };
 
@@ -151,7 +151,7 @@ struct GpuRunInfo {
 // otherwise the first listed device counts it alone.
 constexpr double kMinSplitPairs = 1e10;  // ~10 ms of one H100 (measured: 5e9 pairs split over 2 H200s gained nothing)
 // Returns when the devices are done with f (its host memory too).
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info);
+void gpu_count(const Frame &f, const std::vector<int> &devices, uint64_t *hist, GpuRunInfo *info);
 
 // GPU, many frames: prepare(k, frame, n_threads) fills frame k (and returns its volume). Whole frames go to the
 // devices (each device's thread prepares its next frame while its GPU counts the previous one); when fewer
@@ -160,8 +160,8 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
 // n_threads: host threads shared by the devices' preparations (0: every core), so a caller that reads and
 // gathers frames on other threads (qmmm-rdf) can keep cores for them.
 using PrepareFn = std::function<double(int64_t k, Frame &f, int n_threads)>;
-void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
-                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info, int n_threads = 0);
+void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, uint64_t *hist,
+                      std::vector<double> &volumes, GpuRunInfo *info, int n_threads = 0);
 void gpu_release();
 
 }  // namespace qmmm::rdf

@@ -1,5 +1,5 @@
-// rdf_cpu.cpp -- CPU pair counting: OpenMP threads with private 64-bit histograms merged at the end
-// (seed 000, section 2.3), over all pairs or over the cell list's neighbour cells.
+// rdf_cpu.cpp -- CPU pair counting: OpenMP threads with private 64-bit histograms merged at the end,
+// over all pairs or over the cell list's neighbour cells.
 // Built with -ffp-contract=off (src_cxx/rdf/CMakeLists.txt) so the bins equal the GPU's (rdf_shared.hpp). r^2 has
 // two FMAs by definition: the counting loops are compiled twice, for processors with the FMA instruction
 // (AVX2 + FMA, vectorised) and without (the library's fmaf, exact but slow), and picked at run time; the

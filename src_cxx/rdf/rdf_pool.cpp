@@ -8,7 +8,7 @@
 // the previous one. Frames left over when fewer remain than devices are split like single frames.
 // One frame (gpu_count): cut into units (a range of work items x a range of histogram bins) that the threads
 // take from a shared counter as they finish, with two units in flight per device so one starts while the
-// other drains (dynamic load balancing, seed 000). A frame with fewer than kMinSplitPairs distance evaluations
+// other drains (dynamic load balancing). A frame with fewer than kMinSplitPairs distance evaluations
 // per device is not split: the upload and synchronisation would cost more than the second GPU gains.
 #include <omp.h>
 
@@ -60,13 +60,13 @@ struct Plan {
     }
 };
 
-Plan plan(const Frame &f, int kernel, int64_t units_wanted) {
+Plan plan(const Frame &f, int64_t units_wanted) {
     Plan p;
     p.n_bins = f.g.n_bins;
     const int32_t max_nb = GpuRegistry<RdfGpu>::get().max_bins();
     p.n_ranges = (f.g.n_bins + max_nb - 1) / max_nb;
     p.nb = (f.g.n_bins + p.n_ranges - 1) / p.n_ranges;
-    p.items = std::max<int64_t>(GpuRegistry<RdfGpu>::get().items(f, kernel), 1);
+    p.items = std::max<int64_t>(GpuRegistry<RdfGpu>::get().items(f), 1);
     const int64_t tiles = std::clamp<int64_t>((units_wanted + p.n_ranges - 1) / p.n_ranges, 1, p.items);
     p.per_unit = (p.items + tiles - 1) / tiles;
     p.n_units = ((p.items + p.per_unit - 1) / p.per_unit) * p.n_ranges;
@@ -74,19 +74,19 @@ Plan plan(const Frame &f, int kernel, int64_t units_wanted) {
 }
 
 // Counts a whole frame on one device (already uploaded), all bin ranges, without waiting.
-void launch_frame(RdfDevice *dev, const Frame &f, int kernel) {
-    const Plan p = plan(f, kernel, 1);
+void launch_frame(RdfDevice *dev, const Frame &f) {
+    const Plan p = plan(f, 1);
     for (int64_t u = 0; u < p.n_units; ++u) {
         int64_t k0, k1;
         int32_t b0, nb;
         p.unit(u, k0, k1, b0, nb);
-        dev->launch(f, k0, k1, b0, nb, kernel, 0);
+        dev->launch(f, k0, k1, b0, nb, 0);
     }
 }
 
 }  // namespace
 
-void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint64_t *hist, GpuRunInfo *info) {
+void gpu_count(const Frame &f, const std::vector<int> &devices, uint64_t *hist, GpuRunInfo *info) {
     Pool &pl = pool();
     std::lock_guard<std::mutex> use(pl.use);
     auto ws = workers_for(pl.workers, devices, open_device);
@@ -100,9 +100,9 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
     const int64_t W = static_cast<int64_t>(ws.size());
     // One device: one unit per bin range. Several: up to 8 units per device, so a faster one can take more,
     // but no unit smaller than ~4 items per block slot of a GPU (a unit's tail costs about one item).
-    const int64_t items = GpuRegistry<RdfGpu>::get().items(f, kernel);
+    const int64_t items = GpuRegistry<RdfGpu>::get().items(f);
     const int64_t wanted = std::clamp<int64_t>(items / kMinItemsPerUnit, W, 8 * W);
-    const Plan p = plan(f, kernel, W == 1 ? 1 : wanted);
+    const Plan p = plan(f, W == 1 ? 1 : wanted);
     GpuJob job(static_cast<int>(W));
     std::atomic<int64_t> next{0};
     std::vector<std::vector<uint64_t>> parts(W, std::vector<uint64_t>(f.g.n_bins, 0));
@@ -120,7 +120,7 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
                     int32_t b0, nb;
                     p.unit(u, k0, k1, b0, nb);
                     dev->wait(slot);  // at most two units in flight
-                    dev->launch(f, k0, k1, b0, nb, kernel, slot);
+                    dev->launch(f, k0, k1, b0, nb, slot);
                     ++taken[w];
                 }
                 dev->add_hist(f.g.n_bins, parts[w].data());
@@ -136,8 +136,8 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, int kernel, uint
     }
 }
 
-void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, int kernel,
-                      uint64_t *hist, std::vector<double> &volumes, GpuRunInfo *info, int n_threads) {
+void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vector<int> &devices, uint64_t *hist,
+                      std::vector<double> &volumes, GpuRunInfo *info, int n_threads) {
     volumes.assign(n_frames, 0.0);
     const int64_t W = static_cast<int64_t>(devices.size());
     // Whole frames while every device can have one; the rest are split (W == 1: every frame is whole).
@@ -181,7 +181,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
                         prep_s[w] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                         if (!zeroed) dev->zero(f.g.n_bins), zeroed = true;
                         dev->upload(f);  // overlaps the previous frame's kernels (two device buffers)
-                        launch_frame(dev, f, kernel);
+                        launch_frame(dev, f);
                         launched = true;
                         pairs[w] += f.pairs_visited;
                         ++total.units_per_worker[w];
@@ -215,7 +215,7 @@ void gpu_count_frames(int64_t n_frames, const PrepareFn &prepare, const std::vec
         total.prep_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (acc.empty()) acc.assign(f.g.n_bins, 0);
         GpuRunInfo one;
-        gpu_count(f, devices, kernel, acc.data(), &one);
+        gpu_count(f, devices, acc.data(), &one);
         total.pairs_visited += one.pairs_visited;
         total.n_units += one.n_units;
         for (size_t w = 0; w < one.units_per_worker.size() && w < size_t(W); ++w)

@@ -15,7 +15,7 @@
 // the CPU files are built with -ffp-contract=off, the GPU uses __f*_rn; the CPU counter uses the FMA
 // instruction where the processor has one and the exactly rounded library fmaf otherwise).
 //
-// The bin is decided as exact arithmetic decides it (issue 18 item 9): GRO files store 0.001 nm, so many pair
+// The bin is decided as exact arithmetic decides it: GRO files store 0.001 nm, so many pair
 // distances lie exactly on 0.02 A bin edges, where a float distance falls on either side at random. The float
 // r^2 of a pair differs from the double-precision r^2 of the same atoms (exact_bin: the 32-bit fractions, the
 // unrounded cell) by less than Geom::guard (make_geom derives the bound from the cell, r_max and every rounding

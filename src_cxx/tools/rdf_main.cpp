@@ -78,7 +78,7 @@ int run(int argc, char **argv) {
                  "selections of a trajectory (lengths in Angstrom)"};
     app.name("qmmm-rdf");
     std::string traj, format = "auto", topology, sel1 = "all", sel2, out, json_out, png, backend = "auto",
-                      method = "auto", kernel = "fast", norm = "rdf";
+                      method = "auto", norm = "rdf";
     std::vector<std::string> pair_specs;
     double rmin = 0, rmax = 10, cut = 0;
     int bins = 200, threads = 0;
@@ -121,8 +121,6 @@ int run(int argc, char **argv) {
     app.add_option("--devices", devices, "GPUs to use, e.g. --devices 0 1 (default 0)")->delimiter(',')->check(cli::int_in(0, 1023));
     app.add_option("--method", method, "pair search: auto, brute or cells")->capture_default_str()
         ->check(CLI::IsMember({"auto", "brute", "cells"}));
-    app.add_option("--kernel", kernel, "GPU kernel: fast or seed (the paper's scheme, for comparison)")
-        ->capture_default_str()->check(CLI::IsMember({"fast", "seed"}));
     app.add_option("--threads", threads, "CPU threads (0: every core; with a GPU, all but five, kept for reading and gathering frames)")->check(cli::int_in(0, 4096));
     app.add_option("-o,--output", out, "write r and the columns of every pair as text here");
     app.add_option("--json", json_out, "write a JSON summary here");
@@ -185,7 +183,6 @@ int run(int argc, char **argv) {
     qmmm_rdf_options_default(&opt);
     opt.backend = backend == "cpu" ? QMMM_BACKEND_CPU : backend == "cuda" ? QMMM_BACKEND_CUDA : QMMM_BACKEND_AUTO;
     opt.method = method == "brute" ? QMMM_RDF_METHOD_BRUTE : method == "cells" ? QMMM_RDF_METHOD_CELLS : QMMM_RDF_METHOD_AUTO;
-    opt.kernel = kernel == "seed" ? QMMM_RDF_KERNEL_SEED : QMMM_RDF_KERNEL_FAST;
     opt.n_threads = threads;
     // On a GPU the library's threads only prepare frames, beside this tool's reader and gather threads: by
     // default leave cores for those (on 16 cores, the 3-pair DCD rate was half the reader's with every core asked).

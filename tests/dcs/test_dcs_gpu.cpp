@@ -1,5 +1,5 @@
 // test_dcs_gpu.cpp -- the CUDA DCS paths against the long-double reference and the CPU: every precision,
-// the seed's kernel, odd lattices, several host threads on one device, maps in pieces, ions, errors.
+// odd lattices, several host threads on one device, maps in pieces, ions, errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,7 +34,7 @@ TEST(DcsGpu, AllPrecisionsAgainstReferenceOddLattice) {
     const auto a = random_atoms(l, 1500, 21);                   // not a multiple of 256 or 4000
     std::vector<long double> phi, scale;
     reference(a, l, phi, scale);
-    // The claims of qmmm_accel_dcs.h, point by point (dcs_claims.hpp); the seed's kernel is held to SINGLE's.
+    // The claims of qmmm_accel_dcs.h, point by point (dcs_claims.hpp).
     const auto factor = pair_term_factor(a, l);
     for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
         qmmm_dcs_stats st{};
@@ -45,12 +45,6 @@ TEST(DcsGpu, AllPrecisionsAgainstReferenceOddLattice) {
         EXPECT_LT(ratio, 1.0) << "precision " << prec << ": max |err| / sum|q|/r = " << e;
         std::printf("GPU precision %d: max |err| / sum|q|/r = %.3g (%.2f of the claim)\n", prec, e, ratio);
     }
-    const auto single = claimed_bound(a.n(), factor, QMMM_PRECISION_SINGLE);
-    auto o = options(QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE);
-    o.kernel = QMMM_DCS_KERNEL_VMD4;
-    EXPECT_LT(max_claim_ratio(run_map(a, l, o), phi, scale, single), 1.0) << "VMD4 kernel";
-    o.kernel = QMMM_DCS_KERNEL_VMD4_SLICE;
-    EXPECT_LT(max_claim_ratio(run_map(a, l, o), phi, scale, single), 1.0) << "VMD4 kernel, seed launches";
 }
 
 // MIXED's claim on the GPU: no growth of the summation error with the atom count (tiles of 256 atoms summed in
@@ -135,10 +129,6 @@ TEST(DcsGpu, Errors) {
     o.max_device_bytes = 1000;  // less than one plane
     EXPECT_EQ(qmmm_dcs_map(a.n(), a.xyz.data(), a.q.data(), &l, m.data(), &o, nullptr), QMMM_ERR_OUT_OF_MEMORY);
     EXPECT_NE(std::strstr(qmmm_error_message(), "one padded plane"), nullptr) << qmmm_error_message();
-    o = options(QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE);
-    o.kernel = QMMM_DCS_KERNEL_VMD4;
-    o.n_devices = 2;  // devices {0, 0}
-    EXPECT_EQ(qmmm_dcs_map(a.n(), a.xyz.data(), a.q.data(), &l, m.data(), &o, nullptr), QMMM_ERR_UNSUPPORTED);
     // The pool comes back after a release.
     EXPECT_EQ(qmmm_dcs_release(), QMMM_SUCCESS);
     o = options(QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE);

@@ -1,6 +1,6 @@
 // test_rdf_gpu.cpp -- GPU counts equal CPU counts exactly (64-bit integer histograms, the same bins):
 // brute force and cell list, identical/disjoint/overlapping selections, exclusions, triclinic boxes,
-// several histogram ranges, a device listed twice (two host threads), and the seed's kernel.
+// several histogram ranges, a device listed twice (two host threads).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,11 +22,11 @@ struct Case {
     int nb = 100;
 };
 
-std::vector<int64_t> run(const Case &c, int backend, int method, std::vector<int> devices = {}, int kernel = 0,
+std::vector<int64_t> run(const Case &c, int backend, int method, std::vector<int> devices = {},
                          qmmm_rdf_stats *st = nullptr) {
     qmmm_rdf_options o;
     qmmm_rdf_options_default(&o);
-    o.backend = backend, o.method = method, o.kernel = kernel;
+    o.backend = backend, o.method = method;
     o.n_devices = static_cast<int32_t>(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) o.devices[i] = devices[i];
     qmmm_rdf h = nullptr;
@@ -48,16 +48,15 @@ std::vector<int64_t> run(const Case &c, int backend, int method, std::vector<int
     return hist;
 }
 
-void expect_equal(const Case &c, const char *what, int kernel = 0) {
+void expect_equal(const Case &c, const char *what) {
     for (int method : {QMMM_RDF_METHOD_BRUTE, QMMM_RDF_METHOD_AUTO}) {
         qmmm_rdf_stats sc{}, sg{};
-        const auto cpu = run(c, QMMM_BACKEND_CPU, method, {}, 0, &sc);
-        const auto gpu = run(c, QMMM_BACKEND_CUDA, method, {0}, kernel, &sg);
+        const auto cpu = run(c, QMMM_BACKEND_CPU, method, {}, &sc);
+        const auto gpu = run(c, QMMM_BACKEND_CUDA, method, {0}, &sg);
         EXPECT_EQ(sc.method, sg.method);
         EXPECT_EQ(cpu, gpu) << what << " method " << sg.method;
         EXPECT_GT(std::accumulate(cpu.begin(), cpu.end(), int64_t{0}), 0) << what;
-        if (kernel == 0) EXPECT_EQ(cpu, run(c, QMMM_BACKEND_CUDA, method, {0, 0})) << what << " on device 0 twice";
-        if (kernel != 0) break;  // the seed kernel is brute force only
+        EXPECT_EQ(cpu, run(c, QMMM_BACKEND_CUDA, method, {0, 0})) << what << " on device 0 twice";
     }
 }
 
@@ -108,8 +107,8 @@ TEST_F(RdfGpu, CrowdedCellEqualsCpu) {
     std::copy(box, box + 9, c.s2.box);
     c.rmax = 10, c.nb = 50;
     qmmm_rdf_stats sc{}, sg{};
-    const auto cpu = run(c, QMMM_BACKEND_CPU, QMMM_RDF_METHOD_BRUTE, {}, 0, &sc);
-    const auto gpu = run(c, QMMM_BACKEND_CUDA, QMMM_RDF_METHOD_CELLS, {0}, 0, &sg);
+    const auto cpu = run(c, QMMM_BACKEND_CPU, QMMM_RDF_METHOD_BRUTE, {}, &sc);
+    const auto gpu = run(c, QMMM_BACKEND_CUDA, QMMM_RDF_METHOD_CELLS, {0}, &sg);
     EXPECT_EQ(sg.method, QMMM_RDF_METHOD_CELLS);
     EXPECT_EQ(cpu, gpu);
     EXPECT_GT(std::accumulate(cpu.begin(), cpu.end(), int64_t{0}), 300000);
@@ -125,17 +124,6 @@ TEST_F(RdfGpu, TriclinicAndManyBinsEqualCpu) {
     expect_equal(c, "triclinic, 25000 bins");
     c.nb = 300, c.rmax = 10;
     expect_equal(c, "triclinic cells");
-}
-
-TEST_F(RdfGpu, SeedKernelEqualsCpu) {
-    const double box[9] = {30, 0, 0, 0, 30, 0, 0, 0, 30};
-    Case c;
-    c.s1 = rdfref::gas(9000, box, 4);
-    c.rmax = 15, c.nb = 150;
-    expect_equal(c, "seed kernel, identical", QMMM_RDF_KERNEL_SEED);
-    c.self = false;
-    c.s2 = rdfref::gas(5000, box, 5);
-    expect_equal(c, "seed kernel, disjoint", QMMM_RDF_KERNEL_SEED);
 }
 
 TEST_F(RdfGpu, LatticeShellsOnGpu) {

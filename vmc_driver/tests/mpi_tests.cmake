@@ -1,4 +1,4 @@
-# MPI tests of qmmm_vmc (issue 6), label "mpi": same energies for 1, 2, 3 ranks (3 on 2 cores is
+# MPI tests of qmmm_vmc, label "mpi": same energies for 1, 2, 3 ranks (3 on 2 cores is
 # oversubscribed: MPICH's hydra allows it), uneven shares (7 walkers), bitwise repeat, more ranks than
 # walkers, a failing rank, several ranks sharing a GPU (label gpu), the device choice over a communicator.
 # Set QMMM_MPIEXEC to use another launcher than ${MPIEXEC_EXECUTABLE} (e.g. hydra's mpiexec).
@@ -25,7 +25,7 @@ endfunction()
 
 # Without MPI, 1, 2 (4+3 walkers) and 3 ranks (3+2+2): the same configurations, energies within 1e-12
 # relative (|E| ~ 76 hartree: 7.6e-11 absolute). On the CPU the field does not depend on the batch, so
-# these are in fact bitwise equal; the tolerance is what the issue asks for.
+# these are in fact bitwise equal; the tolerance is the one the MPI driver promises.
 vmc_mpi_case(vmc_mpi_ranks IN mpi_7walkers.nml RANKS 0 1 2 3 MODE close TOL 7.6e-11)
 vmc_mpi_case(vmc_mpi_nompi_same IN mpi_7walkers.nml RANKS 0 1 MODE same)      # one rank: bitwise both builds
 vmc_mpi_case(vmc_mpi_repeat IN mpi_7walkers.nml RANKS 3 3 MODE same)
@@ -59,7 +59,7 @@ vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVI
 # The device choice over a communicator (test_mpi_select) is registered by the mpi family (src_cxx/mpi).
 
 
-# The same sharing through CUDA MPS (issue 14 item 3): a private daemon started and stopped by the test (root).
+# The same sharing through CUDA MPS: a private daemon started and stopped by the test (root).
 add_test(NAME vmc_mpi_gpu_mps COMMAND bash ${MPI_T}/mps_check.sh $<TARGET_FILE:qmmm_vmc_nompi> $<TARGET_FILE:qmmm_vmc>
   $<TARGET_FILE:vmc_check> ${MPIEXEC_EXECUTABLE} ${MPI_T}/inputs/mpi_gpu_cpu.nml ${MPI_T}/inputs/mpi_gpu_cuda.nml
   ${VMC_OUT}/vmc_mpi_gpu_mps 3 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mps_check.sh NOMPI EXE CHECK MPIEXEC IN_CPU IN_CUDA OUT RANKS -- issue 14 item 3: RANKS MPI ranks sharing one
+# mps_check.sh NOMPI EXE CHECK MPIEXEC IN_CPU IN_CUDA OUT RANKS -- RANKS MPI ranks sharing one
 # GPU through CUDA MPS give the energies of one CPU double process (vmc_check close, 1e-10), and every rank's
 # report says "mps on". Uses the daemon that already serves $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) if
 # there is one; otherwise starts a private one (its own pipe and log directories) and stops it on exit, which

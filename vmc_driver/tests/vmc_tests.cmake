@@ -1,4 +1,4 @@
-# ctest tests of qmmm_vmc (issue 5). References: psi4's reference.json in data/ (HF energies, the
+# ctest tests of qmmm_vmc. References: psi4's reference.json in data/ (HF energies, the
 # nucleus-environment energy), finite differences (vmc_fd_check), the run itself (same seed, CPU vs CUDA).
 set(VMC_T ${CMAKE_CURRENT_LIST_DIR})
 set(VMC_SRC ${CMAKE_CURRENT_SOURCE_DIR}/vmc_rng.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_orbitals.f90
@@ -73,7 +73,7 @@ endif()
 # walker-sweeps, seed 7301, 2 cores: -0.69 +- 0.82 mHa; bench/water_hf_long.sh).
 set(WATER_CUSP_BIAS -0.00069)
 set(WATER_CUSP_BIAS_ERR 0.00082)
-# Issue 5 asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
+# The test asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
 # sigma <= 0.002, reblocking converged); 7.2e7 walker-sweeps on 2 MPI ranks.
 vmc_case(vmc_water_hf IN1 water_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.002 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
@@ -103,7 +103,7 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 # the same values summed in the same order, so on the CPU field bitwise the same results.
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
-# Issue 16: the range-split field (tolerance 1e-8) against the direct one, same seed: the same configurations and
+# The range-split field (tolerance 1e-8) against the direct one, same seed: the same configurations and
 # energies within 1e-6 hartree; the split run reports its field (field_split.*), and the nuclei's constant is
 # the direct sum's in both (bitwise).
 vmc_case(vmc_field_split_vs_direct IN1 field_method_split.nml IN2 field_method_direct.nml
@@ -142,7 +142,7 @@ vmc_bad(missing_molden bad_missing_molden.nml "does_not_exist.molden: cannot ope
 vmc_bad(malformed_molden bad_malformed_molden.nml "malformed.molden:15: expected \"exponent coefficient\"")
 vmc_bad(backend bad_backend.nml "key 'backend' must be 'auto', 'cpu' or 'cuda'")
 vmc_bad(no_input bad_does_not_exist.nml "cannot open input")
-# issue 18: each of these said "namelist &vmc: End of file" (or nothing about the value) before
+# Each of these says where and what is wrong (gfortran's namelist read alone says "End of file" or nothing).
 vmc_bad(not_a_number bad_not_a_number.nml "bad_not_a_number.nml:3: key 'n_walkers' = abc is not an integer")
 vmc_bad(group_name bad_group_name.nml "bad_group_name.nml: no &vmc namelist group \\(found '&vmcc' at line 1\\)")
 vmc_bad(truncated bad_truncated.nml "bad_truncated.nml:3: the &vmc group \\(line 1\\) has no closing '/'")
