@@ -84,16 +84,20 @@ vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.j
 # embedded orbitals are water's up to the polarisation: the same cusp bias is expected.
 vmc_case(vmc_water_dimer_environment IN1 water_dimer_env.nml LAUNCH ${launch_2}
   ARGS part OUT1 electron_environment ${REF}/water_dimer/reference.json electron_environment_energy 0.0002
-  && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
+  && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10
+  && parts OUT1 1e-9)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
-  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
+  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
+  && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
+     nucleus_environment_energy 1e-10)
 # Glycine fragment 1, HF/6-31G* with cartesian d functions, against psi4 without the environment terms
 # (error bar <= 12 mHa in a CI run). The cusp bias of this determinant (N, C, 5 H) is not measured; water's
 # (O, 2 H) is -0.7 +- 0.8 mHa: the test allows 0 +- 5 mHa for it.
 vmc_case(vmc_glycine_hf IN1 glycine_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/glycine_trimer/reference.json energy_without_environment_terms 0.012 0 0.005)
 vmc_case(vmc_glycine_environment IN1 glycine_env.nml
-  ARGS exact OUT1 parts.nucleus_environment ${REF}/glycine_trimer/reference.json nucleus_environment_energy 1e-9)
+  ARGS exact OUT1 parts.nucleus_environment ${REF}/glycine_trimer/reference.json nucleus_environment_energy 1e-9
+  && parts OUT1 1e-9)
 # An error bar from too few blocks must not pass: a run far shorter than its correlation time.
 vmc_case(vmc_reblock_fallback IN1 reblock_short.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 1.0
   EXPECT_CHECK_FAIL "FAILED: (reblocking criterion met|at least 8 blocks)")
@@ -104,10 +108,13 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 # Issue 16: the range-split field (tolerance 1e-8) against the direct one, same seed: the same configurations and
-# energies within 1e-6 hartree; the split run reports its field (field_split.*), and the nuclei's constant is
-# the direct sum's in both (bitwise).
+# energies within 1e-6 hartree; the split run reports its field (field_split.*) and evaluated every point through
+# it (256 walkers x 10 electrons x (4 x 10 sweeps + the first evaluation) = 104,960), its electron-environment
+# energy differs from the direct one (a split handle silently summing directly would give the same bits), and the
+# nuclei's constant is the direct sum's in both (bitwise).
 vmc_case(vmc_field_split_vs_direct IN1 field_method_split.nml IN2 field_method_direct.nml
-  ARGS close OUT1 OUT2 1e-6 && exact OUT1 field_split.n_points OUT1 field_split.n_points 0
+  ARGS close OUT1 OUT2 1e-6 && is OUT1 field_method split && value OUT1 field_split.n_points 104960 0
+  && differ OUT1 OUT2 parts.electron_environment
   && exact OUT1 parts.nucleus_environment OUT2 parts.nucleus_environment 0)
 # Walkers on threads: 1, 2, 3 threads (OMP_NUM_THREADS, and the key n_threads = 3 overriding it), per-step
 # field calls on 2 threads, and (with MPI) 2 ranks x 2 threads: all bitwise the same.
@@ -122,10 +129,18 @@ add_test(NAME vmc_threads COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
   -P ${VMC_T}/threads_check.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(vmc_threads PROPERTIES LABELS "vmc" PROCESSORS 2 TIMEOUT 300)
 # CUDA first: without a GPU the test is skipped before the CPU reference runs.
-vmc_case(vmc_gpu_double IN1 gpu_cuda_double.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
-vmc_case(vmc_gpu_single IN1 gpu_cuda_single.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
-vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
-vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
+# Each asserts that the CUDA run used CUDA (the JSON's backend), at the precision asked; single and mixed must
+# differ from the CPU's double run (the same numbers would mean the double path ran).
+vmc_case(vmc_gpu_double IN1 gpu_cuda_double.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 precision double && is OUT2 backend cpu)
+vmc_case(vmc_gpu_single IN1 gpu_cuda_single.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-5 && is OUT1 backend cuda && is OUT1 precision single
+  && differ OUT1 OUT2 parts.electron_environment)
+vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-8 && is OUT1 backend cuda && is OUT1 precision mixed
+  && differ OUT1 OUT2 parts.electron_environment)
+vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 field_calls measured)
 
 # bad inputs: exit status, a message naming the key or file:line, no result file
 function(vmc_bad name input regex)
