@@ -41,7 +41,7 @@ fuzz_status=0
 bash "$root/tests/fuzz/run_fuzz.sh" --seconds "${QMMM_FUZZ_SECONDS:-5}" || fuzz_status=$?
 
 status=0
-python3 "$root/scripts/test_summary.py" "$junit" --check "readme_tables check=$readme_status" \
+python3 "$root/scripts/test_summary.py" "$junit" --slowest 10 --check "readme_tables check=$readme_status" \
   --check "scripts/tests=$scripts_status" --check "tests/fuzz/run_fuzz.sh=$fuzz_status" || status=$?
 # ctest failing without a failed test in the file (it could not start, say) is a failure too.
 if ((ctest_status != 0 && status == 0)); then
