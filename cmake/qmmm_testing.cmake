@@ -6,6 +6,8 @@ if(NOT QMMM_BUILD_TESTS)
   endfunction()
   function(qmmm_add_skip_test name)
   endfunction()
+  function(qmmm_quick)
+  endfunction()
   return()
 endif()
 enable_testing()
@@ -52,6 +54,12 @@ function(qmmm_add_gtest name)
       "  add_test(${name}_NOT_BUILT ${name}_NOT_BUILT)\nendif()\n")
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
   endif()
+endfunction()
+
+# qmmm_quick(TEST...): adds the label "quick" to tests registered by name (`ctest -L quick`: every family, no long
+# statistics, about 2 min on 2 cores -- the edit-compile-test loop; the whole suite is scripts/run_tests.sh).
+function(qmmm_quick)
+  set_property(TEST ${ARGN} APPEND PROPERTY LABELS quick)
 endfunction()
 
 # qmmm_add_skip_test(NAME REASON [LABELS l...]): a test that cannot run in this build (a tool or library missing)

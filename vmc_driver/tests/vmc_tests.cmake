@@ -21,7 +21,7 @@ foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hyd
     set(extra ${h_energy})
   endif()
   add_test(NAME vmc_fd_${n} COMMAND vmc_fd_check ${PROJECT_SOURCE_DIR}/data/${sys} ${extra})
-  set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc;quick")
 endforeach()
 
 # The Molden conventions against psi4: C^T S C = 1 with the analytic AO overlap (cartesian 6-31G* for
@@ -32,7 +32,7 @@ set_target_properties(vmc_overlap_check PROPERTIES Fortran_MODULE_DIRECTORY ${CM
 foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden
     water_dimer/water1_embedded.molden)
   get_filename_component(n ${sys} NAME_WE)
-  qmmm_add_run_test(vmc_overlap_${n} EXPECT "vmc_overlap_check: all passed" LABELS vmc
+  qmmm_add_run_test(vmc_overlap_${n} EXPECT "vmc_overlap_check: all passed" LABELS vmc quick
     COMMAND $<TARGET_FILE:vmc_overlap_check> ${PROJECT_SOURCE_DIR}/data/${sys} 1e-10)
 endforeach()
 
@@ -147,7 +147,7 @@ function(vmc_bad name input regex)
   add_test(NAME vmc_bad_${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
     -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}"
     -P ${VMC_T}/expect_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc;quick")
 endfunction()
 vmc_bad(unknown_key bad_unknown_key.nml "bad_unknown_key.nml:4: unknown key 'n_walker'")
 vmc_bad(zero_walkers bad_zero_walkers.nml "bad_zero_walkers.nml:3: key 'n_walkers' = 0 must be in \\[1, 10000000\\]")
@@ -180,7 +180,7 @@ vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of at
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
-  set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc;quick")
 endforeach()
 
 # The readers' C entry points (libFuzzer harnesses link qmmm_vmc_readers): status, message, no stop.
@@ -196,4 +196,12 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   namelist bad ${I}/bad_group_name.nml  namelist bad ${I}/bad_truncated.nml  namelist bad ${I}/bad_nan_real.nml
   namelist bad ${REF}/water/water.molden  namelist bad ${REF}/water_dimer/water2_density.cube.gz
   namelist ok ${REF}/glycine_trimer/frag1_vmc.nml)
-set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc")
+set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
+
+# `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
+qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
+  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured)
+# The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
+# COST from its last run when there is one).
+set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
+set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
