@@ -11,6 +11,7 @@
 # WHOLE_SUITES: suites whose name matches run as one ctest test named after the suite (--gtest_filter=Suite.*), so
 # an expensive SetUpTestSuite runs once, not once per test process. Only for suites that never skip: ctest would
 # report the whole suite skipped, failures included, if one of its tests printed the skip line.
+cmake_minimum_required(VERSION 3.25)  # script mode: IN_LIST and the other policies of the project
 if(NOT TIMEOUT)
   set(TIMEOUT 60)
 endif()
