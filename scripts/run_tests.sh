@@ -10,6 +10,8 @@
 # reported as skipped, with the reason, where there is none. The last lines are an honest summary
 # (scripts/test_summary.py): N passed, N skipped with each distinct reason once, N failed with their names.
 # Exit status: non-zero when any test or check fails (or no test ran).
+# For the edit-compile-test loop, not this script: `ctest --test-dir build-tests -L quick -j2` (every family, no long
+# statistics or memcheck; about 2 min on 2 cores). The summary lists the ten longest tests (--slowest 10).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${QMMM_BUILD_DIR:-$root/build-tests}
