@@ -10,6 +10,8 @@
 # reported as skipped, with the reason, where there is none. The last lines are an honest summary
 # (scripts/test_summary.py): N passed, N skipped with each distinct reason once, N failed with their names.
 # Exit status: non-zero when any test or check fails (or no test ran).
+# For the edit-compile-test loop, not this script: `ctest --test-dir build-tests -L quick -j2` (every family, no long
+# statistics or memcheck; about 2 min on 2 cores). The summary lists the ten longest tests (--slowest 10).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${QMMM_BUILD_DIR:-$root/build-tests}
@@ -41,7 +43,7 @@ fuzz_status=0
 bash "$root/tests/fuzz/run_fuzz.sh" --seconds "${QMMM_FUZZ_SECONDS:-5}" || fuzz_status=$?
 
 status=0
-python3 "$root/scripts/test_summary.py" "$junit" --check "readme_tables check=$readme_status" \
+python3 "$root/scripts/test_summary.py" "$junit" --slowest 10 --check "readme_tables check=$readme_status" \
   --check "scripts/tests=$scripts_status" --check "tests/fuzz/run_fuzz.sh=$fuzz_status" || status=$?
 # ctest failing without a failed test in the file (it could not start, say) is a failure too.
 if ((ctest_status != 0 && status == 0)); then

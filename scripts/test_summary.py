@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """test_summary.py -- an honest summary of a ctest run, from its JUnit file (ctest --output-junit FILE).
 
-    python3 scripts/test_summary.py FILE [--check NAME=STATUS ...]
+    python3 scripts/test_summary.py FILE [--check NAME=STATUS ...] [--slowest N]
 
 ctest's own line ("100% tests passed") counts skipped tests as passed. This prints N passed, N skipped -- each
 distinct skip reason once, with its count -- and N failed, naming every failure; --check adds the result of
-a step that is not a ctest test (NAME passed when STATUS is 0). Exit status 1 when anything failed, when no
+a step that is not a ctest test (NAME passed when STATUS is 0); --slowest N lists the N longest tests with their
+seconds (what to shorten when the suite grows slow). Exit status 1 when anything failed, when no
 test ran, or when the file is missing or unreadable.
 
 A skip is what ctest reports for SKIP_REGULAR_EXPRESSION or SKIP_RETURN_CODE; its reason is the text after
@@ -40,7 +41,7 @@ def classify(case):
     return "failed", message or "failed"
 
 
-def summarize(junit, checks):
+def summarize(junit, checks, slowest=0):
     try:
         cases = ET.parse(junit).getroot().iter("testcase")
     except (OSError, ET.ParseError) as e:
@@ -48,7 +49,12 @@ def summarize(junit, checks):
     counts = collections.Counter()
     reasons = collections.Counter()
     failures = []
+    times = []
     for case in cases:
+        try:
+            times.append((float(case.get("time", "0")), case.get("name")))
+        except ValueError:
+            pass
         outcome, detail = classify(case)
         counts[outcome] += 1
         if outcome == "skipped":
@@ -71,6 +77,9 @@ def summarize(junit, checks):
     if failures:
         lines.append("failed:")
         lines += [f"  {f}" for f in failures]
+    if slowest > 0 and times:
+        lines.append(f"longest {min(slowest, len(times))} tests (seconds):")
+        lines += [f"  {t:8.1f}  {n}" for t, n in sorted(times, key=lambda x: (-x[0], x[1]))[:slowest]]
     ran = counts["passed"] + counts["failed"] + counts["skipped"]
     if ran == 0:
         lines.append("no test ran")
@@ -81,6 +90,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("junit")
     ap.add_argument("--check", action="append", default=[], metavar="NAME=STATUS")
+    ap.add_argument("--slowest", type=int, default=0, metavar="N", help="list the N longest tests")
     a = ap.parse_args(argv)
     checks = []
     for c in a.check:
@@ -88,7 +98,7 @@ def main(argv=None):
         if not name or not status.lstrip("-").isdigit():
             ap.error(f"--check {c}: want NAME=STATUS")
         checks.append((name, int(status)))
-    lines, status = summarize(a.junit, checks)
+    lines, status = summarize(a.junit, checks, a.slowest)
     print("\n".join(lines))
     return status
 

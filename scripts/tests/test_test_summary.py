@@ -97,5 +97,19 @@ class Unreadable(unittest.TestCase):
         self.assertIn("readme_tables check (exit status 1)", out.getvalue())
 
 
+class Slowest(unittest.TestCase):
+    def test_longest_tests_listed_in_order(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
+            f.write('<?xml version="1.0"?><testsuite><testcase name="a" status="run" time="1.5"/>'
+                    '<testcase name="b" status="run" time="12.25"/><testcase name="c" status="run" time="0.1"/>'
+                    '</testsuite>')
+        self.addCleanup(os.remove, f.name)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(test_summary.main([f.name, "--slowest", "2"]), 0)
+        self.assertIn("longest 2 tests (seconds):\n      12.2  b\n       1.5  a\n", out.getvalue())
+        self.assertNotIn("  c\n", out.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -14,7 +14,9 @@
 
 namespace {
 
-const double kAng = QMMM_BOHR_ANGSTROM;  // the library's one bohr constant (CODATA 2018)
+// CODATA 2018 bohr radius in Angstrom, as a literal: the library's own constant (QMMM_BOHR_ANGSTROM) would let a wrong
+// value there convert both ways and pass.
+const double kAng = 0.529177210903;
 const double kN = 3.0, kA = 0.8;             // electrons, exponent (bohr^-2)
 const double kC[3] = {0.3, -0.2, 0.1};       // centre (bohr)
 
@@ -335,3 +337,6 @@ TEST(CubeReaderErrors, ArgumentsAndHandles) {
 }
 
 }  // namespace
+
+// The library's bohr constant is CODATA 2018's (the reader converts Angstrom headers with it).
+TEST(CubeReader, BohrConstantIsCodata2018) { EXPECT_EQ(QMMM_BOHR_ANGSTROM, 0.529177210903); }

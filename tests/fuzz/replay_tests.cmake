@@ -20,10 +20,12 @@ function(qmmm_fuzz_replay name)
       list(APPEND dirs ${_qmmm_fz}/${d}/${name})
     endif()
   endforeach()
-  add_test(NAME fuzz_replay_${name} COMMAND ${name}_replay ${dirs})
+  # Passes on exit status 0 AND at least one input replayed (run_expect.cmake: ctest's PASS_REGULAR_EXPRESSION alone
+  # would pass a replay of no input, or a crash after the line).
+  qmmm_add_run_test(fuzz_replay_${name} EXPECT "replayed [1-9][0-9]* inputs" LABELS cpu fuzz quick
+    COMMAND $<TARGET_FILE:${name}_replay> ${dirs})
   # No GPU for the replays: the targets' invariants assume AUTO means CPU, as in the fuzz build.
-  set_tests_properties(fuzz_replay_${name} PROPERTIES LABELS "cpu;fuzz" PASS_REGULAR_EXPRESSION "replayed [0-9]+ inputs"
-    ENVIRONMENT "CUDA_VISIBLE_DEVICES=;OMP_NUM_THREADS=1")
+  set_tests_properties(fuzz_replay_${name} PROPERTIES ENVIRONMENT "CUDA_VISIBLE_DEVICES=;OMP_NUM_THREADS=1")
 endfunction()
 
 qmmm_fuzz_replay(fuzz_cube SOURCES ${_qmmm_fz}/fuzz_cube.cpp LIBS qmmm_accel)
@@ -40,4 +42,10 @@ if(_qmmm_fdp)
 else()
   message(STATUS "qmmm-accel: no FuzzedDataProvider.h (comes with clang): fuzz_capi's inputs are replayed by "
                  "tests/fuzz/run_fuzz.sh only")
+  qmmm_add_skip_test(fuzz_replay_fuzz_capi "no FuzzedDataProvider.h (comes with clang: apt-get install clang-14); \
+tests/fuzz/run_fuzz.sh replays fuzz_capi's inputs" LABELS cpu fuzz quick)
 endif()
+# The replay itself must fail on no input (a folder emptied by mistake, a wrong path): an empty folder, exit 1.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz_empty)
+qmmm_add_run_test(fuzz_replay_no_input_fails EXIT 1 EXPECT "replayed 0 inputs" LABELS cpu fuzz quick
+  COMMAND $<TARGET_FILE:fuzz_cube_replay> ${CMAKE_CURRENT_BINARY_DIR}/fuzz_empty)

@@ -140,6 +140,7 @@ const Case kCases[] = {
     {false, 0, 2, 700, 100},  // cut at exactly 1.00 A: the bonds stay (r >= cut)
 };
 
+#ifndef QMMM_RDF_EXACT_GPU  // the CPU tests (test_rdf_exact, label cpu)
 TEST(RdfExact, GroQuantisedEdgesOnTheCpuEqualIntegerReference) {
     for (const auto &c : kCases) {
         const Grid g = water_box(c.tilted, 5);
@@ -170,6 +171,7 @@ TEST(RdfExact, GasEqualsDoubleReferenceExactly) {
     EXPECT_EQ(run(g, QMMM_BACKEND_CPU, QMMM_RDF_METHOD_BRUTE, 0.0, 9.0, 300), ref);
 }
 
+#else  // the GPU test (test_rdf_exact_gpu, label gpu: `ctest -L gpu` runs it)
 // The GPU's kernels (table and square-root bins, brute force and cell list) give the CPU's bits.
 TEST(RdfExact, GroQuantisedEdgesOnTheGpuEqualCpu) {
     QMMM_REQUIRE_GPU_OR_SKIP();
@@ -182,6 +184,8 @@ TEST(RdfExact, GroQuantisedEdgesOnTheGpuEqualCpu) {
         }
     }
 }
+
+#endif
 
 // The per-GPU host threads keep device buffers until qmmm_rdf_release(): end them so that compute-sanitizer's
 // leak check sees every allocation freed (as test_rdf_gpu.cpp does).

@@ -1,8 +1,12 @@
 // test_dcs_io.cpp -- the tool's readers and writers: structures parsed to the right numbers, a written .dx
-// read back equal to the map to its printed digits, a cube's layout, malformed files named with their line.
+// read back equal to the map to its printed digits, a cube's layout, malformed files named with their line; the
+// qmmm-dcs tool's map read back in its units (kT/e, V).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -100,4 +104,42 @@ TEST(DcsIo, CubeHeaderAndOrder) {
     for (double &x : v) in >> x;
     // First row: x = 0, y = 0, z = 0..6 -> indices 0, 4, 8, ...
     for (int k = 0; k < 7; ++k) EXPECT_EQ(v[k], 4.0 * k);
+}
+
+// The tool's map units (issue 45): qmmm-dcs run on small.pqr, its .dx read back, and the value at two lattice points
+// against sum q_i / r_i computed here with CODATA 2018 literals (not the library's constants): e / (4 pi eps0 A) =
+// 14.399645478 V, and kT/e at 298.15 K = k_B T / e. A map in the wrong unit (hartree/e, bohr distances, another T)
+// is off by a factor >= 1.0005 (T = 298 K instead of 298.15) -- far outside the 7 digits the file keeps.
+TEST(DcsIo, ToolMapInKtPerEAndVolt) {
+    const double kCoulombVoltAngstrom = 27.211386245988 * 0.529177210903;    // e / (4 pi eps0), V A
+    const double kT_volt = 1.380649e-23 * 298.15 / 1.602176634e-19;         // k_B T / e at 298.15 K, V
+    const auto m = dcsio::read_structure(kData + "small.pqr");
+    const double origin[3] = {-3.0, -1.5, 0.5}, h = 1.25;  // a 2 x 3 x 2 lattice near the atoms, Angstrom
+    auto potential_volt = [&](int i, int j, int k) {
+        const double p[3] = {origin[0] + i * h, origin[1] + j * h, origin[2] + k * h};
+        double s = 0;
+        for (int a = 0; a < m.n(); ++a) {
+            const double dx = p[0] - m.xyz[3 * a], dy = p[1] - m.xyz[3 * a + 1], dz = p[2] - m.xyz[3 * a + 2];
+            s += m.q[a] / std::sqrt(dx * dx + dy * dy + dz * dz);
+        }
+        return kCoulombVoltAngstrom * s;
+    };
+    for (const std::string units : {"kT", "V"}) {
+        const std::string path = ::testing::TempDir() + "dcs_units_" + units + ".dx";
+        std::remove(path.c_str());
+        const std::string cmd = "'" + std::string(QMMM_DCS_TOOL) + "' '" + kData + "small.pqr' -o '" + path +
+                                "' --origin -3 -1.5 0.5 --counts 2 3 2 --spacing 1.25 --units " + units +
+                                " --backend cpu --precision double -q > /dev/null";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        const auto g = dcsio::read_dx(path);
+        ASSERT_EQ(g.count[0] * g.count[1] * g.count[2], 12);
+        EXPECT_NEAR(g.origin[0], -3.0, 1e-9);
+        EXPECT_NEAR(g.spacing[2], 1.25, 1e-9);
+        const double per = units == "kT" ? 1.0 / kT_volt : 1.0;
+        for (const auto &ijk : {std::array<int, 3>{0, 0, 0}, std::array<int, 3>{1, 2, 1}}) {
+            const double want = potential_volt(ijk[0], ijk[1], ijk[2]) * per;
+            const double got = g.values[(ijk[0] * g.count[1] + ijk[1]) * g.count[2] + ijk[2]];
+            EXPECT_NEAR(got, want, 1e-6 * std::fabs(want)) << units << " at (" << ijk[0] << "," << ijk[1] << "," << ijk[2] << ")";
+        }
+    }
 }

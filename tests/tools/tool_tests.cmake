@@ -7,7 +7,7 @@ set(_qmmm_tt ${PROJECT_SOURCE_DIR}/tests/tools)
 add_test(NAME dcs_tool_bad_input COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:qmmm-dcs>
   -DDATA=${PROJECT_SOURCE_DIR}/tests/data/dcs -DWORK=${CMAKE_CURRENT_BINARY_DIR}/dcs_tool_bad_input
   -P ${_qmmm_tt}/dcs_bad_input.cmake)
-set_tests_properties(dcs_tool_bad_input PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "dcs bad input: [0-9]+ cases ok"
+set_tests_properties(dcs_tool_bad_input PROPERTIES LABELS "cpu;quick" PASS_REGULAR_EXPRESSION "dcs bad input: [0-9]+ cases ok"
   ENVIRONMENT "QMMM_BACKEND=cpu")
 
 # The benchmarks' command lines (same checks; nothing is timed).

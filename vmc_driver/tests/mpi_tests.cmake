@@ -2,9 +2,15 @@
 # oversubscribed: MPICH's hydra allows it), uneven shares (7 walkers), bitwise repeat, more ranks than
 # walkers, a failing rank, several ranks sharing a GPU (label gpu), the device choice over a communicator.
 # Set QMMM_MPIEXEC to use another launcher than ${MPIEXEC_EXECUTABLE} (e.g. hydra's mpiexec).
+# Without MPI (no MPICH found) each test is registered as a skip that says so.
 set(MPI_T ${CMAKE_CURRENT_LIST_DIR})
+set(VMC_NO_MPI "no MPICH (mpicc.mpich, mpif90.mpich, mpiexec.mpich): apt-get install mpich libmpich-dev")
 function(vmc_mpi_case name)
   cmake_parse_arguments(A "GPU" "IN;IN_FIRST;MODE;TOL" "RANKS;LABELS" ${ARGN})
+  if(NOT QMMM_HAVE_MPI)
+    qmmm_add_skip_test(${name} "${VMC_NO_MPI}" LABELS vmc mpi ${A_LABELS})
+    return()
+  endif()
   set(defs -DEXE=$<TARGET_FILE:qmmm_vmc> -DNOMPI=$<TARGET_FILE:qmmm_vmc_nompi> -DCHECK=$<TARGET_FILE:vmc_check>
     -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DIN=${MPI_T}/inputs/${A_IN} -DOUT=${VMC_OUT}/${name} -DMODE=${A_MODE})
   if(A_TOL)
@@ -37,6 +43,10 @@ vmc_mpi_case(vmc_mpi_gpu_shared IN mpi_gpu_cuda.nml IN_FIRST mpi_gpu_cpu.nml RAN
   GPU LABELS gpu)
 
 function(vmc_mpi_fail name regex)
+  if(NOT QMMM_HAVE_MPI)
+    qmmm_add_skip_test(${name} "${VMC_NO_MPI}" LABELS vmc mpi)
+    return()
+  endif()
   string(REPLACE ";" "|" cmd "${ARGN}")
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" -DOUT=${VMC_OUT}/${name}.json "-DREGEX=${regex}"
     -P ${MPI_T}/mpi_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
@@ -60,6 +70,10 @@ vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVI
 
 
 # The same sharing through CUDA MPS: a private daemon started and stopped by the test (root).
+if(NOT QMMM_HAVE_MPI)
+  qmmm_add_skip_test(vmc_mpi_gpu_mps "${VMC_NO_MPI}" LABELS vmc mpi gpu)
+  return()
+endif()
 add_test(NAME vmc_mpi_gpu_mps COMMAND bash ${MPI_T}/mps_check.sh $<TARGET_FILE:qmmm_vmc_nompi> $<TARGET_FILE:qmmm_vmc>
   $<TARGET_FILE:vmc_check> ${MPIEXEC_EXECUTABLE} ${MPI_T}/inputs/mpi_gpu_cpu.nml ${MPI_T}/inputs/mpi_gpu_cuda.nml
   ${VMC_OUT}/vmc_mpi_gpu_mps 3 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -17,6 +17,13 @@
 !                                                        environment energy bitwise equal
 !   vmc_check close  A B TOL                             same configurations (final positions, acceptance
 !                                                        bitwise) and |E_A - E_B| <= TOL
+!   vmc_check differ A B KEY                             A[KEY] /= B[KEY]: a run that must not have taken B's path
+!                                                        (CUDA single vs CPU double, split vs direct) differs from it
+!   vmc_check is     RESULT KEY TEXT                     RESULT[KEY] is the string TEXT (e.g. backend cuda)
+!   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL
+!   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
+!                                                        e-e + e-n + n-n + electron_environment +
+!                                                        nucleus_environment)| <= TOL (a dropped term fails)
 program vmc_check
   use, intrinsic :: iso_fortran_env, only: real64
   implicit none
@@ -89,6 +96,24 @@ program vmc_check
     call expect(text(a, 'final_position_checksum') == text(b, 'final_position_checksum'), 'same configurations')
     call expect(text(a, 'acceptance') == text(b, 'acceptance'), 'same acceptance')
     call expect(abs(ea - eb) <= tol, 'energy difference <= ' // trim(c))
+  case ('differ')
+    ea = num(a, c); eb = num(b, c)
+    print '(a,es24.16,a,es24.16,a,es10.3)', trim(c) // ' A ', ea, '  B ', eb, '  diff ', ea - eb
+    call expect(ea /= eb, trim(c) // ' differs between the two runs')
+  case ('is')
+    print '(a)', trim(b) // ' = ' // text(a, b)
+    call expect(text(a, b) == '"' // trim(c) // '"', trim(b) // ' is "' // trim(c) // '"')
+  case ('value')
+    ea = num(a, b); read(c, *) r; read(d, *) tol
+    print '(a,es24.16,a,es24.16,a,es10.3)', trim(b) // ' ', ea, '  expected ', r, '  diff ', ea - r
+    call expect(abs(ea - r) <= tol, trim(b) // ' = ' // trim(c) // ' within ' // trim(d))
+  case ('parts')
+    read(b, *) tol
+    ea = num(a, 'energy')
+    r = num(a, 'parts.kinetic') + num(a, 'parts.electron_electron') + num(a, 'parts.electron_nucleus') + &
+        num(a, 'parts.nucleus_nucleus') + num(a, 'parts.electron_environment') + num(a, 'parts.nucleus_environment')
+    print '(a,es24.16,a,es24.16,a,es10.3)', 'energy ', ea, '  sum of parts ', r, '  diff ', ea - r
+    call expect(abs(ea - r) <= tol, 'energy = sum of its parts within ' // trim(b))
   case default
     print '(a)', 'FAILED: unknown mode "' // trim(mode) // '" (see the header of vmc_check.f90)'
     call exit(1)

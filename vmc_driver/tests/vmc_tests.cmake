@@ -21,7 +21,7 @@ foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hyd
     set(extra ${h_energy})
   endif()
   add_test(NAME vmc_fd_${n} COMMAND vmc_fd_check ${PROJECT_SOURCE_DIR}/data/${sys} ${extra})
-  set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc;quick")
 endforeach()
 
 # The Molden conventions against psi4: C^T S C = 1 with the analytic AO overlap (cartesian 6-31G* for
@@ -32,7 +32,7 @@ set_target_properties(vmc_overlap_check PROPERTIES Fortran_MODULE_DIRECTORY ${CM
 foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hydrogen.molden
     water_dimer/water1_embedded.molden)
   get_filename_component(n ${sys} NAME_WE)
-  qmmm_add_run_test(vmc_overlap_${n} EXPECT "vmc_overlap_check: all passed" LABELS vmc
+  qmmm_add_run_test(vmc_overlap_${n} EXPECT "vmc_overlap_check: all passed" LABELS vmc quick
     COMMAND $<TARGET_FILE:vmc_overlap_check> ${PROJECT_SOURCE_DIR}/data/${sys} 1e-10)
 endforeach()
 
@@ -84,16 +84,20 @@ vmc_case(vmc_hydrogen IN1 hydrogen.nml ARGS ref OUT1 ${REF}/hydrogen/reference.j
 # embedded orbitals are water's up to the polarisation: the same cusp bias is expected.
 vmc_case(vmc_water_dimer_environment IN1 water_dimer_env.nml LAUNCH ${launch_2}
   ARGS part OUT1 electron_environment ${REF}/water_dimer/reference.json electron_environment_energy 0.0002
-  && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10)
+  && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10
+  && parts OUT1 1e-9)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
-  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
+  ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
+  && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
+     nucleus_environment_energy 1e-10)
 # Glycine fragment 1, HF/6-31G* with cartesian d functions, against psi4 without the environment terms
 # (error bar <= 12 mHa in a CI run). The cusp bias of this determinant (N, C, 5 H) is not measured; water's
 # (O, 2 H) is -0.7 +- 0.8 mHa: the test allows 0 +- 5 mHa for it.
 vmc_case(vmc_glycine_hf IN1 glycine_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/glycine_trimer/reference.json energy_without_environment_terms 0.012 0 0.005)
 vmc_case(vmc_glycine_environment IN1 glycine_env.nml
-  ARGS exact OUT1 parts.nucleus_environment ${REF}/glycine_trimer/reference.json nucleus_environment_energy 1e-9)
+  ARGS exact OUT1 parts.nucleus_environment ${REF}/glycine_trimer/reference.json nucleus_environment_energy 1e-9
+  && parts OUT1 1e-9)
 # An error bar from too few blocks must not pass: a run far shorter than its correlation time.
 vmc_case(vmc_reblock_fallback IN1 reblock_short.nml ARGS ref OUT1 ${REF}/hydrogen/reference.json total_energy 1.0
   EXPECT_CHECK_FAIL "FAILED: (reblocking criterion met|at least 8 blocks)")
@@ -104,10 +108,13 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 vmc_case(vmc_field_measured_per_walker IN1 field_per_walker.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
 # The range-split field (tolerance 1e-8) against the direct one, same seed: the same configurations and
-# energies within 1e-6 hartree; the split run reports its field (field_split.*), and the nuclei's constant is
-# the direct sum's in both (bitwise).
+# energies within 1e-6 hartree; the split run reports its field (field_split.*) and evaluated every point through
+# it (256 walkers x 10 electrons x (4 x 10 sweeps + the first evaluation) = 104,960), its electron-environment
+# energy differs from the direct one (a split handle silently summing directly would give the same bits), and the
+# nuclei's constant is the direct sum's in both (bitwise).
 vmc_case(vmc_field_split_vs_direct IN1 field_method_split.nml IN2 field_method_direct.nml
-  ARGS close OUT1 OUT2 1e-6 && exact OUT1 field_split.n_points OUT1 field_split.n_points 0
+  ARGS close OUT1 OUT2 1e-6 && is OUT1 field_method split && value OUT1 field_split.n_points 104960 0
+  && differ OUT1 OUT2 parts.electron_environment
   && exact OUT1 parts.nucleus_environment OUT2 parts.nucleus_environment 0)
 # Walkers on threads: 1, 2, 3 threads (OMP_NUM_THREADS, and the key n_threads = 3 overriding it), per-step
 # field calls on 2 threads, and (with MPI) 2 ranks x 2 threads: all bitwise the same.
@@ -122,17 +129,25 @@ add_test(NAME vmc_threads COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
   -P ${VMC_T}/threads_check.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(vmc_threads PROPERTIES LABELS "vmc" PROCESSORS 2 TIMEOUT 300)
 # CUDA first: without a GPU the test is skipped before the CPU reference runs.
-vmc_case(vmc_gpu_double IN1 gpu_cuda_double.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
-vmc_case(vmc_gpu_single IN1 gpu_cuda_single.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-5 GPU LABELS gpu)
-vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-8 GPU LABELS gpu)
-vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml ARGS close OUT1 OUT2 1e-10 GPU LABELS gpu)
+# Each asserts that the CUDA run used CUDA (the JSON's backend), at the precision asked; single and mixed must
+# differ from the CPU's double run (the same numbers would mean the double path ran).
+vmc_case(vmc_gpu_double IN1 gpu_cuda_double.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 precision double && is OUT2 backend cpu)
+vmc_case(vmc_gpu_single IN1 gpu_cuda_single.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-5 && is OUT1 backend cuda && is OUT1 precision single
+  && differ OUT1 OUT2 parts.electron_environment)
+vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-8 && is OUT1 backend cuda && is OUT1 precision mixed
+  && differ OUT1 OUT2 parts.electron_environment)
+vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
+  ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 field_calls measured)
 
 # bad inputs: exit status, a message naming the key or file:line, no result file
 function(vmc_bad name input regex)
   add_test(NAME vmc_bad_${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
     -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}"
     -P ${VMC_T}/expect_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc;quick")
 endfunction()
 vmc_bad(unknown_key bad_unknown_key.nml "bad_unknown_key.nml:4: unknown key 'n_walker'")
 vmc_bad(zero_walkers bad_zero_walkers.nml "bad_zero_walkers.nml:3: key 'n_walkers' = 0 must be in \\[1, 10000000\\]")
@@ -165,7 +180,7 @@ vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of at
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
-  set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc")
+  set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc;quick")
 endforeach()
 
 # The readers' C entry points (libFuzzer harnesses link qmmm_vmc_readers): status, message, no stop.
@@ -181,4 +196,12 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   namelist bad ${I}/bad_group_name.nml  namelist bad ${I}/bad_truncated.nml  namelist bad ${I}/bad_nan_real.nml
   namelist bad ${REF}/water/water.molden  namelist bad ${REF}/water_dimer/water2_density.cube.gz
   namelist ok ${REF}/glycine_trimer/frag1_vmc.nml)
-set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc")
+set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
+
+# `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
+qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
+  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured)
+# The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
+# COST from its last run when there is one).
+set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
+set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)

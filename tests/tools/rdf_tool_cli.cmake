@@ -1,0 +1,41 @@
+# rdf_tool_cli.cmake -- qmmm-rdf end to end on tests/data/rdf/water.gro (3 frames, 64 waters, 12.4 A cubic box): the
+# O-O g(r) written to a text file, and two of its values against a count done independently of the library (minimum
+# image in Python, 2026-12-01): 2 O-O pairs in [1.9, 2.0) A over the 3 frames, so n(r) at 2.0 A = 2 x 2 / (64 x 3)
+# = 0.02083333 and g = n / ((N - 1) / V x 4/3 pi (2.0^3 - 1.9^3)) = 0.13191951; 2664 pairs within 6 A, n(6 A) =
+# 27.75. A wrong bin, unit (nm), normalisation or box would change them.
+#   cmake -DTOOL=qmmm-rdf -DDATA=tests/data/rdf -DWORK=dir -P rdf_tool_cli.cmake
+file(MAKE_DIRECTORY ${WORK})
+file(REMOVE ${WORK}/rdf_tool_cli.dat ${WORK}/rdf_tool_cli.json)
+execute_process(COMMAND ${TOOL} ${DATA}/water.gro --sel1 "name OW" --rmax 6 --bins 60 --exclude-same-molecule
+  --backend cpu --no-progress -o ${WORK}/rdf_tool_cli.dat --json ${WORK}/rdf_tool_cli.json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "qmmm-rdf failed (${rc})")
+endif()
+if(NOT "${out}${err}" MATCHES "qmmm-rdf: 3 frames.*cpu brute")
+  message(FATAL_ERROR "summary line missing")
+endif()
+file(STRINGS ${WORK}/rdf_tool_cli.dat rows REGEX "^ +[0-9]")
+list(LENGTH rows n)
+if(NOT n EQUAL 60)
+  message(FATAL_ERROR "expected 60 bins, got ${n}")
+endif()
+foreach(expect "^ +1\\.850000 +0 +0\\.00000000$" "^ +1\\.950000 +0\\.1319195[01] +0\\.02083333$" "^ +5\\.950000 +[0-9.]+ +27\\.75000000$")
+  set(found OFF)
+  foreach(row IN LISTS rows)
+    if(row MATCHES "${expect}")
+      set(found ON)
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "no row of rdf_tool_cli.dat matches '${expect}'")
+  endif()
+endforeach()
+file(READ ${WORK}/rdf_tool_cli.json json)
+string(JSON unit GET "${json}" length_unit)
+string(JSON frames GET "${json}" frames)
+if(NOT unit STREQUAL "Angstrom" OR NOT frames EQUAL 3)
+  message(FATAL_ERROR "JSON: length_unit '${unit}', frames ${frames}")
+endif()
+message("rdf tool cli: ok")
