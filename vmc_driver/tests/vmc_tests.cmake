@@ -74,7 +74,7 @@ endif()
 set(WATER_CUSP_BIAS -0.00069)
 set(WATER_CUSP_BIAS_ERR 0.00082)
 # The test asks for an error bar <= 2 mHa here (vmc_check ref: |E - E_psi4 - bias| <= 3 combined sigma,
-# sigma <= 0.002, reblocking converged); 7.2e7 walker-sweeps on 2 MPI ranks.
+# sigma <= 0.002, reblocking converged); 5.84e7 walker-sweeps on 2 MPI ranks (sigma 1.85 mHa; 1.67 mHa at 7.2e7).
 vmc_case(vmc_water_hf IN1 water_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water/reference.json total_energy 0.002 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR})
 # hydrogen: the correction's bias is known exactly (radial quadrature, vmc_fd_hydrogen asserts it)
