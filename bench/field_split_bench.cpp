@@ -1,4 +1,4 @@
-// field_split_bench -- QMMM_METHOD_SPLIT (issue 16) beside the direct sum of the same precision, in the same run, on
+// field_split_bench -- QMMM_METHOD_SPLIT beside the direct sum of the same precision, in the same run, on
 // seed 004's glycine environment (the cube of fragments 2+3 at psi4's threshold: 268,938 cells, and whole: 1,099,098)
 // with fragment 1's region (its nuclei + margin). Rows: setup time (grid and cell list) and memory; microseconds per
 // point for N = 1, 1024, 8192 points per call on one core, on all cores and on the GPU; the direct sum's rates (DOUBLE

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# field_split_gpu_check.sh BUILD_DIR OUT_DIR -- QMMM_METHOD_SPLIT (issue 16) on a GPU machine, in one call: the split's
+# field_split_gpu_check.sh BUILD_DIR OUT_DIR -- QMMM_METHOD_SPLIT on a GPU machine, in one call: the split's
 # GPU tests (QMMM_REQUIRE_GPU=1: a skip is a failure), compute-sanitizer memcheck and racecheck on them, the split's CPU
 # tests (for their times on that host), and field_split_bench (setup, microseconds per point for N = 1, 1024, 8192 on
 # one core, all cores and the GPU, beside the direct sum of the same run; both glycine environments). Outputs in

@@ -1,4 +1,4 @@
-// rdf_pipeline_bench.cpp -- whole-frame RDF throughput (issue 20), with its baselines in the same run:
+// rdf_pipeline_bench.cpp -- whole-frame RDF throughput, with its baselines in the same run:
 //
 //  frame rows   N water-like atoms (a third "O", two thirds "H", uniform at 0.1 / A^3), r_max 12 A, cell list,
 //               --frames frames in one qmmm_rdf_add_frames call per handle (after a warm-up call): ms per frame

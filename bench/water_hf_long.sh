@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# water_hf_long.sh -- the long run of issue 5: water, HF determinant (cusp-corrected MOs), no Jastrow, no
+# water_hf_long.sh -- the long run behind the water test's cusp bias: water, HF determinant (cusp-corrected MOs), no Jastrow, no
 # environment, against psi4's HF energy (data/water/reference.json), with an error bar of ~0.5 mHa.
 #   bash bench/water_hf_long.sh BUILD_DIR OUT_DIR RANKS SWEEPS [SEED] [CUSP_RC_Z CUSP_RC_MAX]
 # SWEEPS: accumulation sweeps of 1000 walkers (20 blocks); a local energy every 4 sweeps. The corrected MOs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_layout.sh ROOT -- the dependency rules of the source tree (issue 17), checked in CI:
+# check_layout.sh ROOT -- the dependency rules of the source tree, checked in CI:
 #   1. no file under src_cxx/ includes a header that lives under src_cuda/ (src_cuda implements interfaces
 #      declared in src_cxx; the API reaches the GPU side through GpuRegistry, never by including it);
 #   2. no source anywhere (C, C++, CUDA, Fortran) includes through a relative "../" path (include paths are set

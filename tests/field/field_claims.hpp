@@ -16,7 +16,7 @@
 //                  CUDA 1.2e-9. Water 1's electrons in water 2's cube: 4.9e-9 (CPU, 2026-11-27), 1.4e-8 before
 //                  the cells that dominate sum q^2 were summed in double (field_take_heavy).
 //   MIXED mean error per point 3e-10 hartree (errors must average out over a VMC energy's ~10^6 points;
-//                  issue 5 asks 1e-8 hartree for a 10-electron energy; the bound is set below the -9e-10 that
+//                  a VMC energy needs 1e-8 hartree for a 10-electron energy; the bound is set below the -9e-10 that
 //                  plain float offsets and charges left, so that bias fails). Measured CPU -2.3e-11.
 #pragma once
 #include <algorithm>

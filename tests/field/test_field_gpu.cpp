@@ -377,7 +377,7 @@ TEST(FieldCuda, DominantCellsKeepMixedWithinTheClaim) {
 }
 
 // MIXED errors must average out: a VMC energy adds U_ES at ~10^6 electron positions, so a bias far below
-// the per-value bound still shows (issue 5: mixed within 1e-8 hartree of double for a whole energy of ten
+// the per-value bound still shows (mixed within 1e-8 hartree of double for a whole energy of ten
 // electrons). Water 1's electrons in water 2's density, in VMC's batches of 256 and one point at a time.
 // The MUFU bias, half corrected, left -6.7e-9 hartree per point here.
 TEST(FieldCuda, MixedErrorsAverageOutOnWaterDimer) {

@@ -1,4 +1,4 @@
-// test_field_split.cpp -- QMMM_METHOD_SPLIT on the CPU against the direct double sum (issue 16): the water dimer at
+// test_field_split.cpp -- QMMM_METHOD_SPLIT on the CPU against the direct double sum: the water dimer at
 // tolerances 1e-5, 1e-7 and 1e-9 (10^4 random points in the QM region, a fifth of them on its faces, edges and
 // corners), points outside the region (the direct sum's own bits), points on cell centres (the singular-cell rule),
 // determinism, empty environments and bad options.
@@ -84,7 +84,7 @@ TEST_P(WaterDimerTolerance, WithinToleranceOfTheDirectSum) {
 
 INSTANTIATE_TEST_SUITE_P(Tolerances, WaterDimerTolerance, ::testing::Values(1e-5, 1e-7, 1e-9));
 
-// What a VMC energy sees (issue 16: split and direct energies within 1e-6 hartree at tolerance 1e-8): the mean error
+// What a VMC energy sees (split and direct energies within 1e-6 hartree at tolerance 1e-8): the mean error
 // over water 1's electron-like positions, times its 10 electrons, and the nuclei's constant -sum_A Z_A U(R_A).
 TEST_F(WaterDimer, VmcEnergyTermsAtTolerance1e8) {
     qmmm_field f = make_field(sys_, dv_, QMMM_METHOD_SPLIT, 1e-8, region4_);

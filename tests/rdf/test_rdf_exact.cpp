@@ -1,4 +1,4 @@
-// test_rdf_exact.cpp -- issue 18 item 9: a pair on a bin edge goes where exact arithmetic puts it (the upper
+// test_rdf_exact.cpp -- a pair on a bin edge goes where exact arithmetic puts it (the upper
 // bin), on the CPU and the GPU. The systems are GRO-quantised: every coordinate and cell vector is an integer
 // number of 0.01 Angstrom (0.001 nm), so every r^2 is an integer in units of 1e-4 A^2 and the reference decides
 // each pair in integers, exactly. Bins of 0.02 A (gmx rdf's default 0.002 nm): the O-H bonds of exactly 1.00 A

@@ -1,4 +1,4 @@
-# qmmm-dcs with bad input (issue 18 items 1-3): every number option checked before use, the lattice size before
+# qmmm-dcs with bad input: every number option checked before use, the lattice size before
 # allocation, the map format from the file name. Each case: exit code, a message on stderr, nothing written.
 # -DTOOL=<qmmm-dcs> -DDATA=<tests/data/dcs> -DWORK=<scratch dir>
 cmake_minimum_required(VERSION 3.25)

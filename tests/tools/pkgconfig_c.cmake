@@ -1,4 +1,4 @@
-# The installed qmmm_accel.pc used the way a Makefile would (issue 18 item 4): install the build tree into a
+# The installed qmmm_accel.pc used the way a Makefile would: install the build tree into a
 # scratch prefix that is not the configured one, build a C program with nothing but
 # `pkg-config --cflags --libs qmmm_accel`, run it. The .pc used to say prefix=/usr/local whatever the install
 # prefix was, so the compile failed (qmmm_accel.h: No such file).

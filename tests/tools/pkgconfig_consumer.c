@@ -1,4 +1,4 @@
-/* A C program built only with `pkg-config --cflags --libs qmmm_accel` against an installed tree (issue 18 item 4).
+/* A C program built only with `pkg-config --cflags --libs qmmm_accel` against an installed tree.
  * Field of a 2 e cell at (0, 0, 4) and a Z = 1 nucleus at the origin, seen from (0, 0, 2) bohr:
  * U = 2/2 - 1/2 = 0.5 hartree exactly. Also a status check: a NULL handle is QMMM_ERR_NULL_ARG. */
 #include <math.h>

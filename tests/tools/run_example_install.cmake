@@ -1,5 +1,5 @@
-# scripts/run_example.sh (the main job) in a fresh build directory, then `cmake --install` of that directory
-# (issue 18 items 5 and 8): the job must build everything the install needs (it used to build two targets, and
+# scripts/run_example.sh (the main job) in a fresh build directory, then `cmake --install` of that directory:
+# the job must build everything the install needs (it used to build two targets, and
 # the install then failed on the missing qmmm-dcs), and write its JSON into the build directory, saying where,
 # not into the repository. -DROOT=<repository> -DWORK=<scratch dir> [-DCMAKE_ARGS=...]
 cmake_minimum_required(VERSION 3.25)

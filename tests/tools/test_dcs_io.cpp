@@ -106,7 +106,7 @@ TEST(DcsIo, CubeHeaderAndOrder) {
     for (int k = 0; k < 7; ++k) EXPECT_EQ(v[k], 4.0 * k);
 }
 
-// The tool's map units (issue 45): qmmm-dcs run on small.pqr, its .dx read back, and the value at two lattice points
+// The tool's map units: qmmm-dcs run on small.pqr, its .dx read back, and the value at two lattice points
 // against sum q_i / r_i computed here with CODATA 2018 literals (not the library's constants): e / (4 pi eps0 A) =
 // 14.399645478 V, and kT/e at 298.15 K = k_B T / e. A map in the wrong unit (hartree/e, bohr distances, another T)
 // is off by a factor >= 1.0005 (T = 298 K instead of 298.15) -- far outside the 7 digits the file keeps.

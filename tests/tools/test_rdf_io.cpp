@@ -151,7 +151,7 @@ TEST(RdfIo, BrokenFilesSayWhere) {
     EXPECT_THROW(open_trajectory(dir + "water.xyz", "dcd"), qmmm::Error);  // not a DCD
 }
 
-// Issue 18 item 7: a word that is no keyword is named as an unknown keyword, and the message lists the
+// A word that is no keyword is named as an unknown keyword, and the message lists the
 // language's keywords (it used to say "'nonsense' needs at least one value").
 TEST(RdfIo, UnknownSelectionWordNamesTheKeywords) {
     auto r = open_trajectory(dir + "water.pdb");

@@ -1,5 +1,5 @@
-# Tests of the command-line programs' bad input, the installed pkg-config file and the main job's install
-# (issue 18). Include from src_cxx/tools/CMakeLists.txt (after the tools; dcs_bench and rdf_bench are defined
+# Tests of the command-line programs' bad input, the installed pkg-config file and the main job's install.
+# Include from src_cxx/tools/CMakeLists.txt (after the tools; dcs_bench and rdf_bench are defined
 # earlier by their families) inside if(QMMM_BUILD_TESTS):  include(${PROJECT_SOURCE_DIR}/tests/tools/tool_tests.cmake)
 set(_qmmm_tt ${PROJECT_SOURCE_DIR}/tests/tools)
 
