@@ -7,7 +7,7 @@
 //   process may run on divided by the processes of the job on this node (MPI launchers' local-size variables, or
 //   qmmm_set_node_ranks, which qmmm_mpi_select_device calls);
 // - a call with little work stays on the caller's thread whatever n_threads says: call_threads gives each thread
-//   at least kPairsPerThread pair terms (docs/design/threads.md has the measurement behind the number).
+//   at least kPairsPerThread pair terms (docs/integrating.md, "Threads under MPI").
 // Results never depend on the thread count (each backend's sums have a fixed order).
 #pragma once
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu_pool.hpp"
+#include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
 #include "error.hpp"
 

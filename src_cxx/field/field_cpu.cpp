@@ -30,7 +30,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cpu_pool.hpp"
+#include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
 #include "error.hpp"

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "cpu_pool.hpp"
+#include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
 #include "field_backend.hpp"

@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cpu_pool.hpp"
+#include "cpu_parallel.hpp"
 #include "field_backend.hpp"
 
 namespace qmmm {
