@@ -70,6 +70,16 @@ class ReadmeTables(unittest.TestCase):
         with open(os.path.join(self.root, "manifest.json"), "w") as f:
             json.dump(self.manifest, f)
 
+    def set_accepted(self, accepted):
+        path = os.path.join(self.root, "manifest.json")
+        with open(path) as f:
+            m = json.load(f)
+        m.pop("stale_accepted", None)
+        if accepted is not None:
+            m["stale_accepted"] = accepted
+        with open(path, "w") as f:
+            json.dump(m, f)
+
     def run_tool(self, command):
         self.out, self.err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err):
@@ -191,6 +201,14 @@ class ReadmeTables(unittest.TestCase):
         self.assertIn("src/kernel.cu", self.err.getvalue())
         self.assertEqual(self.run_tool("stale"), 1)
         self.assertIn("changed since: src/kernel.cu", self.out.getvalue())
+        # Accepted in the manifest, with a reason: a warning, not a failure; taken back, a failure again.
+        self.set_accepted({"demo": "rerun pending"})
+        self.assertEqual(self.run_tool("check"), 0)
+        self.assertIn("WARNING: source demo is stale", self.err.getvalue())
+        self.assertIn("rerun pending", self.err.getvalue())
+        self.set_accepted({"other": "not this one"})
+        self.assertEqual(self.run_tool("check"), 1)
+        self.set_accepted(None)
         # The way back: rerun the benchmark on the new commit, render, and the check passes again.
         self.bench_run(dict(RESULT, rows=[dict(RESULT["rows"][0], us=10.0)] + RESULT["rows"][1:]))
         self.assertEqual(self.run_tool("check"), 1)  # the table still shows the old run

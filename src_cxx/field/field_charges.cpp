@@ -21,8 +21,9 @@ constexpr int kLanes = 8;
 
 // sum_m -q_m / d over the charges beyond their cut-off (lanes by position, a fixed order); *near is set when a
 // charge is within its cut-off, whose full term screened_sum then adds.
+// The body, inlined into one multiversioned function per type below (clang has no target_clones templates).
 template <class T>
-QMMM_CLONES T far_sum(int64_t n, const T *__restrict x, const T *__restrict y, const T *__restrict z,
+__attribute__((always_inline)) inline T far_sum_body(int64_t n, const T *__restrict x, const T *__restrict y, const T *__restrict z,
                       const T *__restrict q, const T *__restrict cut2, T px, T py, T pz, bool *near) {
     T acc[kLanes] = {};
     int any = 0;
@@ -46,6 +47,25 @@ QMMM_CLONES T far_sum(int64_t n, const T *__restrict x, const T *__restrict y, c
     T s = 0;
     for (int l = 0; l < kLanes; ++l) s += acc[l];
     return s;
+}
+
+QMMM_CLONES double far_sum_double(int64_t n, const double *__restrict x, const double *__restrict y,
+                                  const double *__restrict z, const double *__restrict q, const double *__restrict cut2,
+                                  double px, double py, double pz, bool *near) {
+    return far_sum_body<double>(n, x, y, z, q, cut2, px, py, pz, near);
+}
+QMMM_CLONES float far_sum_float(int64_t n, const float *__restrict x, const float *__restrict y,
+                                const float *__restrict z, const float *__restrict q, const float *__restrict cut2,
+                                float px, float py, float pz, bool *near) {
+    return far_sum_body<float>(n, x, y, z, q, cut2, px, py, pz, near);
+}
+inline double far_sum(int64_t n, const double *x, const double *y, const double *z, const double *q, const double *c,
+                      double px, double py, double pz, bool *near) {
+    return far_sum_double(n, x, y, z, q, c, px, py, pz, near);
+}
+inline float far_sum(int64_t n, const float *x, const float *y, const float *z, const float *q, const float *c,
+                     float px, float py, float pz, bool *near) {
+    return far_sum_float(n, x, y, z, q, c, px, py, pz, near);
 }
 
 #pragma GCC pop_options
@@ -76,7 +96,7 @@ private:
     double point(const double *p) const {
         const T px = static_cast<T>(p[0]), py = static_cast<T>(p[1]), pz = static_cast<T>(p[2]);
         bool near = false;
-        const T far = far_sum<T>(n_, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py, pz, &near);
+        const T far = far_sum(n_, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py, pz, &near);
         if (!near) return static_cast<double>(far);
         T close = 0;  // the charges within their cut-off, in index order
         for (int64_t m = 0; m < n_; ++m) {

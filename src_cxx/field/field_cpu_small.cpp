@@ -31,8 +31,9 @@ constexpr int kLanes = 8;
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")  // as in field_cpu.cpp: lets the select below vectorise
 
+// The body, inlined into one multiversioned function per type below (clang has no target_clones templates).
 template <class T>
-QMMM_CLONES T small_sum(int64_t n, const T *__restrict x, const T *__restrict y, const T *__restrict z,
+__attribute__((always_inline)) inline T small_sum_body(int64_t n, const T *__restrict x, const T *__restrict y, const T *__restrict z,
                         const T *__restrict q, T px, T py, T pz, T self) {
     T acc[kLanes] = {};
     const T eps2 = static_cast<T>(kSingularRadius2);
@@ -51,6 +52,25 @@ QMMM_CLONES T small_sum(int64_t n, const T *__restrict x, const T *__restrict y,
     T s = 0;
     for (int l = 0; l < kLanes; ++l) s += acc[l];
     return s;
+}
+
+QMMM_CLONES double small_sum_double(int64_t n, const double *__restrict x, const double *__restrict y,
+                                    const double *__restrict z, const double *__restrict q, double px, double py,
+                                    double pz, double self) {
+    return small_sum_body<double>(n, x, y, z, q, px, py, pz, self);
+}
+QMMM_CLONES float small_sum_float(int64_t n, const float *__restrict x, const float *__restrict y,
+                                  const float *__restrict z, const float *__restrict q, float px, float py, float pz,
+                                  float self) {
+    return small_sum_body<float>(n, x, y, z, q, px, py, pz, self);
+}
+inline double small_sum(int64_t n, const double *x, const double *y, const double *z, const double *q, double px,
+                        double py, double pz, double self) {
+    return small_sum_double(n, x, y, z, q, px, py, pz, self);
+}
+inline float small_sum(int64_t n, const float *x, const float *y, const float *z, const float *q, float px, float py,
+                       float pz, float self) {
+    return small_sum_float(n, x, y, z, q, px, py, pz, self);
 }
 
 #pragma GCC pop_options
@@ -161,7 +181,7 @@ private:
         if (simd_ && std::fabs(p[0]) <= kSimdRange && std::fabs(p[1]) <= kSimdRange && std::fabs(p[2]) <= kSimdRange)
             return simd_(padded_, xs_.data(), ys_.data(), zs_.data(), qs_.data(), p[0], p[1], p[2],
                          static_cast<double>(self_));
-        return static_cast<double>(small_sum<T>(n_, x_.data(), y_.data(), z_.data(), q_.data(), static_cast<T>(p[0]),
+        return static_cast<double>(small_sum(n_, x_.data(), y_.data(), z_.data(), q_.data(), static_cast<T>(p[0]),
                                                 static_cast<T>(p[1]), static_cast<T>(p[2]), self_));
     }
 
