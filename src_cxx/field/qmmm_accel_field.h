@@ -279,7 +279,9 @@ enum {
  * @param n_nuclei number of nuclei, >= 0
  * @param nuc_xyz nuclear positions, 3*n_nuclei doubles (bohr)
  * @param nuc_z nuclear charges, n_nuclei doubles (e)
- * @param opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults
+ * @param opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults. Backend AUTO with at
+ *            most 2,048 charges and nuclei means the CPU (a GPU call costs 9-40 us, more than such a sum),
+ *            unless QMMM_BACKEND is set
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
  * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,

@@ -138,6 +138,26 @@ TEST_P(ChargesEveryPrecision, MatchesLongDoubleReference) {
 INSTANTIATE_TEST_SUITE_P(Precisions, ChargesEveryPrecision,
                          ::testing::Values(QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED));
 
+// Backend AUTO keeps a small charge set on the CPU (a GPU call costs more than its whole sum); a large one may go to
+// the GPU.
+TEST(Charges, AutoKeepsSmallSetsOnTheCpu) {
+    if (const char *e = std::getenv("QMMM_BACKEND"); e && *e) QMMM_SKIP("QMMM_BACKEND is set");
+    for (int64_t m : {40, 2048, 2049}) {
+        const Charges c = make_charges(m - 2, QMMM_SCREEN_NONE, 0, 53);  // + 2 nuclei
+        qmmm_field f;
+        ASSERT_EQ(qmmm_field_create_charges(&f, m - 2, c.x.data(), c.y.data(), c.z.data(), 1, c.q.data(),
+                                            QMMM_SCREEN_NONE, nullptr, nullptr, 2, c.nuc_xyz.data(), c.nuc_z.data(),
+                                            nullptr),
+                  QMMM_SUCCESS)
+            << qmmm_error_message();
+        int backend = -1, n_dev = 0;
+        ASSERT_EQ(qmmm_field_backend(f, &backend, nullptr, nullptr), QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_cuda_device_count(&n_dev), QMMM_SUCCESS);
+        EXPECT_EQ(backend, m <= 2048 || n_dev == 0 ? QMMM_BACKEND_CPU : QMMM_BACKEND_CUDA) << m << " charges and nuclei";
+        qmmm_field_destroy(f);
+    }
+}
+
 TEST(Charges, PhysicalSignAndLayoutsAgree) {
     REQUIRE_BACKEND();
     // One charge +1 at the origin: an electron at 2 bohr feels -0.5 hartree.
