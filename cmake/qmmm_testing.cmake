@@ -8,6 +8,8 @@ if(NOT QMMM_BUILD_TESTS)
   endfunction()
   function(qmmm_quick)
   endfunction()
+  function(qmmm_add_compute_sanitizer name)
+  endfunction()
   return()
 endif()
 enable_testing()
@@ -96,4 +98,17 @@ function(qmmm_add_fortran_test name source)
   add_executable(test_${name} ${source})
   target_link_libraries(test_${name} PRIVATE qmmm_accel_f90)
   qmmm_add_run_test(${name} EXPECT "${name}: all passed" LABELS cpu fortran COMMAND $<TARGET_FILE:test_${name}> ${ARGN})
+endfunction()
+
+# qmmm_add_compute_sanitizer(NAME TARGET FILTER): the gtest program's tests matching FILTER under compute-sanitizer
+# memcheck with the leak check (tests/core/compute_sanitizer.cmake; labels gpu and memcheck; a visible skip without
+# a GPU or a CUDA toolkit).
+function(qmmm_add_compute_sanitizer name target filter)
+  set(san "")
+  if(CUDAToolkit_BIN_DIR)
+    set(san ${CUDAToolkit_BIN_DIR}/compute-sanitizer)
+  endif()
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> "-DFILTER=${filter}" -DSAN=${san}
+    -P ${PROJECT_SOURCE_DIR}/tests/core/compute_sanitizer.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;memcheck" SKIP_REGULAR_EXPRESSION "qmmm-skip: " TIMEOUT 900)
 endfunction()

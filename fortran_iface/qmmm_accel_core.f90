@@ -24,6 +24,8 @@ module qmmm_accel_core
 
   integer, parameter, public :: QMMM_METHOD_DIRECT = 0, QMMM_METHOD_SPLIT = 1
   integer, parameter, public :: QMMM_FLAG_LOW_LATENCY = 1
+  integer, parameter, public :: QMMM_CPU_ISA_NONE = -1, QMMM_CPU_ISA_GENERIC = 0, QMMM_CPU_ISA_AVX2 = 1, &
+       QMMM_CPU_ISA_AVX512 = 2
 
   type, bind(c), public :: qmmm_options
     integer(c_int32_t) :: backend = QMMM_BACKEND_AUTO
@@ -45,7 +47,7 @@ module qmmm_accel_core
 
   public :: qmmm_error_message, qmmm_status_string, qmmm_version, qmmm_cuda_device_count, qmmm_gpu_mps_active
   public :: qmmm_field_create, qmmm_field_eval, qmmm_field_eval_async, qmmm_field_wait
-  public :: qmmm_field_backend, qmmm_field_sizes, qmmm_field_destroy
+  public :: qmmm_field_backend, qmmm_field_sizes, qmmm_field_runtime, qmmm_field_destroy
   public :: qmmm_region_around, qmmm_field_split_params, qmmm_field_split_stats
   public :: c_to_fortran_string
   public :: qmmm_set_index_base, qmmm_set_error, fortran_error, c_qmmm_set_index_base
@@ -122,6 +124,13 @@ module qmmm_accel_core
       import :: c_ptr, c_int, c_int64_t
       type(c_ptr), value :: f
       integer(c_int64_t) :: n_cells, n_nuclei
+      integer(c_int) :: s
+    end function
+    function c_qmmm_field_runtime(f, cpu_isa, ll_running, ll_launches) bind(c, name='qmmm_field_runtime') result(s)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: f
+      integer(c_int) :: cpu_isa, ll_running
+      integer(c_int64_t) :: ll_launches
       integer(c_int) :: s
     end function
     function c_qmmm_field_destroy(f) bind(c, name='qmmm_field_destroy') result(s)
@@ -318,6 +327,19 @@ contains
     type(qmmm_field), intent(in) :: f
     integer(c_int64_t), intent(out) :: n_cells, n_nuclei
     s = c_qmmm_field_sizes(f%ptr, n_cells, n_nuclei)
+  end function
+
+  ! The CPU kernel set (QMMM_CPU_ISA_*) and the low-latency kernel's state; see the C header.
+  integer function qmmm_field_runtime(f, cpu_isa, ll_running, ll_launches) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(out), optional :: cpu_isa, ll_running
+    integer(c_int64_t), intent(out), optional :: ll_launches
+    integer(c_int) :: isa, running
+    integer(c_int64_t) :: launches
+    s = c_qmmm_field_runtime(f%ptr, isa, running, launches)
+    if (present(cpu_isa)) cpu_isa = isa
+    if (present(ll_running)) ll_running = running
+    if (present(ll_launches)) ll_launches = launches
   end function
 
   ! region = the bounding box of the points xyz(3,n) grown by margin (bohr): lo xyz, hi xyz.

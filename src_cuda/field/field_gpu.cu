@@ -146,6 +146,11 @@ public:
     int backend() const override { return QMMM_BACKEND_CUDA; }
     int precision() const override { return precision_; }
     int device() const override { return dev_; }
+    // Read from the stream, not from ll_running_: the kernel may have ended on its own (idle timeout).
+    void low_latency(int *running, int64_t *launches) const override {
+        *running = ll_running_ && cudaStreamQuery(ll_stream_) == cudaErrorNotReady ? 1 : 0;
+        *launches = ll_launches_;
+    }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         if (int s = eval_async(n, xyz, u)) return s;
@@ -274,6 +279,7 @@ private:
         check(launch_persistent(precision_, dc_, mailbox_.dev, relay_.p, lat_out(), ll_blocks_, seq_, kIdleNs,
                                 ll_stream_), "persistent kernel launch");
         ll_running_ = true;
+        ++ll_launches_;
         ll_last_ = Clock::now();
     }
     void stop_persistent() noexcept {
@@ -510,6 +516,7 @@ private:
     int tile_config_ = 0;
     bool latency_ = false, host_nuclear_ = true;
     bool ll_running_ = false;
+    int64_t ll_launches_ = 0;
     int ll_blocks_ = 1;
     Clock::time_point ll_last_{};
     DeviceBuf<double> origin_, lo_mean_, seg_part_, xyz_dev_, out_dev_, join_totals_;

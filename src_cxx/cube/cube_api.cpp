@@ -21,9 +21,9 @@ using qmmm::Error;
 qmmm::HandleRegistry<qmmm_env_s> g_envs;
 
 qmmm_env_s *live(qmmm_env env) {
-    if (!g_envs.contains(env))
-        throw Error(QMMM_ERR_BAD_HANDLE, std::string("env is ") + (env ? "not a live qmmm_env (destroyed?)" : "NULL"));
-    return env;
+    qmmm_env_s *e = g_envs.get(env);
+    if (!e) throw Error(QMMM_ERR_BAD_HANDLE, std::string("env is ") + (env ? "not a live qmmm_env (destroyed?)" : "NULL"));
+    return e;
 }
 
 void add_cube(qmmm_env_s *e, const char *path, double threshold) {
@@ -57,39 +57,39 @@ QMMM_API int qmmm_env_create(qmmm_env *env) {
 
 QMMM_API int qmmm_env_add_cube(qmmm_env env, const char *path, double threshold) {
     return qmmm::api_guard("qmmm_env_add_cube", [&]() -> int {
-        live(env);
+        qmmm_env_s *const ev = live(env);
         // Read into a copy of the counters only: on error the environment is unchanged.
         qmmm_env_s staged;
-        staged.n_cubes = env->n_cubes;
-        staged.cell_volume = env->cell_volume;
+        staged.n_cubes = ev->n_cubes;
+        staged.cell_volume = ev->cell_volume;
         add_cube(&staged, path, threshold);
-        env->cell_xyz.insert(env->cell_xyz.end(), staged.cell_xyz.begin(), staged.cell_xyz.end());
-        env->cell_q.insert(env->cell_q.end(), staged.cell_q.begin(), staged.cell_q.end());
-        env->nuc_xyz.insert(env->nuc_xyz.end(), staged.nuc_xyz.begin(), staged.nuc_xyz.end());
-        env->nuc_z.insert(env->nuc_z.end(), staged.nuc_z.begin(), staged.nuc_z.end());
-        env->cell_volume = staged.cell_volume;
-        env->n_cubes = staged.n_cubes;
+        ev->cell_xyz.insert(ev->cell_xyz.end(), staged.cell_xyz.begin(), staged.cell_xyz.end());
+        ev->cell_q.insert(ev->cell_q.end(), staged.cell_q.begin(), staged.cell_q.end());
+        ev->nuc_xyz.insert(ev->nuc_xyz.end(), staged.nuc_xyz.begin(), staged.nuc_xyz.end());
+        ev->nuc_z.insert(ev->nuc_z.end(), staged.nuc_z.begin(), staged.nuc_z.end());
+        ev->cell_volume = staged.cell_volume;
+        ev->n_cubes = staged.n_cubes;
         return QMMM_SUCCESS;
     });
 }
 
 QMMM_API int qmmm_env_sizes(qmmm_env env, int64_t *n_cells, int64_t *n_nuclei, double *cell_volume) {
     return qmmm::api_guard("qmmm_env_sizes", [&]() -> int {
-        live(env);
-        if (n_cells) *n_cells = static_cast<int64_t>(env->cell_q.size());
-        if (n_nuclei) *n_nuclei = static_cast<int64_t>(env->nuc_z.size());
-        if (cell_volume) *cell_volume = mixed_volumes(env) ? 0.0 : env->cell_volume;
+        qmmm_env_s *const ev = live(env);
+        if (n_cells) *n_cells = static_cast<int64_t>(ev->cell_q.size());
+        if (n_nuclei) *n_nuclei = static_cast<int64_t>(ev->nuc_z.size());
+        if (cell_volume) *cell_volume = mixed_volumes(ev) ? 0.0 : ev->cell_volume;
         return QMMM_SUCCESS;
     });
 }
 
 QMMM_API int qmmm_env_copy(qmmm_env env, double *cell_xyz, double *cell_q, double *nuc_xyz, double *nuc_z) {
     return qmmm::api_guard("qmmm_env_copy", [&]() -> int {
-        live(env);
-        if (cell_xyz) std::copy(env->cell_xyz.begin(), env->cell_xyz.end(), cell_xyz);
-        if (cell_q) std::copy(env->cell_q.begin(), env->cell_q.end(), cell_q);
-        if (nuc_xyz) std::copy(env->nuc_xyz.begin(), env->nuc_xyz.end(), nuc_xyz);
-        if (nuc_z) std::copy(env->nuc_z.begin(), env->nuc_z.end(), nuc_z);
+        qmmm_env_s *const ev = live(env);
+        if (cell_xyz) std::copy(ev->cell_xyz.begin(), ev->cell_xyz.end(), cell_xyz);
+        if (cell_q) std::copy(ev->cell_q.begin(), ev->cell_q.end(), cell_q);
+        if (nuc_xyz) std::copy(ev->nuc_xyz.begin(), ev->nuc_xyz.end(), nuc_xyz);
+        if (nuc_z) std::copy(ev->nuc_z.begin(), ev->nuc_z.end(), nuc_z);
         return QMMM_SUCCESS;
     });
 }
@@ -118,14 +118,14 @@ QMMM_API int qmmm_field_create_from_env(qmmm_field *f, qmmm_env env, const qmmm_
     return qmmm::api_guard("qmmm_field_create_from_env", [&]() -> int {
         if (!f) throw Error(QMMM_ERR_NULL_ARG, "f (the handle to fill) is NULL");
         *f = nullptr;
-        live(env);
+        qmmm_env_s *const ev = live(env);
         qmmm_options o;
         qmmm_options_default(&o);
         if (opt) o = *opt;
-        if (o.cell_volume == 0 && !mixed_volumes(env)) o.cell_volume = env->cell_volume;
-        return qmmm_field_create(f, static_cast<int64_t>(env->cell_q.size()), env->cell_xyz.data(),
-                                 env->cell_q.data(), static_cast<int64_t>(env->nuc_z.size()), env->nuc_xyz.data(),
-                                 env->nuc_z.data(), &o);
+        if (o.cell_volume == 0 && !mixed_volumes(ev)) o.cell_volume = ev->cell_volume;
+        return qmmm_field_create(f, static_cast<int64_t>(ev->cell_q.size()), ev->cell_xyz.data(),
+                                 ev->cell_q.data(), static_cast<int64_t>(ev->nuc_z.size()), ev->nuc_xyz.data(),
+                                 ev->nuc_z.data(), &o);
     });
 }
 

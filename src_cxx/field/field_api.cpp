@@ -43,8 +43,9 @@ qmmm::HandleRegistry<qmmm_field_s> g_fields;
 constexpr int64_t kChargesAutoCpu = 2048;
 
 qmmm_field_s *live(qmmm_field f) {
-    if (!g_fields.contains(f)) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or destroyed)");
-    return f;
+    qmmm_field_s *h = g_fields.get(f);
+    if (!h) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or destroyed)");
+    return h;
 }
 
 void check_array(const char *name, const double *a, int64_t n, int64_t stride) {
@@ -414,6 +415,20 @@ QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int 
         if (backend) *backend = h->impl->backend();
         if (precision) *precision = h->impl->precision();
         if (device) *device = h->impl->device();
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_runtime(qmmm_field f, int *cpu_isa, int *ll_running, int64_t *ll_launches) {
+    return qmmm::api_guard("qmmm_field_runtime", [&]() -> int {
+        const qmmm_field_s *h = live(f);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        int running = 0;
+        int64_t launches = 0;
+        h->impl->low_latency(&running, &launches);
+        if (cpu_isa) *cpu_isa = h->impl->cpu_isa();
+        if (ll_running) *ll_running = running;
+        if (ll_launches) *ll_launches = launches;
         return QMMM_SUCCESS;
     });
 }

@@ -37,6 +37,10 @@ public:
     virtual int backend() const = 0;
     virtual int precision() const = 0;
     virtual int device() const { return -1; }
+    // qmmm_field_runtime: the CPU kernel set the pair terms run (a QMMM_CPU_ISA_*; NONE on the GPU), and the
+    // low-latency kernel's state (CUDA only: running now, launches so far).
+    virtual int cpu_isa() const { return QMMM_CPU_ISA_NONE; }
+    virtual void low_latency(int *running, int64_t *launches) const { *running = 0, *launches = 0; }
 };
 
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the
@@ -49,9 +53,9 @@ void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *
 // the sum: a normwise error ~2e-7 / sqrt(N_eff), N_eff = (sum |q|)^2 / sum q^2. A real density's core cells make
 // N_eff small: water 2's cube has N_eff 298 of 21,268 cells, and MIXED reached 1.4e-8 at water 1's electrons, over
 // its 1e-8 claim. field_take_heavy moves the cells of largest |q| (ties: the lower index) to heavy_xyz / heavy_q
-// until the rest's sum q^2 is at most (sum |q|)^2 / kMixedHeavyNeff, at most kMixedMaxHeavy cells. Water 2: 591
-// cells, 4.9e-9 (a target of 4,096: 32 cells, 8.4e-9); the glycine cube (N_eff 2,439 of 268,938): 64 cells;
-// random fields of 2e5 cells: none; of 1e4 cells (N_eff 7,490): the cap.
+// until the rest's sum q^2 is at most (sum |q|)^2 / kMixedHeavyNeff, at most kMixedMaxHeavy cells (random fields of
+// 2e5 cells take none). Tests FieldCpu.MixedErrorsAverageOutOnWaterDimer and DominantCellsKeepMixedWithinTheClaim
+// hold water 1's electrons and a field of a few dominant cells to MIXED's claim with it.
 constexpr double kMixedHeavyNeff = 16384;
 constexpr int64_t kMixedMaxHeavy = 1024;
 void field_take_heavy(FieldData &d);

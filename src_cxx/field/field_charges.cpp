@@ -155,6 +155,15 @@ public:
     int backend() const override { return backend_; }
     int precision() const override { return inner_ ? inner_->precision() : precision_; }
     int device() const override { return device_; }
+    // The unscreened charges' kernels; screened charges alone run the generic kernels (or the GPU).
+    int cpu_isa() const override {
+        if (inner_) return inner_->cpu_isa();
+        return backend_ == QMMM_BACKEND_CPU ? QMMM_CPU_ISA_GENERIC : QMMM_CPU_ISA_NONE;
+    }
+    void low_latency(int *running, int64_t *launches) const override {
+        if (inner_) inner_->low_latency(running, launches);
+        else *running = 0, *launches = 0;
+    }
 
 private:
     std::unique_ptr<FieldBackend> inner_;

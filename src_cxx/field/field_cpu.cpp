@@ -178,7 +178,7 @@ using AlignedVec = std::vector<T, AlignedAllocator<T>>;
 class FieldCpu final : public FieldBackend {
 public:
     FieldCpu(const FieldData &d, const qmmm_options &opt)
-        : data_(d), precision_(opt.precision), threads_(opt.n_threads), simd_(field_simd_kernels(cpu_isa_choose())) {
+        : data_(d), precision_(opt.precision), threads_(opt.n_threads), isa_(cpu_isa_choose()), simd_(field_simd_kernels(isa_)) {
         n_chunks_ = (d.n_cells + kChunk - 1) / kChunk;
         const size_t padded = static_cast<size_t>(n_chunks_ * kChunk);
         for (double v : d.cell_xyz) extent_ = std::max(extent_, std::fabs(v));
@@ -234,6 +234,7 @@ public:
 
     int backend() const override { return QMMM_BACKEND_CPU; }
     int precision() const override { return precision_; }
+    int cpu_isa() const override { return static_cast<int>(simd_ && in_range_ ? isa_ : CpuIsa::Generic); }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_chunks_ * kChunk));
@@ -393,6 +394,7 @@ private:
 
     FieldData data_;
     int precision_, threads_;
+    CpuIsa isa_;
     const FieldSimdKernels *simd_;  // nullptr: the reference kernels only (QMMM_CPU_ISA=generic, or no AVX2)
     int group_ = 1;                 // points per SIMD call
     bool in_range_ = true;          // every cell within kSimdRange of the origin

@@ -153,6 +153,7 @@ public:
         if constexpr (std::is_same_v<T, double>) {
             if (isa != CpuIsa::Generic && in_range_) {
                 simd_ = isa == CpuIsa::Avx512 ? small_sum_avx512 : small_sum_avx2;
+                isa_ = isa;
                 padded_ = (n_ + 7) / 8 * 8;  // zero charges far away (kMixedFar: d2 stays in float range)
                 for (auto *v : {&xs_, &ys_, &zs_}) v->assign(static_cast<size_t>(padded_), kMixedFar);
                 qs_.assign(static_cast<size_t>(padded_), 0.0);
@@ -164,6 +165,7 @@ public:
     }
     int backend() const override { return QMMM_BACKEND_CPU; }
     int precision() const override { return precision_; }
+    int cpu_isa() const override { return static_cast<int>(isa_); }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_ + data_.n_nuclei));
@@ -192,6 +194,7 @@ private:
     std::vector<T> x_, y_, z_, q_;
     bool in_range_ = true;  // every cell within kSimdRange of the origin
     // DOUBLE on AVX-512 / AVX2: the seed-and-series kernel over the cells padded to a multiple of 8.
+    CpuIsa isa_ = CpuIsa::Generic;  // of simd_
     double (*simd_)(int64_t, const double *, const double *, const double *, const double *, double, double, double,
                     double) = nullptr;
     int64_t padded_ = 0;

@@ -323,6 +323,11 @@ public:
 
     int backend() const override { return QMMM_BACKEND_CPU; }
     int precision() const override { return QMMM_PRECISION_DOUBLE; }
+    // The short-range sums per point (short_sum): AVX-512 where the CPU has it, else AVX2 + FMA, else scalar.
+    int cpu_isa() const override {
+        if (use_avx512()) return QMMM_CPU_ISA_AVX512;
+        return pick_range() == range_scalar ? QMMM_CPU_ISA_GENERIC : QMMM_CPU_ISA_AVX2;
+    }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, 1e3 * static_cast<double>(n));  // a point costs ~10^3 pair terms

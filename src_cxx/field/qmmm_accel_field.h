@@ -225,6 +225,33 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
  * @threading One thread at a time per handle.
  */
 QMMM_API int qmmm_field_backend(qmmm_field f, int *backend, int *precision, int *device);
+/** CPU kernel sets a field's pair terms run on (qmmm_field_runtime). */
+enum {
+    QMMM_CPU_ISA_NONE = -1,   /**< none: the pair terms run on the GPU */
+    QMMM_CPU_ISA_GENERIC = 0, /**< compiler-vectorised C++, 1/r correctly rounded */
+    QMMM_CPU_ISA_AVX2 = 1,    /**< hand-written AVX2 + FMA kernels */
+    QMMM_CPU_ISA_AVX512 = 2   /**< hand-written AVX-512 kernels */
+};
+/**
+ * @brief What a field runs now: its CPU kernel set and the state of its low-latency kernel. Any output may be
+ * NULL.
+ *
+ * The kernel set is fixed at create: the widest this CPU runs, or the one the environment variable
+ * QMMM_CPU_ISA=avx512|avx2|generic forces (DIRECT fields; SPLIT's short-range sums follow the CPU alone). SIMD
+ * results are not bitwise equal to GENERIC's (docs/design/precision.md). Cells or points beyond 1e17 bohr take
+ * the generic kernels whatever it says. The low-latency kernel (QMMM_FLAG_LOW_LATENCY, CUDA) starts with the
+ * first call of at most 8 points and ends 200 ms after the last, or in qmmm_field_destroy; running is read
+ * from the GPU's stream, so an idle stop shows.
+ * @param f the field
+ * @param[out] cpu_isa a QMMM_CPU_ISA_* (QMMM_CPU_ISA_NONE for a CUDA field)
+ * @param[out] ll_running 1 while the low-latency kernel runs on the GPU, else 0 (always 0 on the CPU)
+ * @param[out] ll_launches how many times it has been started on this field
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_runtime(qmmm_field f, int *cpu_isa, int *ll_running, int64_t *ll_launches);
 /**
  * @brief The numbers of cells and nuclei of a field. Any output may be NULL.
  * @param f the field

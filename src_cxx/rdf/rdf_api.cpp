@@ -46,8 +46,9 @@ qmmm::HandleRegistry<qmmm_rdf_s> &registry() {
 
 qmmm_rdf_s *live(qmmm_rdf h) {
     if (!h) throw Error(QMMM_ERR_BAD_HANDLE, "h is NULL");
-    if (!registry().contains(h)) throw Error(QMMM_ERR_BAD_HANDLE, "h is not a live RDF handle (destroyed?)");
-    return h;
+    qmmm_rdf_s *obj = registry().get(h);
+    if (!obj) throw Error(QMMM_ERR_BAD_HANDLE, "h is not a live RDF handle (destroyed?)");
+    return obj;
 }
 
 std::vector<int> check_devices(const qmmm_rdf_options &o) {

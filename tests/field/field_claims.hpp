@@ -13,8 +13,9 @@
 //                  to float, which only matters within a fraction of a bohr of a cell: single_coordinate_part.
 //   MIXED   1e-8   float pair terms from offsets to double chunk origins, near cells in double, double sums.
 //                  Measured CPU: 7.0e-10 at 2e5 cells, 1.5e-9 with points 1e-3..0.45 bohr from cells;
-//                  CUDA 1.2e-9. Water 1's electrons in water 2's cube: 4.9e-9 (CPU, 2026-11-27), 1.4e-8 before
-//                  the cells that dominate sum q^2 were summed in double (field_take_heavy).
+//                  CUDA 1.2e-9. Water 1's electrons in water 2's cube: FieldCpu.MixedErrorsAverageOutOnWaterDimer
+//                  prints the error and holds it to the claim (1.4e-8 before the cells that dominate sum q^2
+//                  were summed in double, field_take_heavy).
 //   MIXED mean error per point 3e-10 hartree (errors must average out over a VMC energy's ~10^6 points;
 //                  a VMC energy needs 1e-8 hartree for a 10-electron energy; the bound is set below the -9e-10 that
 //                  plain float offsets and charges left, so that bias fails). Measured CPU -2.3e-11.

@@ -345,3 +345,87 @@ TEST(FieldCpuIsaChoice, EnvironmentVariable) {
         }
     }
 }
+
+namespace {
+// The widest kernel set by the kernel's own view of the CPU (/proc/cpuinfo), independent of the library.
+std::string widest_from_cpuinfo() {
+    std::FILE *fp = std::fopen("/proc/cpuinfo", "r");
+    if (!fp) return "";
+    char line[8192];
+    std::string flags;
+    while (std::fgets(line, sizeof line, fp))
+        if (std::strncmp(line, "flags", 5) == 0) {
+            flags = std::string(" ") + line + " ";
+            break;
+        }
+    std::fclose(fp);
+    for (auto &ch : flags)
+        if (ch == '\t' || ch == '\n' || ch == ':') ch = ' ';
+    auto has = [&](const char *f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+    if (flags.empty()) return "";
+    return has("avx512f") ? "avx512" : has("avx2") && has("fma") ? "avx2" : "generic";
+}
+
+int isa_code(const std::string &isa) {
+    return isa == "avx512" ? QMMM_CPU_ISA_AVX512 : isa == "avx2" ? QMMM_CPU_ISA_AVX2 : QMMM_CPU_ISA_GENERIC;
+}
+
+int runtime_isa(qmmm_field f) {
+    int isa = -99, running = -1;
+    int64_t launches = -1;
+    EXPECT_EQ(qmmm_field_runtime(f, &isa, &running, &launches), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(running, 0);  // no low-latency kernel on the CPU
+    EXPECT_EQ(launches, 0);
+    return isa;
+}
+}  // namespace
+
+// qmmm_field_runtime names the kernels that ran: the set QMMM_CPU_ISA forces (the widest /proc/cpuinfo lists when
+// unset), on the lean path (<= 1,024 cells) and the chunked one; and a SIMD set's values differ from the generic
+// kernels' in some bits (they are not correctly rounded), so the report cannot be a label alone.
+TEST(FieldCpuIsaChoice, RuntimeReportsTheKernelsThatRan) {
+    const std::string widest = widest_from_cpuinfo();
+    if (widest.empty()) QMMM_SKIP("no /proc/cpuinfo flags to compare with");
+    const auto pts = qmmm_test::random_points(64, 9);
+    for (int n_cells : {300, 5000}) {
+        const System s = qmmm_test::random_system(n_cells, 2, 11);
+        Field generic("generic", s, QMMM_PRECISION_DOUBLE);
+        ASSERT_EQ(generic.status, QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_EQ(runtime_isa(generic.f), QMMM_CPU_ISA_GENERIC) << n_cells;
+        const std::vector<double> ug = generic.eval(pts);
+        {
+            // unset: the widest
+            const char *old = std::getenv("QMMM_CPU_ISA");
+            const std::string saved = old ? old : "";
+            unsetenv("QMMM_CPU_ISA");
+            qmmm_options o;
+            qmmm_options_default(&o);
+            o.backend = QMMM_BACKEND_CPU;
+            qmmm_field f = nullptr;
+            ASSERT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(),
+                                        s.nuc_xyz.data(), s.nuc_z.data(), &o),
+                      QMMM_SUCCESS);
+            EXPECT_EQ(runtime_isa(f), isa_code(widest)) << n_cells << " cells, /proc/cpuinfo: " << widest;
+            qmmm_field_destroy(f);
+            if (old) setenv("QMMM_CPU_ISA", saved.c_str(), 1);
+        }
+        for (const std::string isa : {"avx2", "avx512"}) {
+            if (!cpu_runs(isa)) continue;
+            Field f(isa, s, QMMM_PRECISION_DOUBLE);
+            ASSERT_EQ(f.status, QMMM_SUCCESS) << qmmm_error_message();
+            EXPECT_EQ(runtime_isa(f.f), isa_code(isa)) << isa << ", " << n_cells << " cells";
+            const std::vector<double> u = f.eval(pts);
+            int differ = 0;
+            for (size_t i = 0; i < u.size(); ++i) differ += u[i] != ug[i];
+            EXPECT_GT(differ, 0) << isa << " gave the generic kernels' bits at all " << u.size() << " points";
+        }
+        // SINGLE's lean path has only the generic kernels
+        if (n_cells <= 1024) {
+            Field f(widest, s, QMMM_PRECISION_SINGLE);
+            ASSERT_EQ(f.status, QMMM_SUCCESS);
+            EXPECT_EQ(runtime_isa(f.f), QMMM_CPU_ISA_GENERIC);
+        }
+    }
+    int isa = 0;
+    EXPECT_EQ(qmmm_field_runtime(nullptr, &isa, nullptr, nullptr), QMMM_ERR_BAD_HANDLE);
+}

@@ -148,6 +148,36 @@ TEST(FieldErrors, DestroyedHandleIsDetected) {
     EXPECT_EQ(qmmm_field_wait(f), QMMM_ERR_BAD_HANDLE);
 }
 
+// A handle names one object for the life of the process: after destroy f, the next field g (which the allocator
+// may put at f's old address: it did, before handles were tokens) is not reachable through f, so destroying f twice
+// is BAD_HANDLE and leaves g alive. The same for environments and RDF handles.
+TEST(FieldErrors, DestroyedHandleNeverNamesALaterObject) {
+    auto o = opts();
+    double p[3] = {5, 5, 5}, u = 0;
+    for (int rep = 0; rep < 50; ++rep) {
+        qmmm_field f = nullptr, g = nullptr;
+        ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+        ASSERT_EQ(create(&g, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+        EXPECT_NE(f, g);
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_ERR_BAD_HANDLE);
+        ASSERT_EQ(qmmm_field_eval(g, 1, p, &u), QMMM_SUCCESS) << "g was destroyed through f";
+        EXPECT_EQ(qmmm_field_destroy(g), QMMM_SUCCESS);
+    }
+    qmmm_env e = nullptr, e2 = nullptr;
+    ASSERT_EQ(qmmm_env_create(&e), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_env_destroy(e), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_env_create(&e2), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_destroy(e), QMMM_ERR_BAD_HANDLE);
+    int64_t n = -1;
+    EXPECT_EQ(qmmm_env_sizes(e2, &n, nullptr, nullptr), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_destroy(e2), QMMM_SUCCESS);
+    // A made-up pointer is no handle either.
+    double not_a_field[8] = {};
+    EXPECT_EQ(qmmm_field_eval(reinterpret_cast<qmmm_field>(not_a_field), 1, p, &u), QMMM_ERR_BAD_HANDLE);
+}
+
 TEST(FieldErrors, StatusStringsAndVersion) {
     EXPECT_STREQ(qmmm_status_string(QMMM_ERR_SINGULAR), "QMMM_ERR_SINGULAR");
     EXPECT_STREQ(qmmm_status_string(12345), "QMMM_ERR_UNKNOWN_STATUS");

@@ -110,6 +110,52 @@ TEST(FieldCudaModes, LowLatencyEndsWithTheHandleAndWhenCallsStop) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
+// The idle stop, observed through qmmm_field_runtime (read from the GPU's stream): the kernel starts with the first
+// call, is reused by the next, has ended 200 ms (+ polling slack) after the last call and not before 150 ms, and
+// the next call starts it again. A CUDA field reports no CPU kernel set.
+TEST(FieldCudaModes, LowLatencyIdleStopIsObservable) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    using Clock = std::chrono::steady_clock;
+    const System s = qmmm_test::random_system(20000, 2, 45);
+    const auto pts = qmmm_test::random_points(3, 46);
+    Field f(s, QMMM_PRECISION_DOUBLE, QMMM_FLAG_LOW_LATENCY);
+    int isa = 99, running = -1;
+    int64_t launches = -1;
+    ASSERT_EQ(qmmm_field_runtime(f.f, &isa, &running, &launches), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(isa, QMMM_CPU_ISA_NONE);
+    EXPECT_EQ(running, 0);
+    EXPECT_EQ(launches, 0);
+    const auto first = f.eval(pts);
+    f.eval(pts);
+    auto t_last = Clock::now();
+    ASSERT_EQ(qmmm_field_runtime(f.f, nullptr, &running, &launches), QMMM_SUCCESS);
+    EXPECT_EQ(running, 1);
+    EXPECT_EQ(launches, 1) << "the second call within the reuse window started a new kernel";
+    double stopped_after = -1;
+    while (true) {
+        const double t = std::chrono::duration<double>(Clock::now() - t_last).count();
+        ASSERT_EQ(qmmm_field_runtime(f.f, nullptr, &running, nullptr), QMMM_SUCCESS);
+        if (!running) {
+            stopped_after = t;
+            break;
+        }
+        if (t > 2.0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_GE(stopped_after, 0.15) << "stopped before the idle time";
+    EXPECT_LE(stopped_after, 0.40) << "still running " << stopped_after << " s after the last call (idle stop: 200 ms)";
+    EXPECT_TRUE(same_bits(first, f.eval(pts)));
+    ASSERT_EQ(qmmm_field_runtime(f.f, nullptr, &running, &launches), QMMM_SUCCESS);
+    EXPECT_EQ(running, 1);
+    EXPECT_EQ(launches, 2);
+    // A field without the flag never starts one.
+    Field plain(s, QMMM_PRECISION_DOUBLE);
+    plain.eval(pts);
+    ASSERT_EQ(qmmm_field_runtime(plain.f, nullptr, &running, &launches), QMMM_SUCCESS);
+    EXPECT_EQ(running, 0);
+    EXPECT_EQ(launches, 0);
+}
+
 TEST(FieldCudaModes, SixteenHandlesOnSixteenThreads) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const System s = qmmm_test::random_system(100003, 7, 45);
