@@ -30,20 +30,27 @@ NML
   "${launch[@]}" "$build/vmc_driver/qmmm_vmc" "$work/$1.nml" > "$work/$1.txt"
 }
 
-# Sweeps per block for about SECONDS: a timing run of 300 + 20 x 40 sweeps, scaled (a multiple of 4).
+# Sweeps per block for about SECONDS: a timing run of 300 + 20 x 200 sweeps (long enough that the start-up does
+# not count), scaled to a multiple of 4.
 size() {
   local t0 t1; t0=$(date +%s.%N)
-  run "$1_probe" "$2" "$3" 64 40
+  run "$1_probe" "$2" "$3" 64 200
   t1=$(date +%s.%N)
-  python3 -c "import sys; t=float(sys.argv[2])-float(sys.argv[1]); print(max(40, int((float(sys.argv[3]) * 1100 / t - 300) / 20) // 4 * 4))" \
+  python3 -c "import sys; t=float(sys.argv[2])-float(sys.argv[1]); print(max(40, int((float(sys.argv[3]) * 4300 / t - 300) / 20) // 4 * 4))" \
     "$t0" "$t1" "$4"
+}
+
+timed() {
+  local t0; t0=$(date +%s)
+  run "$@"
+  echo $(( $(date +%s) - t0 )) > "$work/$1.wall"
 }
 
 spb_w=$(size water data/water/water.molden total_energy "$secs_w")
 spb_g=$(size glycine data/glycine_trimer/frag1_embedded.molden energy_without_environment_terms "$secs_g")
 echo "cusp_bias: water $spb_w, glycine $spb_g sweeps a block, 64 walkers a rank, $ranks ranks"
-run water data/water/water.molden total_energy 64 "$spb_w"
-run glycine data/glycine_trimer/frag1_embedded.molden energy_without_environment_terms 64 "$spb_g"
+timed water data/water/water.molden total_energy 64 "$spb_w"
+timed glycine data/glycine_trimer/frag1_embedded.molden energy_without_environment_terms 64 "$spb_g"
 python3 "$root/bench/cusp_bias_report.py" "$out_json" \
-  "water=$work/water.json=data/water/reference.json=total_energy" \
-  "glycine=$work/glycine.json=data/glycine_trimer/reference.json=energy_without_environment_terms"
+  "water=$work/water.json=data/water/reference.json=total_energy=$(cat "$work/water.wall")" \
+  "glycine=$work/glycine.json=data/glycine_trimer/reference.json=energy_without_environment_terms=$(cat "$work/glycine.wall")"
