@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cusp_bias_report.py OUT_JSON NAME=RUN_JSON=REFERENCE_JSON=KEY=WALL_SECONDS... -- the offset of each qmmm_vmc run from
 psi4's energy (REFERENCE_JSON[KEY], hartree), with the run's reblocked error bar, written to OUT_JSON with the
-date, commit (QMMM_BENCH_COMMIT or git) and host, and printed as a table."""
+date, commit (QMMM_BENCH_COMMIT or git) and host (QMMM_BENCH_DEVICE or the host name), and printed as a table."""
 import datetime
 import json
 import os
@@ -35,7 +35,7 @@ for spec in specs:
           f"{off / run['error']:+7.2f} {cfg:14.3e} {float(wall):9.0f}")
 doc = {"what": "VMC energy of the cusp-corrected HF determinant (no Jastrow, default cusp radii) minus psi4's "
                "HF energy; hartree", "date": datetime.date.today().isoformat(), "commit": commit,
-       "host": platform.node(), "systems": systems}
+       "host": os.environ.get("QMMM_BENCH_DEVICE", platform.node()), "systems": systems}
 tmp = out + ".tmp"
 with open(tmp, "w") as f:
     json.dump(doc, f, indent=2)
