@@ -9,7 +9,7 @@
 # The VMC runs launch MPI with mpiexec.mpich; set QMMM_MPIEXEC where the launcher has another name. The GPU host
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
-#          node_vmc_single rdf_pipeline legacy_loop (about 8 minutes in all on an H200 host with 16 cores).
+#          node_vmc_single rdf_pipeline legacy_loop split_charges (about 9 minutes in all on an H200 host with 16 cores).
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
   echo "usage: publish_results.sh BUILD_DIR [SOURCE...]" >&2
@@ -46,6 +46,8 @@ publish() {
       rm -rf $R/node/vmc_single
       run $R/node/vmc_single -- env WALKERS=1024 SWEEPS=48 RUN_TIMEOUT=200 \
         bash bench/node_throughput.sh "$B" $R/node/vmc_single ;;
+    split_charges)
+      run $R/split/charges -- "$B/split_charges_bench" --json $R/split/charges.json ;;
     legacy_loop)
       run $R/field/legacy_loop -- "$B/legacy_loop_bench" --json $R/field/legacy_loop.json ;;
     rdf_pipeline)
@@ -59,7 +61,7 @@ publish() {
 
 sources=("$@")
 ((${#sources[@]})) || sources=(field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc
-                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop)
+                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop split_charges)
 status=0
 for s in "${sources[@]}"; do
   publish "$s" > /dev/null

@@ -332,8 +332,9 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         qmmm_options o = resolved_options(opt);
-        if (o.method != QMMM_METHOD_DIRECT)
-            throw Error(QMMM_ERR_UNSUPPORTED, "point-charge fields are summed directly (opt->method = DIRECT)");
+        if (o.method == QMMM_METHOD_SPLIT && screening != QMMM_SCREEN_NONE)
+            throw Error(QMMM_ERR_UNSUPPORTED, "screened charges are summed directly: SPLIT takes unscreened point charges "
+                                              "(screening QMMM_SCREEN_NONE)");
         if (o.cell_volume != 0)
             throw Error(QMMM_ERR_INVALID_ARG, "opt->cell_volume must be 0 for point charges (it belongs to cells)");
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
@@ -379,6 +380,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         d.n_cells = static_cast<int64_t>(d.cell_q.size()), d.n_nuclei = n_nuclei;
         if (n_nuclei) d.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), d.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
         d.cell_self_inv_r = std::numeric_limits<double>::quiet_NaN();  // a point on an unscreened charge: SINGULAR
+        d.point_charges = true;
 
         // AUTO with a small charge set: the CPU. A GPU call costs 9-40 us whatever its size (launch, copies), more than
         // a legacy loop's whole sum below ~10^3 charges (10 charges x 1 electron: 0.10 us loop, 8.9 us GPU; 2,048 x 128
@@ -445,6 +447,7 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
 // The split's report (field_split.hpp); a DIRECT field has none.
 static const qmmm::SplitStats &split_of(const qmmm_field_s *h) {
     const auto *s = dynamic_cast<const qmmm::SplitStats *>(h->impl.get());
+    if (!s && h->impl->wrapped()) s = dynamic_cast<const qmmm::SplitStats *>(h->impl->wrapped());
     if (!s) throw Error(QMMM_ERR_UNSUPPORTED, "f is a DIRECT field (created without opt->method = QMMM_METHOD_SPLIT)");
     return *s;
 }

@@ -17,6 +17,7 @@ struct FieldData {
     int64_t n_cells = 0, n_nuclei = 0;
     std::vector<double> cell_xyz, cell_q, nuc_xyz, nuc_z;
     double cell_volume = 0.0;  // bohr^3, 0 = unknown
+    bool point_charges = false;  // MM point charges (qmmm_field_create_charges), not density cells: SPLIT's alpha
     // 1/r used for a cell when the point is on its centre: C / h, or NaN when the volume is unknown
     // (the NaN reaches the result and qmmm_field_eval reports QMMM_ERR_SINGULAR).
     double cell_self_inv_r = 0.0;
@@ -41,6 +42,8 @@ public:
     // low-latency kernel's state (CUDA only: running now, launches so far).
     virtual int cpu_isa() const { return QMMM_CPU_ISA_NONE; }
     virtual void low_latency(int *running, int64_t *launches) const { *running = 0, *launches = 0; }
+    // A backend that wraps another (point charges around their cells' backend): the wrapped one, for its reports.
+    virtual const FieldBackend *wrapped() const { return nullptr; }
 };
 
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the

@@ -160,6 +160,7 @@ public:
         if (inner_) return inner_->cpu_isa();
         return backend_ == QMMM_BACKEND_CPU ? QMMM_CPU_ISA_GENERIC : QMMM_CPU_ISA_NONE;
     }
+    const FieldBackend *wrapped() const override { return inner_.get(); }
     void low_latency(int *running, int64_t *launches) const override {
         if (inner_) inner_->low_latency(running, launches);
         else *running = 0, *launches = 0;

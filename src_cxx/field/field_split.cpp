@@ -21,6 +21,9 @@ constexpr double kMinTolerance = 1e-11, kMaxTolerance = 1e-3;
 constexpr double kEstimateSafety = 8.0;
 // Random points of the region where the interpolation is checked against exact values at the end.
 constexpr int kSamplePoints = 512;
+// Grid values after refinement over those of level 0 and its parent: 6-7 on point charges (100,000 charges, 1e-7
+// and 1e-10: 0.98 and 11.4 million), less on the densities' regions; a projection above the limit is refused early.
+constexpr double kSplitRefineProjection = 8.0;
 // Cell-list bins: side R_c / 3 (glycine: the chords of a sphere's columns then hold 1.5x the cells within R_c, in
 // ~28 ranges; R_c / 2: 1.9x), at most 4 bins per cell (or 2^22 in all) for sparse or spread-out environments.
 constexpr double kBinsPerRc = 3.0;
@@ -44,6 +47,31 @@ double erfc_inverse(double y) {  // erfc(x) = y for 0 < y < 1, by bisection (x i
 // setup did not grow; max normwise error 3.4e-8 -> 5.2e-8 at 268,938 cells (estimate 8.0e-8 either way). Alpha 5:
 // error 7.2e-8 against an estimate of 8.0e-8, too close.
 double choose_alpha(double tol) { return std::clamp(4.5 * std::pow(tol / 1e-7, 1.0 / 16), 3.0, 4.5); }
+
+// Point charges (MM environments) have charges of ~0.3-0.8 e inside and next to the region, where density cells
+// have small ones: interpolating their erf(a d)/d at the density's alpha asks for deep refinement around each (100,000
+// charges 5-15 bohr from a molecule, region = nuclei + 4 bohr, 1e-7: 2,463 charges in the region; alpha 4.5: > 67
+// million grid values; 2.0: 3.7 million at 20,000 charges; 1.5: 1.2 million and 23 s of setup on 2 cores at 100,000,
+// 50x the direct sum per point). A smaller alpha widens R_c instead: alpha is set so that a point meets about
+// kChargesShortRange charges within R_c at the charges' density around the region (the box grown by 3 bohr), and
+// never above the densities' alpha.
+constexpr double kChargesShortRange = 512;
+double charges_alpha(const FieldData &d, const double *region, double tol, double x_cut) {
+    constexpr double grow = 3.0;
+    double vol = 1;
+    for (int k = 0; k < 3; ++k) vol *= region[3 + k] - region[k] + 2 * grow;
+    int64_t near = 0;
+    for (int64_t m = 0; m < d.n_cells; ++m) {
+        bool in = true;
+        for (int k = 0; k < 3; ++k)
+            in = in && d.cell_xyz[3 * m + k] >= region[k] - grow && d.cell_xyz[3 * m + k] <= region[3 + k] + grow;
+        near += in;
+    }
+    const double pi = 3.14159265358979323846;
+    const double rho = std::max(static_cast<double>(near), 1.0) / vol;
+    const double rc = std::cbrt(3 * kChargesShortRange / (4 * pi * rho));
+    return std::clamp(x_cut / rc, 0.5, choose_alpha(tol));
+}
 
 // Level-0 spacing: measured on glycine's QM region (order 8), ~0.4 tol is met at 0.25 bohr for 1e-7 away from
 // environment nuclei; bricks near them are refined.
@@ -182,13 +210,47 @@ void build_cells(SplitModel &m, const FieldData &d, double rc) {
     c.start = m.start.data(), c.x = m.x.data(), c.y = m.y.data(), c.z = m.z.data(), c.q = m.q.data();
 }
 
-// Lower bound of the normwise scale sum |q|/d + sum Z/d at a point, from the Coulomb sum C there: |C| <= sum |q|/d.
-double scale_bound(const FieldData &d, const double *p, double coulomb) {
-    double s = std::fabs(coulomb);
+// Lower bound of the normwise scale sum |q|/d + sum Z/d at a point, from the Coulomb sum C there (|C| <= sum |q|/d)
+// and a floor for sum |q|/d known otherwise (CellScale).
+double scale_bound(const FieldData &d, const double *p, double coulomb, double floor = 0) {
+    double s = std::max(std::fabs(coulomb), floor);
     for (int64_t b = 0; b < d.n_nuclei; ++b)
         s += std::fabs(d.nuc_z[b]) / std::hypot(p[0] - d.nuc_xyz[3 * b], p[1] - d.nuc_xyz[3 * b + 1], p[2] - d.nuc_xyz[3 * b + 2]);
     return s;
 }
+
+// Lower bounds of sum_m |q_m| / |p - r_m| where |C| is a poor one: with charges of both signs (MM point charges)
+// C cancels to a small fraction of that sum, and an error estimate relative to |C| asks for grid refinement the
+// normwise tolerance does not need (100,000 charges of +-0.3..0.8 e: > 67 million grid values instead of a few).
+// With charges of one sign (densities) |C| is the sum itself and these return 0. Sums in cell order: the same
+// refinement for any thread count.
+class CellScale {
+public:
+    explicit CellScale(const FieldData &d) : d_(d) {
+        bool pos = false, neg = false;
+        for (double q : d.cell_q) pos = pos || q > 0, neg = neg || q < 0;
+        mixed_ = pos && neg;
+    }
+    // For every p in the box [lo, hi]: |p - r| <= |c - r| + half diagonal.
+    double box(const double *lo, const double *hi) const {
+        if (!mixed_) return 0;
+        double c[3], h2 = 0;
+        for (int k = 0; k < 3; ++k) c[k] = 0.5 * (lo[k] + hi[k]), h2 += 0.25 * (hi[k] - lo[k]) * (hi[k] - lo[k]);
+        const double half = std::sqrt(h2);
+        double s = 0;
+        for (int64_t m = 0; m < d_.n_cells; ++m) {
+            const double *r = &d_.cell_xyz[3 * m];
+            s += std::fabs(d_.cell_q[m]) / (std::hypot(c[0] - r[0], c[1] - r[1], c[2] - r[2]) + half);
+        }
+        return s;
+    }
+    // At p itself (a cell on p is left out: the bound stays a lower bound).
+    double point(const double *p) const { return box(p, p); }
+
+private:
+    const FieldData &d_;
+    bool mixed_ = false;
+};
 
 // The grid's nodes live on one integer lattice of unit u = h0 / 2^kSplitMaxLevel from the region's corner, so a
 // value is computed once wherever lattices share a node (the parent of level 0 and level 0, a refined brick and
@@ -345,7 +407,7 @@ double lattice_interp(const Lattice &l, const double *v, const double *lo, doubl
 // times the safety factor.
 double estimate(const FieldData &d, const double *lo, double u, const Lattice &fine, const double *fl, const double *fc,
                 const Lattice &parent, const double *pl, const double *blo, const double *bhi, const int64_t *first,
-                const int64_t *last) {
+                const int64_t *last, double floor) {
     double worst = 0;
     const double tiny = 1e-9 * u;
     for (int64_t i = first[0]; i <= last[0]; ++i)
@@ -361,7 +423,7 @@ double estimate(const FieldData &d, const double *lo, double u, const Lattice &f
                 if (!in) continue;
                 const int64_t g = (i * fine.nodes(1) + j) * fine.nodes(2) + k;
                 const double err = std::fabs(lattice_interp(parent, pl, lo, u, p) - fl[g]);
-                const double sc = scale_bound(d, p, fc[g]);
+                const double sc = scale_bound(d, p, fc[g], floor);
                 if (sc > 0) worst = std::max(worst, err / sc);
             }
     return worst / 256.0 * kEstimateSafety;
@@ -379,13 +441,14 @@ struct BlockState {
 
 // The check points of build_grid and their exact sums (C: the cells' Coulomb sum, S: the short-range sum).
 struct SplitSamples {
-    std::vector<double> xyz, c, s;
+    std::vector<double> xyz, c, s, floor;  // floor: CellScale::point
 };
 
 void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0,
                 SplitSamples &samples) {
     const double budget = kSplitInterpShare * tol;
     const double u = h0 / kSplitUnits;
+    const CellScale cells(d);
     SplitGridView &g = m.gv;
     g = SplitGridView{};
     Lattice l0, lc;
@@ -405,13 +468,30 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
         g.nint[k] = static_cast<int32_t>(n), g.nbrick[k] = static_cast<int32_t>((n + kSplitBrick - 1) / kSplitBrick);
     }
     g.h = h0, g.inv_h = 1.0 / h0, g.inv_u = 1.0 / u;
-    if (l0.count() + lc.count() > kSplitMaxGridValues)
+    // The cheap estimate, before any sum: the level-0 grid and its parent, times what refinement has added in the
+    // measured cases. Refused here, the caller learns in well under a second (not after minutes of sums) what would
+    // fit: a larger tolerance (level 0 grows as tol^(-3/8)) or a smaller region.
+    const double level0 = static_cast<double>(l0.count() + lc.count());
+    const double projected = kSplitRefineProjection * level0;
+    if (projected > static_cast<double>(kSplitMaxGridValues)) {
+        const double fit = 0.9 * static_cast<double>(kSplitMaxGridValues) / projected;  // 10 % to spare
+        const double tol_fit = std::min(kMaxTolerance, tol * std::pow(fit, -8.0 / 3.0));
+        double side[3], lo = 0, hi = 0.5 * std::min({region[3] - region[0], region[4] - region[1], region[5] - region[2]});
+        for (int k = 0; k < 3; ++k) side[k] = region[3 + k] - region[k];
+        for (int it = 0; it < 60; ++it) {  // shrink s on every side: the volume's grid must fit
+            const double sh = 0.5 * (lo + hi);
+            double v = 1;
+            for (int k = 0; k < 3; ++k) v *= std::max(side[k] - 2 * sh, h0) / h0 + kSplitOrder;
+            (kSplitRefineProjection * 1.125 * v > 0.9 * static_cast<double>(kSplitMaxGridValues) ? lo : hi) = sh;
+        }
         throw Error(QMMM_ERR_INVALID_ARG,
-                    strfmt("opt->region (%g x %g x %g bohr) needs %lld grid values at spacing %g bohr for tolerance %g "
-                           "(limit %lld): give a smaller region or a larger tolerance",
-                           region[3] - region[0], region[4] - region[1], region[5] - region[2],
-                           static_cast<long long>(l0.count() + lc.count()), h0, tol,
-                           static_cast<long long>(kSplitMaxGridValues)));
+                    strfmt("opt->region (%g x %g x %g bohr) at tolerance %g: a level-0 grid of %.3g values (spacing %g "
+                           "bohr), ~%.3g with refinement, over the limit of %lld (estimated before any sum). Would "
+                           "fit: tolerance %.2g, or the region %.2g bohr smaller on every side (a smaller margin "
+                           "around the QM atoms)",
+                           side[0], side[1], side[2], tol, level0, h0, projected,
+                           static_cast<long long>(kSplitMaxGridValues), tol_fit, hi));
+    }
     NodeCache cache(region, u);
     std::vector<double> c0, cl;
     {
@@ -440,7 +520,8 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
             first[k] = kSplitLow + bi[k] * kSplitBrick, last[k] = first[k] + s.lat.n_int[k];
         }
         set_extent(s);
-        s.estimate = estimate(d, region, u, l0, m.g0.data(), c0.data(), lc, cl.data(), s.lo, s.hi, first, last);
+        s.estimate = estimate(d, region, u, l0, m.g0.data(), c0.data(), lc, cl.data(), s.lo, s.hi, first, last,
+                              cells.box(s.lo, s.hi));
         s.lat = l0;  // a level-0 block reads the global grid
         for (int k = 0; k < 3; ++k) s.lat.n_int[k] = l0.n_int[k];
     }
@@ -503,7 +584,8 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
             const BlockState &ps = bl[s.parent];
             const int64_t first[3] = {0, 0, 0}, last[3] = {s.lat.nodes(0) - 1, s.lat.nodes(1) - 1, s.lat.nodes(2) - 1};
             const double *pv = ps.level == 0 ? m.g0.data() : ps.v.data();
-            s.estimate = estimate(d, region, u, s.lat, L[t].data(), C[t].data(), ps.lat, pv, s.lo, s.hi, first, last);
+            s.estimate = estimate(d, region, u, s.lat, L[t].data(), C[t].data(), ps.lat, pv, s.lo, s.hi, first, last,
+                                  cells.box(s.lo, s.hi));
             s.v.swap(L[t]);
         }
     };
@@ -528,6 +610,9 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
     for (int i = 0; i <= kSamplePoints; ++i) one_per_row[i] = i;
     e.coulomb_rows(kSamplePoints, sample.data(), one_per_row, exact_c.data());
     e.short_range(m, kSamplePoints, sample.data(), m.build_self, exact_s.data());
+    std::vector<double> floor_s(kSamplePoints);
+#pragma omp parallel for schedule(dynamic, 8)
+    for (int i = 0; i < kSamplePoints; ++i) floor_s[i] = cells.point(&sample[3 * i]);
     auto assemble = [&] {
         m.brick.resize(static_cast<size_t>(nb));
         for (int64_t b = 0; b < nb; ++b) m.brick[b] = static_cast<int32_t>(b);
@@ -556,7 +641,8 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
         std::vector<int64_t> todo;
         for (int i = 0; i < kSamplePoints; ++i) {
             const double *p = &sample[3 * i];
-            const double err = std::fabs(split_interp(g, p) - (exact_c[i] - exact_s[i])) / scale_bound(d, p, exact_c[i]);
+            const double err =
+                std::fabs(split_interp(g, p) - (exact_c[i] - exact_s[i])) / scale_bound(d, p, exact_c[i], floor_s[i]);
             sampled = std::max(sampled, err);
             const int64_t leaf = split_leaf(g, p);
             if (err > budget && bl[leaf].level < kSplitMaxLevel && std::find(todo.begin(), todo.end(), leaf) == todo.end())
@@ -579,6 +665,7 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
         if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
     m.info.interp_estimate = est, m.info.sampled_error = sampled;
     samples.xyz = std::move(sample), samples.c = std::move(exact_c), samples.s = std::move(exact_s);
+    samples.floor = std::move(floor_s);
     m.info.grid_values = cache.computed() + kSamplePoints;
     m.info.leaves_refined = leaves, m.info.max_level = max_level;
     m.info.spacing = h0;
@@ -647,8 +734,9 @@ FieldData split_direct_data(const FieldData &d) {
 void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine) {
     const auto t0 = Clock::now();
     const double tol = o.tolerance;  // check_split_options has bounded it
-    const double alpha = choose_alpha(tol);
-    const double rc = erfc_inverse(kSplitTruncShare * tol) / alpha;
+    const double x_cut = erfc_inverse(kSplitTruncShare * tol);  // a R_c
+    const double alpha = d.point_charges ? charges_alpha(d, o.region, tol, x_cut) : choose_alpha(tol);
+    const double rc = x_cut / alpha;
     m.info = SplitInfo{};
     m.info.alpha = alpha, m.info.r_cut = rc, m.info.tolerance = tol;
     m.info.trunc_bound = std::erfc(alpha * rc);
@@ -669,7 +757,7 @@ void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, Split
             double worst = 0;
             for (int64_t i = 0; i < n; ++i) {
                 const double *p = &samples.xyz[3 * i];
-                worst = std::max(worst, std::fabs(s[i] - samples.s[i]) / scale_bound(d, p, samples.c[i]));
+                worst = std::max(worst, std::fabs(s[i] - samples.s[i]) / scale_bound(d, p, samples.c[i], samples.floor[i]));
             }
             // Kept only within the tolerance (and NaN-safe: a NaN worst keeps double).
             if (m.info.error_estimate + kSplitRoundingSafety * worst <= tol) {

@@ -306,15 +306,16 @@ enum {
  * @param n_nuclei number of nuclei, >= 0
  * @param nuc_xyz nuclear positions, 3*n_nuclei doubles (bohr)
  * @param nuc_z nuclear charges, n_nuclei doubles (e)
- * @param opt as for qmmm_field_create (method DIRECT, cell_volume 0); NULL = defaults. Backend AUTO with at
- *            most 2,048 charges and nuclei means the CPU (a GPU call costs 9-40 us, more than such a sum),
- *            unless QMMM_BACKEND is set
+ * @param opt as for qmmm_field_create (cell_volume 0); NULL = defaults. Backend AUTO with at most 2,048 charges
+ *            and nuclei means the CPU (a GPU call costs 9-40 us, more than such a sum), unless QMMM_BACKEND is set.
+ *            Method SPLIT (unscreened charges only) takes an alpha from the charges' density around opt->region,
+ *            so that a point meets ~512 charges within R_c (docs/design/split.md, "Point charges")
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
  * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,
  *         cell_volume != 0, or an option out of range
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or screening parameter
- * @retval QMMM_ERR_UNSUPPORTED method SPLIT
+ * @retval QMMM_ERR_UNSUPPORTED method SPLIT with screening other than QMMM_SCREEN_NONE
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
  * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
  * @retval QMMM_ERR_CUDA a CUDA failure while uploading

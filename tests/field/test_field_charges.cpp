@@ -3,7 +3,10 @@
 // Built twice: test_field_charges (backend CPU) and test_field_charges_gpu (backend CUDA, QMMM_TEST_CUDA).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -291,6 +294,103 @@ TEST(Charges, PointValueIndependentOfBatchAndThreads) {
     }
 }
 
+// SPLIT on an MM environment: 20,000 charges of +-0.3..0.8 e, 5-15 bohr from the two nuclei, region = the nuclei +
+// 4 bohr (charges inside it), tolerance 1e-7; one charge 3 bohr from a nucleus, well inside. Against the long-double
+// sum: every point within the tolerance and the estimate; the error above the direct sum's rounding (a split that
+// silently summed directly would not have it); alpha below the densities' 4.5 (the charges' rule); the points
+// counted; a point on the inner charge SINGULAR.
+TEST(Charges, SplitAroundAQmRegion) {
+    REQUIRE_BACKEND();
+    Charges c;
+    std::mt19937_64 g(71);
+    std::uniform_real_distribution<double> box(-16, 16), mag(0.3, 0.8);
+    c.nuc_xyz = {0.5, 0.2, -0.3, -1.4, 0.9, 0.4};
+    c.nuc_z = {8, 1};
+    c.x = {3.5}, c.y = {0.2}, c.z = {-0.3}, c.q = {0.6};
+    while (c.q.size() < 20000) {
+        const double p[3] = {box(g), box(g), box(g)};
+        double dmin = 1e9;
+        for (int b = 0; b < 2; ++b)
+            dmin = std::min(dmin, std::hypot(p[0] - c.nuc_xyz[3 * b], p[1] - c.nuc_xyz[3 * b + 1], p[2] - c.nuc_xyz[3 * b + 2]));
+        if (dmin < 5 || dmin > 15) continue;
+        c.x.push_back(p[0]), c.y.push_back(p[1]), c.z.push_back(p[2]);
+        c.q.push_back((c.q.size() % 2 ? -1 : 1) * mag(g));
+    }
+    c.a.assign(c.q.size(), 0.0), c.b.assign(c.q.size(), 0.0);
+    double region[6];
+    ASSERT_EQ(qmmm_region_around(2, c.nuc_xyz.data(), 4.0, region), QMMM_SUCCESS);
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend, o.method = QMMM_METHOD_SPLIT, o.tolerance = 1e-7, o.region = region;
+    qmmm_field f = nullptr;
+    const int64_t n = static_cast<int64_t>(c.q.size());
+    ASSERT_EQ(qmmm_field_create_charges(&f, n, c.x.data(), c.y.data(), c.z.data(), 1, c.q.data(), QMMM_SCREEN_NONE,
+                                        nullptr, nullptr, 2, c.nuc_xyz.data(), c.nuc_z.data(), &o),
+              QMMM_SUCCESS)
+        << qmmm_error_message();
+    double alpha = 0, r_cut = 0, est = 1;
+    ASSERT_EQ(qmmm_field_split_params(f, &alpha, &r_cut, nullptr, &est), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_LT(alpha, 4.0);
+    EXPECT_LE(est, 1e-7);
+    std::normal_distribution<double> nd(0, 1.5);
+    const int np = 96;
+    std::vector<double> pts(3 * np), u(np);
+    for (int i = 0; i < np; ++i)
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c.nuc_xyz[3 * (i % 2) + k] + nd(g);
+    ASSERT_EQ(qmmm_field_eval(f, np, pts.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    double worst = 0;
+    int64_t outside = 0;
+    for (int i = 0; i < np; ++i) {
+        long double ref = 0, scale = 0;
+        reference(c, &pts[3 * i], &ref, &scale);
+        worst = std::max(worst, static_cast<double>(fabsl(u[i] - ref) / scale));
+        bool in = true;
+        for (int k = 0; k < 3; ++k) in = in && pts[3 * i + k] >= region[k] && pts[3 * i + k] <= region[3 + k];
+        outside += !in;
+    }
+    std::printf("split of 20,000 MM charges: alpha %.3f, R_c %.3f bohr, estimate %.2e, max normwise error %.2e\n", alpha,
+                r_cut, est, worst);
+    EXPECT_LE(worst, 1e-7);
+    EXPECT_LE(worst, est);
+    EXPECT_GT(worst, 1e-13) << "no interpolation error at all: was the split summed directly?";
+    int64_t n_points = -1, n_outside = -1;
+    ASSERT_EQ(qmmm_field_split_stats(f, nullptr, nullptr, &n_points, &n_outside), QMMM_SUCCESS);
+    EXPECT_EQ(n_points, np);
+    EXPECT_EQ(n_outside, outside);
+    const double on[3] = {3.5, 0.2, -0.3};
+    double v = 0;
+    EXPECT_EQ(qmmm_field_eval(f, 1, on, &v), QMMM_ERR_SINGULAR);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+}
+
+// A split whose grid cannot fit is refused from the cheap estimate, before any sum (well under a second), and the
+// message says what would fit: a larger tolerance or a smaller region.
+TEST(Charges, SplitThatCannotFitIsRefusedAtOnce) {
+    REQUIRE_BACKEND();
+    Charges c = make_charges(2000, QMMM_SCREEN_NONE, 0, 73);
+    const double region[6] = {-17, -17, -15, 16, 17, 16};  // ~33 bohr a side
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend, o.method = QMMM_METHOD_SPLIT, o.tolerance = 1e-10, o.region = region;
+    qmmm_field f = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(qmmm_field_create_charges(&f, static_cast<int64_t>(c.q.size()), c.x.data(), c.y.data(), c.z.data(), 1,
+                                        c.q.data(), QMMM_SCREEN_NONE, nullptr, nullptr, 2, c.nuc_xyz.data(),
+                                        c.nuc_z.data(), &o),
+              QMMM_ERR_INVALID_ARG);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string msg = qmmm_error_message();
+    EXPECT_LT(s, 1.0) << msg;
+    EXPECT_EQ(f, nullptr);
+    EXPECT_NE(msg.find("estimated before any sum"), std::string::npos) << msg;
+    const size_t at = msg.find("Would fit: tolerance ");
+    ASSERT_NE(at, std::string::npos) << msg;
+    const double tol_fit = std::atof(msg.c_str() + at + 21);
+    EXPECT_GT(tol_fit, 1e-10) << msg;
+    EXPECT_LE(tol_fit, 1e-3) << msg;
+    EXPECT_NE(msg.find("smaller on every side"), std::string::npos) << msg;
+}
+
 TEST(Charges, BadInput) {
     const Charges c = make_charges(4, QMMM_SCREEN_EXP, 1, 47);
     qmmm_field f = nullptr;
@@ -322,6 +422,8 @@ TEST(Charges, BadInput) {
     const double region[6] = {-1, -1, -1, 1, 1, 1};
     o.method = QMMM_METHOD_SPLIT, o.region = region;
     EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(qmmm_error_message()).find("screened charges are summed directly"), std::string::npos)
+        << qmmm_error_message();
     qmmm_options_default(&o);
     o.n_threads = 100000;
     EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
