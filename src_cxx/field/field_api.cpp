@@ -1,5 +1,6 @@
 // field_api.cpp -- the C API of the embedding field: argument checks, backend choice, handle lifetime.
 // The numbers are computed by the backends (field_cpu.cpp; the GPU side through FieldGpu).
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -30,6 +31,9 @@ struct qmmm_field_s {
     bool charges = false;
     std::vector<double> singular_xyz;
     std::vector<int64_t> singular_index;
+    // Calls inside f now (eval, eval_sum, their async forms, wait), so that a destroy from another thread meanwhile is
+    // QMMM_ERR_BUSY instead of freeing what they use (a destroy that slips in before the count rises stays undefined).
+    std::atomic<int> in_use{0};
 };
 
 namespace {
@@ -38,6 +42,14 @@ using qmmm::Error;
 using qmmm::strfmt;
 
 qmmm::HandleRegistry<qmmm_field_s> g_fields;
+
+struct InUse {
+    qmmm_field_s *h;
+    explicit InUse(qmmm_field_s *f) : h(f) { h->in_use.fetch_add(1, std::memory_order_acq_rel); }
+    ~InUse() { h->in_use.fetch_sub(1, std::memory_order_acq_rel); }
+    InUse(const InUse &) = delete;
+    InUse &operator=(const InUse &) = delete;
+};
 
 // Point-charge fields with backend AUTO and at most this many charges and nuclei run on the CPU (create_charges).
 constexpr int64_t kChargesAutoCpu = 2048;
@@ -55,6 +67,21 @@ void check_array(const char *name, const double *a, int64_t n, int64_t stride) {
             throw Error(QMMM_ERR_NONFINITE, strfmt("%s: element %lld of entry %lld is %s", name,
                                                    qmmm::ix(i % stride), qmmm::ix(i / stride),
                                                    std::isnan(a[i]) ? "NaN" : "Inf"));
+}
+
+// The largest |charge| a precision sums without overflow: float pair terms and sums (SINGLE, MIXED) overflow at
+// ~3.4e38 (a charge of 1e30 at 1e-8 bohr: 1e38), double ones at ~1.8e308 (1e300 at 1e-8 bohr). Refused at create:
+// otherwise the overflowed sum reached eval as a non-finite value and was reported as a point on a cell.
+double max_charge(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e300 : 1e30; }
+
+void check_magnitude(const char *name, const double *a, int64_t n, int precision) {
+    const double lim = max_charge(precision);
+    for (int64_t i = 0; i < n; ++i)
+        if (std::isfinite(a[i]) && std::fabs(a[i]) > lim)  // NaN and Inf: NONFINITE, checked apart
+            throw Error(QMMM_ERR_INVALID_ARG,
+                        strfmt("%s: entry %lld is %g, beyond the %g that %s precision sums without overflow%s", name,
+                               qmmm::ix(i), a[i], lim, precision == QMMM_PRECISION_DOUBLE ? "DOUBLE" : "SINGLE and MIXED",
+                               precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e300)"));
 }
 
 void check_options(const qmmm_options &o) {
@@ -207,6 +234,8 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         check_array("cell_q", cell_q, n_cells, 1);
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
         check_array("nuc_z", nuc_z, n_nuclei, 1);
+        check_magnitude("cell_q", cell_q, n_cells, o0.precision);
+        check_magnitude("nuc_z", nuc_z, n_nuclei, o0.precision);
         if (n_cells == 0 && n_nuclei == 0)
             throw Error(QMMM_ERR_INVALID_ARG, "the field has no cells and no nuclei (n_cells = n_nuclei = 0): create "
                                               "it after the environment is read");
@@ -232,6 +261,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
 QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, double *u) {
     return qmmm::api_guard("qmmm_field_eval", [&]() -> int {
         qmmm_field_s *h = live(f);
+        const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
         check_points(n_points, xyz, u);
         if (n_points == 0) return QMMM_SUCCESS;
@@ -244,6 +274,7 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
 QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u) {
     return qmmm::api_guard("qmmm_field_eval_async", [&]() -> int {
         qmmm_field_s *h = live(f);
+        const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
         check_points(n_points, xyz, u);
         if (n_points == 0) return QMMM_SUCCESS;
@@ -257,6 +288,7 @@ QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double 
 QMMM_API int qmmm_field_wait(qmmm_field f) {
     return qmmm::api_guard("qmmm_field_wait", [&]() -> int {
         qmmm_field_s *h = live(f);
+        const InUse in_use(h);
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
         double *sum = h->pending_sum;
@@ -271,6 +303,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
 QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum) {
     return qmmm::api_guard("qmmm_field_eval_sum", [&]() -> int {
         qmmm_field_s *h = live(f);
+        const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
@@ -287,6 +320,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum) {
     return qmmm::api_guard("qmmm_field_eval_sum_async", [&]() -> int {
         qmmm_field_s *h = live(f);
+        const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
@@ -339,6 +373,8 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
             throw Error(QMMM_ERR_INVALID_ARG, "opt->cell_volume must be 0 for point charges (it belongs to cells)");
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
         check_array("nuc_z", nuc_z, n_nuclei, 1);
+        check_magnitude("nuc_z", nuc_z, n_nuclei, o.precision);
+        if (n_charges > 0) check_magnitude("q", q, n_charges, o.precision);
 
         auto h = std::make_unique<qmmm_field_s>();
         h->charges = true;
@@ -479,6 +515,8 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
 
 QMMM_API int qmmm_field_destroy(qmmm_field f) {
     return qmmm::api_guard("qmmm_field_destroy", [&]() -> int {
+        if (qmmm_field_s *h = g_fields.get(f); h && h->in_use.load(std::memory_order_acquire) > 0)
+            throw Error(QMMM_ERR_BUSY, "another thread is inside a call on f; destroy it after that call returns");
         auto owned = g_fields.remove(f);
         if (!owned) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or already destroyed)");
         if (owned->pending) owned->impl->wait();  // never free memory a GPU is still writing

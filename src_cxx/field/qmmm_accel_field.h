@@ -99,7 +99,8 @@ QMMM_API int qmmm_options_default(qmmm_options *opt);
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG f is NULL, or an array of a non-empty term is NULL
  * @retval QMMM_ERR_INVALID_ARG a negative count, an option out of range (backend, precision, device, method,
- *         flags, tolerance, region; SINGLE with SPLIT)
+ *         flags, tolerance, region; SINGLE with SPLIT), a |charge| beyond what the precision sums without overflow
+ *         (1e300 DOUBLE, 1e30 SINGLE and MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a coordinate or charge
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
  * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
@@ -266,8 +267,12 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
  * @brief Destroys a field (waits for a pending evaluation and stops a low-latency kernel first).
  * @param f the field
  * @retval QMMM_SUCCESS
- * @retval QMMM_ERR_BAD_HANDLE f is NULL or already destroyed (destroying twice is detected)
- * @threading One thread at a time per handle; not while another thread uses f.
+ * @retval QMMM_ERR_BAD_HANDLE f is NULL or already destroyed (destroying twice is detected; a handle is never
+ *         given out again, so a destroyed f never names a later field)
+ * @retval QMMM_ERR_BUSY another thread is inside qmmm_field_eval, _eval_sum, their async forms or _wait on f
+ *         (f stays alive)
+ * @threading One thread at a time per handle. Destroying f while another thread uses it is undefined behaviour;
+ *            BUSY is returned where that is seen (the other call has already started).
  */
 QMMM_API int qmmm_field_destroy(qmmm_field f);
 
@@ -313,7 +318,7 @@ enum {
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
  * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,
- *         cell_volume != 0, or an option out of range
+ *         cell_volume != 0, an option out of range, or a |charge| beyond 1e300 (DOUBLE) or 1e30 (SINGLE, MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or screening parameter
  * @retval QMMM_ERR_UNSUPPORTED method SPLIT with screening other than QMMM_SCREEN_NONE
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA

@@ -2,6 +2,7 @@
 #include "rdf_io.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -520,20 +521,30 @@ private:
     std::vector<float> record_;  // one coordinate record
 };
 
-bool in_ranges(int64_t v, const std::string &spec, const std::string &expr) {
+// A number or an a-b range of a selection; indices (non_negative) count from 0. A range must not be empty, and a
+// negative index is an error, never read as part of a range ("index -5-3" is not 0-3).
+bool in_ranges(int64_t v, const std::string &spec, const std::string &expr, bool non_negative) {
     const auto dash = spec.find('-', 1);
     char *e1 = nullptr, *e2 = nullptr;
+    errno = 0;
     if (dash == std::string::npos) {
         const long long a = std::strtoll(spec.c_str(), &e1, 10);
-        if (*e1) throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad number '" + spec + "'");
+        if (*e1 || spec.empty() || errno == ERANGE)
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad number '" + spec + "'");
+        if (non_negative && a < 0)
+            throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': index " + spec + " is negative (indices count from 0)");
         return v == a;
     }
     // Named strings: the end pointers must not outlive what they point into ("5-" has an empty upper bound).
     const std::string lo = spec.substr(0, dash), hi = spec.substr(dash + 1);
     const long long a = std::strtoll(lo.c_str(), &e1, 10);
     const long long b = std::strtoll(hi.c_str(), &e2, 10);
-    if (*e1 || *e2 || hi.empty())
+    if (*e1 || *e2 || hi.empty() || errno == ERANGE)
         throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': bad range '" + spec + "'");
+    if (non_negative && (a < 0 || b < 0))
+        throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': range '" + spec + "' has a negative index (indices count from 0)");
+    if (b < a)
+        throw Error(QMMM_ERR_INVALID_ARG, "selection '" + expr + "': range '" + spec + "' is empty (" + lo + " > " + hi + ")");
     return v >= a && v <= b;
 }
 
@@ -643,8 +654,8 @@ std::vector<int64_t> select(const std::vector<AtomInfo> &atoms, const std::strin
                 else if (k == "element") any = lower(a.element) == lower(c[v]);
                 else if (k == "resname") any = str_match(a.resname, c[v]);
                 else if (k == "type") any = str_match(a.type, c[v]);
-                else if (k == "index") any = in_ranges(static_cast<int64_t>(i), c[v], expr);
-                else if (k == "resid") any = in_ranges(a.resid, c[v], expr);
+                else if (k == "index") any = in_ranges(static_cast<int64_t>(i), c[v], expr, true);
+                else if (k == "resid") any = in_ranges(a.resid, c[v], expr, false);
             }
             ok = ok && any;
         }

@@ -1,6 +1,9 @@
 // test_field_errors.cpp -- bad input gets its own status and a message naming the argument.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <vector>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -176,6 +179,70 @@ TEST(FieldErrors, DestroyedHandleNeverNamesALaterObject) {
     // A made-up pointer is no handle either.
     double not_a_field[8] = {};
     EXPECT_EQ(qmmm_field_eval(reinterpret_cast<qmmm_field>(not_a_field), 1, p, &u), QMMM_ERR_BAD_HANDLE);
+}
+
+// Charges beyond what a precision sums without overflow are refused at create with the true reason (they were taken,
+// and an eval then reported "within 1e-10 bohr of a cell", which was false).
+TEST(FieldErrors, ChargesBeyondThePrecisionsRange) {
+    const double big[2] = {0.1, 1e300}, huge[2] = {0.1, 1e308}, p[3] = {0.3, 0.2, 0.1};
+    double u = 0;
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+        auto o = opts(QMMM_BACKEND_CPU, prec);
+        qmmm_field f = nullptr;
+        EXPECT_EQ(create(&f, 2, kCells, big, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG) << prec;
+        expect_message("cell_q: entry 1 is 1e+300");
+        expect_message("without overflow");
+        EXPECT_EQ(f, nullptr);
+        const double q[1] = {-1e300}, x[1] = {1}, y[1] = {2}, z[1] = {3};
+        EXPECT_EQ(qmmm_field_create_charges(&f, 1, x, y, z, 1, q, QMMM_SCREEN_NONE, nullptr, nullptr, 0, nullptr,
+                                            nullptr, &o),
+                  QMMM_ERR_INVALID_ARG);
+        expect_message("q: entry 0");
+    }
+    auto o = opts();
+    qmmm_field f = nullptr;
+    EXPECT_EQ(create(&f, 2, kCells, huge, 1, kNuc, kZ, &o), QMMM_ERR_INVALID_ARG);
+    expect_message("1e+308");
+    // DOUBLE takes 1e300: a finite value at a point 0.3 bohr from it
+    ASSERT_EQ(create(&f, 2, kCells, big, 1, kNuc, kZ, &o), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_TRUE(std::isfinite(u));
+    EXPECT_GT(u, 1e299);
+    qmmm_field_destroy(f);
+}
+
+// Destroy while another thread is inside eval: BUSY, and the field stays usable (before: SIGSEGV).
+TEST(FieldErrors, DestroyWhileAnotherThreadEvaluatesIsBusy) {
+    std::vector<double> cells(3 * 200000), q(200000, 1e-3);
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = static_cast<double>((i * 7919) % 1000) * 0.01;
+    auto o = opts();
+    o.n_threads = 1;
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 200000, cells.data(), q.data(), 0, nullptr, nullptr, &o), QMMM_SUCCESS);
+    std::vector<double> pts(3 * 1024, 20.0), u(1024);
+    std::atomic<bool> started{false};
+    std::atomic<int> status{-1};
+    std::thread t([&] {
+        started = true;
+        status = qmmm_field_eval(f, 1024, pts.data(), u.data());  // 2e8 pair terms: >= 60 ms on one thread
+    });
+    while (!started) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // inside the call by now
+    int busy = 0;
+    for (int i = 0; i < 2000 && !busy; ++i) {
+        const int s = qmmm_field_destroy(f);
+        if (s == QMMM_ERR_BUSY) busy = 1;
+        else if (s == QMMM_SUCCESS) break;  // the call had not started or had ended: nothing to see
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    t.join();
+    if (busy) {
+        EXPECT_EQ(status.load(), QMMM_SUCCESS);
+        expect_message("another thread is inside a call on f");
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    } else {
+        ADD_FAILURE() << "destroy never saw the call in progress (it returned success first)";
+    }
 }
 
 TEST(FieldErrors, StatusStringsAndVersion) {

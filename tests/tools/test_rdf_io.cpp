@@ -65,6 +65,18 @@ TEST(RdfIo, AtomNamesResiduesSelections) {
     EXPECT_THROW(select(a, "colour red"), qmmm::Error);
     EXPECT_THROW(select(a, "name"), qmmm::Error);
     EXPECT_THROW(select(a, "all OW"), qmmm::Error);
+    // a negative index is refused, never read as a range from 0 ("index -5-3" once selected atoms 0-3); so is an
+    // empty range, and a number out of range
+    for (const char *bad : {"index -5-3", "index -1", "index 5-3", "index 3--1", "index 99999999999999999999"}) {
+        try {
+            select(a, bad);
+            ADD_FAILURE() << "'" << bad << "' was accepted";
+        } catch (const qmmm::Error &e) {
+            EXPECT_EQ(e.status, QMMM_ERR_INVALID_ARG) << bad;
+            EXPECT_NE(std::string(e.what()).find(bad + 6), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(select(a, "index 0-0").size(), 1u);
     // GRO and LAMMPS give the same molecules; LAMMPS types from the type column
     auto g = open_trajectory(dir + "water.gro");
     ASSERT_TRUE(g->next(f));
