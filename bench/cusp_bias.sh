@@ -4,6 +4,7 @@
 # basis, so their determinant's energy is not exactly psi4's; vmc_water_hf, vmc_water_dimer_embedded and
 # vmc_glycine_hf expect this offset with its error bar (vmc_driver/tests/vmc_tests.cmake reads the JSON).
 #   bash bench/cusp_bias.sh BUILD_DIR OUT_JSON RANKS SECONDS_WATER SECONDS_GLYCINE [SEED]
+# The tests read data/cusp_bias.json: write the new run there to change what they expect.
 # Each system runs for about its SECONDS on RANKS MPI ranks (the sweeps are sized from a short timing run), at the
 # default cusp radii, then bench/cusp_bias_report.py writes OUT_JSON: per system the VMC energy, its reblocked error
 # bar, psi4's reference, the offset and the walker-sweeps; plus date, commit and host.
