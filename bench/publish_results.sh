@@ -9,7 +9,7 @@
 # The VMC runs launch MPI with mpiexec.mpich; set QMMM_MPIEXEC where the launcher has another name. The GPU host
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
-#          node_vmc_single rdf_pipeline legacy_loop split_charges (about 9 minutes in all on an H200 host with 16 cores).
+#          node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges (about 10 minutes in all on an H200 host with 16 cores).
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
   echo "usage: publish_results.sh BUILD_DIR [SOURCE...]" >&2
@@ -50,6 +50,8 @@ publish() {
       run $R/split/charges -- "$B/split_charges_bench" --json $R/split/charges.json ;;
     legacy_loop)
       run $R/field/legacy_loop -- "$B/legacy_loop_bench" --json $R/field/legacy_loop.json ;;
+    legacy_loop_node)
+      run $R/field/legacy_loop_node -- bash bench/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
     rdf_pipeline)
       run $R/rdf/pipeline -- "$B/rdf_pipeline_bench" --atoms 1000000 --frames 20 --traj-frames 150 \
         --tool "$B/qmmm-rdf" --tmp "${TMPDIR:-/tmp}" --json $R/rdf/pipeline.json ;;
@@ -61,7 +63,7 @@ publish() {
 
 sources=("$@")
 ((${#sources[@]})) || sources=(field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc
-                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop split_charges)
+                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges)
 status=0
 for s in "${sources[@]}"; do
   publish "$s" > /dev/null

@@ -40,8 +40,8 @@ inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p
 void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
     const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
     if (d.n_nuclei == 0 && n_heavy == 0) return;
-    // Small calls stay on the caller's thread (an OpenMP region, even with if(false), costs ~2-4 us: more than a
-    // legacy code's whole point-charge loop).
+    // Small calls stay on the caller's thread (waking helpers costs microseconds: more than a legacy code's whole
+    // point-charge loop).
     if (threads <= 1 || n * (d.n_nuclei + n_heavy) < 16384) {
         for (int64_t p = 0; p < n; ++p) u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p]);
         return;

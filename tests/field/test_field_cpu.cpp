@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "field_claims.hpp"
 #include "field_reference.hpp"
@@ -284,6 +285,44 @@ TEST(FieldCpu, BitwiseRepeatableAndIndependentOfThreadsAndBatch) {
             EXPECT_EQ(std::memcmp(&one[0], &a[p], sizeof(double)), 0) << "point " << p << ", precision " << prec;
         }
     }
+}
+
+// Parallel calls share tiles with the helper pool (cpu_parallel.hpp). Six threads of the caller's call at once,
+// each field with 8 threads: one call holds the pool, the others run alone, helpers join and leave calls that
+// start and end in every order. Every value is the one-thread value, bit for bit, over 40 rounds.
+TEST(FieldCpu, ConcurrentParallelCallsKeepTheirValues) {
+    const System s = qmmm_test::random_system(20000, 4, 91);
+    const auto pts = qmmm_test::random_points(96, 92);  // 96 x 20,000 pairs: 14 threads' worth
+    const auto ref = Field(s, QMMM_PRECISION_DOUBLE, 1).eval(pts);
+    std::vector<std::thread> callers;
+    std::vector<int> bad(6, 0);
+    for (int c = 0; c < 6; ++c)
+        callers.emplace_back([&, c] {
+            const Field f(s, QMMM_PRECISION_DOUBLE, 8);  // one thread at a time per handle (the header's rule)
+            for (int round = 0; round < 40; ++round) {
+                std::vector<double> u(pts.size() / 3, -1.0);
+                if (qmmm_field_eval(f.f, (int64_t)u.size(), pts.data(), u.data()) != QMMM_SUCCESS ||
+                    !bitwise_equal(u, ref))
+                    ++bad[c];
+            }
+        });
+    for (auto &t : callers) t.join();
+    for (int c = 0; c < 6; ++c) EXPECT_EQ(bad[c], 0) << "caller " << c;
+}
+
+// SINGLE density fields 10^3..10^5 bohr from the origin (lean and chunked kernels) keep SINGLE's claim: they are
+// summed around a local origin (field_local_origin.hpp). Without it the error grew to ~1e-3 at 1e5 bohr.
+TEST(FieldCpu, SingleFarFromTheOriginKeepsItsClaim) {
+    for (int64_t m : {500, 5000})
+        for (double shift : {1e3, 1e4, 1e5}) {
+            System s = qmmm_test::random_system(m, 3, 17);
+            for (double &x : s.cell_xyz) x += shift;
+            for (double &x : s.nuc_xyz) x += shift;
+            auto pts = qmmm_test::random_points(40, 18);
+            for (double &x : pts) x += shift;
+            Field f(s, QMMM_PRECISION_SINGLE, 1);
+            EXPECT_LT(max_rel_error(s, pts, f.eval(pts)), 2e-6) << m << " cells, moved by " << shift;
+        }
 }
 
 TEST(FieldCpu, PointOnCellCentreUsesUniformCubeSelfPotential) {
