@@ -218,6 +218,39 @@ TEST_P(FieldCpuIsa, BitwiseIndependentOfBatchAndThreads) {
     }
 }
 
+// Small fields (at most 1,024 cells, the lean kernels): a batch is summed with its points in vector lanes, a lone
+// point or a short tail with the cells in lanes; both orders give the same bits, for cell counts of every residue
+// modulo 8, blocks with a point on a cell or beyond the SIMD range, and tails of 1-7 points. Each value is also
+// within the precision's claim of the long-double sum.
+TEST_P(FieldCpuIsa, SmallFieldBatchesAndLonePointsAgreeBitwise) {
+    for (int64_t m : {1, 7, 10, 17, 40, 100, 1000}) {
+        const System s = qmmm_test::random_system(m, 2, 100 + m);
+        auto pts = qmmm_test::random_points(45, 7 + m);
+        pts.insert(pts.end(), {s.cell_xyz[0], s.cell_xyz[1], s.cell_xyz[2]});  // on a cell: the singular rule
+        pts.insert(pts.end(), {3e17, 1.0, 2.0});                                  // beyond kSimdRange
+        pts.insert(pts.end(), {1.0, -2.0, 0.5, 0.25, 0.5, -4.0});
+        for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+            Field f(GetParam(), s, prec, 1, 0.02);
+            ASSERT_EQ(f.status, QMMM_SUCCESS) << qmmm_error_message();
+            const auto all = f.eval(pts);
+            const size_t n = all.size();
+            for (size_t p = 0; p < n; ++p) {
+                const auto one = f.eval({pts.begin() + 3 * p, pts.begin() + 3 * p + 3});
+                EXPECT_EQ(std::memcmp(&one[0], &all[p], sizeof(double)), 0)
+                    << m << " cells, " << kPrecisionName[prec] << ", point " << p << " alone";
+                if (p + 3 <= n && p % 3 == 1) {  // a tail of three points starting here
+                    const auto three = f.eval({pts.begin() + 3 * p, pts.begin() + 3 * p + 9});
+                    EXPECT_EQ(std::memcmp(three.data(), &all[p], 3 * sizeof(double)), 0)
+                        << m << " cells, " << kPrecisionName[prec] << ", points " << p << "-" << p + 2;
+                }
+                if (p == 46) continue;  // 3e17 bohr: FarPointsAndFarCells holds those
+                EXPECT_LT(normwise(s, &pts[3 * p], all[p], 0.02), prec == QMMM_PRECISION_DOUBLE ? kDouble : kSingle)
+                    << m << " cells, " << kPrecisionName[prec] << ", point " << p;
+            }
+        }
+    }
+}
+
 // Points beyond the SIMD kernels' range (1e17 bohr) and a field with a cell beyond it take the generic kernels:
 // finite, DOUBLE and SINGLE at their claims (SINGLE's and MIXED's float d2 reaches 1.8e19 bohr). MIXED seen from
 // 1e17 bohr has every cell at the same distance, so its float terms' rounding errors are one error repeated, not
