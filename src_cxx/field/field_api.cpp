@@ -14,6 +14,7 @@
 #include "cpu_threads.hpp"
 #include "field_backend.hpp"
 #include "field_charges.hpp"
+#include "field_local_origin.hpp"
 #include "field_split.hpp"
 #include "handle_registry.hpp"
 
@@ -84,6 +85,24 @@ void check_magnitude(const char *name, const double *a, int64_t n, int precision
                                precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e300)"));
 }
 
+// The largest coordinate (bohr) a field takes: a squared distance of two such coordinates must not overflow, or a
+// term turns into 0 (or NaN) silently. DOUBLE: (2e150)^2 = 4e300; float (SINGLE, MIXED): (2e18)^2 = 4e36 < 3.4e38.
+double max_coordinate(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e150 : 1e18; }
+
+// Throws INVALID_ARG for a finite coordinate beyond max_coordinate (NaN and Inf: NONFINITE, checked apart).
+void check_reach(const char *name, const double *a, int64_t n, int64_t stride, int precision) {
+    const double lim = max_coordinate(precision);
+    for (int64_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k)
+            if (std::fabs(a[i * stride + k]) > lim && std::isfinite(a[i * stride + k]))
+                throw Error(QMMM_ERR_INVALID_ARG,
+                            strfmt("%s: %c of entry %lld is %g bohr, beyond the %g bohr that %s precision squares "
+                                   "without overflow%s",
+                                   name, "xyz"[k], qmmm::ix(i), a[i * stride + k], lim,
+                                   precision == QMMM_PRECISION_DOUBLE ? "DOUBLE" : "SINGLE and MIXED",
+                                   precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e150)"));
+}
+
 void check_options(const qmmm_options &o) {
     if (o.backend < QMMM_BACKEND_AUTO || o.backend > QMMM_BACKEND_CUDA)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->backend = %d is not a backend (0 AUTO, 1 CPU, 2 CUDA)", o.backend));
@@ -112,12 +131,13 @@ bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
     return dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2;
 }
 
-void check_points(int64_t n, const double *xyz, const double *u) {
+void check_points(int64_t n, const double *xyz, const double *u, int precision) {
     if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
     if (n == 0) return;
     if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
     if (!u) throw Error(QMMM_ERR_NULL_ARG, strfmt("u is NULL with n_points = %lld", static_cast<long long>(n)));
     check_array("xyz", xyz, n, 3);
+    check_reach("xyz", xyz, n, 3, precision);
 }
 
 // The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
@@ -158,7 +178,7 @@ void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const dou
 }
 
 // The backend of a validated field: the method, backend and precision of o; d's cells are moved out.
-std::unique_ptr<qmmm::FieldBackend> make_backend(qmmm::FieldData &d, const qmmm_options &o) {
+std::unique_ptr<qmmm::FieldBackend> make_backend_in_place(qmmm::FieldData &d, const qmmm_options &o) {
     // MIXED direct sums take the dominant cells apart (summed in double; field_backend.hpp says why).
     if (o.precision == QMMM_PRECISION_MIXED && o.method != QMMM_METHOD_SPLIT) qmmm::field_take_heavy(d);
     std::unique_ptr<qmmm::FieldBackend> b;
@@ -175,6 +195,11 @@ std::unique_ptr<qmmm::FieldBackend> make_backend(qmmm::FieldData &d, const qmmm_
     }
     d.cell_xyz = {}, d.cell_q = {}, d.heavy_xyz = {}, d.heavy_q = {};
     return b;
+}
+
+// make_backend_in_place, around a local origin where SINGLE needs one (field_local_origin.hpp).
+std::unique_ptr<qmmm::FieldBackend> make_backend(qmmm::FieldData &d, const qmmm_options &o) {
+    return qmmm::with_local_origin(d, o, [&](qmmm::FieldData &m) { return make_backend_in_place(m, o); });
 }
 
 // sum_i u[i] in index order (the same bits for the same values, whatever the backend did in parallel).
@@ -235,6 +260,8 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
         check_array("nuc_z", nuc_z, n_nuclei, 1);
         check_magnitude("cell_q", cell_q, n_cells, o0.precision);
+        check_reach("cell_xyz", cell_xyz, n_cells, 3, o0.precision);
+        check_reach("nuc_xyz", nuc_xyz, n_nuclei, 3, o0.precision);
         check_magnitude("nuc_z", nuc_z, n_nuclei, o0.precision);
         if (n_cells == 0 && n_nuclei == 0)
             throw Error(QMMM_ERR_INVALID_ARG, "the field has no cells and no nuclei (n_cells = n_nuclei = 0): create "
@@ -263,7 +290,7 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
-        check_points(n_points, xyz, u);
+        check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval(n_points, xyz, u)) return s;
         check_values(*h, n_points, xyz, u);
@@ -276,7 +303,7 @@ QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double 
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
-        check_points(n_points, xyz, u);
+        check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
         h->pending = true, h->pending_n = n_points, h->pending_u = u;
@@ -308,7 +335,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
         double *u = scratch(h, n_points);
-        check_points(n_points, xyz, u);
+        check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval(n_points, xyz, u)) return s;
         check_values(*h, n_points, xyz, u);
@@ -325,7 +352,7 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
         double *u = scratch(h, n_points);
-        check_points(n_points, xyz, u);
+        check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
         h->pending = true, h->pending_n = n_points, h->pending_u = u, h->pending_sum = sum;
@@ -374,6 +401,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
         check_array("nuc_z", nuc_z, n_nuclei, 1);
         check_magnitude("nuc_z", nuc_z, n_nuclei, o.precision);
+        check_reach("nuc_xyz", nuc_xyz, n_nuclei, 3, o.precision);
         if (n_charges > 0) check_magnitude("q", q, n_charges, o.precision);
 
         auto h = std::make_unique<qmmm_field_s>();
@@ -393,6 +421,12 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
                 if (!std::isfinite(v[k]))
                     throw Error(QMMM_ERR_NONFINITE, strfmt("charge %lld: %s is %s", qmmm::ix(m), what[k],
                                                            std::isnan(v[k]) ? "NaN" : "Inf"));
+            for (int k = 0; k < 3; ++k)
+                if (std::fabs(p[k]) > max_coordinate(o.precision))
+                    throw Error(QMMM_ERR_INVALID_ARG,
+                                strfmt("charge %lld: %s = %g bohr is beyond the %g bohr that this precision squares "
+                                       "without overflow",
+                                       qmmm::ix(m), what[k], p[k], max_coordinate(o.precision)));
             if (screening == QMMM_SCREEN_EXP && b < 0)
                 throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 must be >= 0", qmmm::ix(m), b));
             if (screening == QMMM_SCREEN_GAUSSIAN && a < 0)
@@ -425,6 +459,15 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (o.backend == QMMM_BACKEND_AUTO && !(env && *env) && n_charges + n_nuclei <= kChargesAutoCpu)
             o.backend = QMMM_BACKEND_CPU;
         o.backend = qmmm::resolve_backend(o.backend);
+        // SINGLE far from the origin: the cells, nuclei and screened charges around a local origin, the points moved
+        // by the wrapper (field_local_origin.hpp); the API's copies for messages stay absolute.
+        double origin[3];
+        const bool moved = qmmm::local_origin(d, o, origin, sc.x, sc.y, sc.z);
+        const std::vector<double> nuclei = d.nuc_xyz;
+        if (moved) {
+            qmmm::move_field(d, origin);
+            for (int64_t m = 0; m < sc.n; ++m) sc.x[m] -= origin[0], sc.y[m] -= origin[1], sc.z[m] -= origin[2];
+        }
         std::unique_ptr<qmmm::ScreenedTerm> screened;
         int device = -1;
         if (sc.n > 0) {
@@ -436,10 +479,11 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
             }
         }
         std::unique_ptr<qmmm::FieldBackend> inner;
-        if (d.n_cells > 0 || d.n_nuclei > 0) inner = make_backend(d, o);
+        if (d.n_cells > 0 || d.n_nuclei > 0) inner = make_backend_in_place(d, o);
         if (inner) device = inner->device();
         else if (o.backend == QMMM_BACKEND_CUDA) device = o.device;  // -1: the current device
         h->impl = qmmm::make_field_charges(std::move(inner), std::move(screened), o.backend, o.precision, device);
+        if (moved) h->impl = qmmm::wrap_local_origin(std::move(h->impl), origin), d.nuc_xyz = nuclei;
         d.n_cells = n_charges;  // qmmm_field_sizes: the charges as given
         h->nuclei = std::move(d);
         *f = g_fields.add(std::move(h));
@@ -482,8 +526,9 @@ QMMM_API int qmmm_field_sizes(qmmm_field f, int64_t *n_cells, int64_t *n_nuclei)
 
 // The split's report (field_split.hpp); a DIRECT field has none.
 static const qmmm::SplitStats &split_of(const qmmm_field_s *h) {
-    const auto *s = dynamic_cast<const qmmm::SplitStats *>(h->impl.get());
-    if (!s && h->impl->wrapped()) s = dynamic_cast<const qmmm::SplitStats *>(h->impl->wrapped());
+    const qmmm::SplitStats *s = nullptr;
+    for (const qmmm::FieldBackend *b = h->impl.get(); b && !s; b = b->wrapped())
+        s = dynamic_cast<const qmmm::SplitStats *>(b);
     if (!s) throw Error(QMMM_ERR_UNSUPPORTED, "f is a DIRECT field (created without opt->method = QMMM_METHOD_SPLIT)");
     return *s;
 }

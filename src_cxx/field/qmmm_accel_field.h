@@ -55,7 +55,7 @@ typedef struct qmmm_options {
                              terms from coordinates relative to a nearby double origin, double sums; cells within
                              0.5 bohr of the point and the few cells that dominate sum q^2 in double) */
     int32_t device;     /**< CUDA device index; -1 = the current device of the calling thread (default) */
-    int32_t n_threads;  /**< CPU threads; 0 = OpenMP's default (OMP_NUM_THREADS) */
+    int32_t n_threads;  /**< CPU threads, 0 .. 1024; 0 = the library default (qmmm_default_threads) */
     double cell_volume; /**< dV of one density cell in bohr^3; > 0 enables the self-potential of a point on a
                              cell centre (see qmmm_field_eval); 0 = unknown (default) */
     int32_t method;     /**< QMMM_METHOD_DIRECT (default) or QMMM_METHOD_SPLIT */
@@ -100,7 +100,8 @@ QMMM_API int qmmm_options_default(qmmm_options *opt);
  * @retval QMMM_ERR_NULL_ARG f is NULL, or an array of a non-empty term is NULL
  * @retval QMMM_ERR_INVALID_ARG a negative count, an option out of range (backend, precision, device, method,
  *         flags, tolerance, region; SINGLE with SPLIT), a |charge| beyond what the precision sums without overflow
- *         (1e300 DOUBLE, 1e30 SINGLE and MIXED)
+ *         (1e300 DOUBLE, 1e30 SINGLE and MIXED), a coordinate beyond what it squares without overflow (|x| > 1e150
+ *         bohr DOUBLE, 1e18 SINGLE and MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a coordinate or charge
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
  * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
@@ -122,6 +123,8 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
  * the centre of a uniformly charged cube of volume cell_volume, q * C / h with h = cell_volume^(1/3) and
  * C = 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2 = 2.3800773640; if cell_volume is 0 this is QMMM_ERR_SINGULAR.
  * A point within 1e-10 bohr of a nucleus is QMMM_ERR_SINGULAR (a point charge has no finite potential there).
+ * SINGLE rounds coordinates to float: a field far from the coordinate origin (beyond 16 bohr and four half-widths
+ * of its box) is summed around the centre of its box, so its error is SINGLE's wherever the system sits.
  * On any error u is left unspecified.
  * @param f the field
  * @param n_points number of points, >= 0
@@ -130,7 +133,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
- * @retval QMMM_ERR_INVALID_ARG n_points < 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0, or a coordinate beyond 1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
  * @retval QMMM_ERR_SINGULAR a point on a nucleus, or on a cell centre with cell_volume 0
  * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f (call qmmm_field_wait)
@@ -152,7 +155,7 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
  * @retval QMMM_ERR_BUSY an evaluation is already pending on f
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
- * @retval QMMM_ERR_INVALID_ARG n_points < 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0, or a coordinate beyond 1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
  * @retval QMMM_ERR_CUDA a CUDA failure
  * Singular points (as qmmm_field_eval) are reported by qmmm_field_wait.

@@ -294,6 +294,34 @@ TEST(Charges, PointValueIndependentOfBatchAndThreads) {
     }
 }
 
+// SINGLE rounds coordinates to float; a field and its points 10^2..10^5 bohr from the origin are summed around a
+// local origin, so the error stays at SINGLE's claim (2e-6 normwise) wherever the system sits. 300 charges (the
+// lean kernels) and 3,000 (the chunked ones), unscreened and with EXP screening, moved by up to 1e5 bohr.
+TEST(Charges, SingleFarFromTheOriginKeepsItsClaim) {
+    REQUIRE_BACKEND();
+    for (int64_t m : {300, 3000})
+        for (int screening : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP})
+            for (double shift : {0.0, 1e2, 1e3, 1e4, 1e5}) {
+                Charges c = make_charges(m, screening, 5, 61);
+                for (auto *v : {&c.x, &c.y, &c.z})
+                    for (double &x : *v) x += shift;
+                for (double &x : c.nuc_xyz) x += shift;
+                qmmm_field f = create(c, QMMM_PRECISION_SINGLE, 1, 1);
+                auto pts = random_points(64, 62);
+                for (double &x : pts) x += shift;
+                std::vector<double> u(64);
+                ASSERT_EQ(qmmm_field_eval(f, 64, pts.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+                double worst = 0;
+                for (int i = 0; i < 64; ++i) {
+                    long double ref, scale;
+                    reference(c, &pts[3 * i], &ref, &scale);
+                    worst = std::max(worst, (double)(fabsl(u[i] - ref) / scale));
+                }
+                EXPECT_LT(worst, 2e-6) << m << " charges, screening " << screening << ", moved by " << shift;
+                qmmm_field_destroy(f);
+            }
+}
+
 // SPLIT on an MM environment: 20,000 charges of +-0.3..0.8 e, 5-15 bohr from the two nuclei, region = the nuclei +
 // 4 bohr (charges inside it), tolerance 1e-7; one charge 3 bohr from a nucleus, well inside. Against the long-double
 // sum: every point within the tolerance and the estimate; the error above the direct sum's rounding (a split that
@@ -431,6 +459,31 @@ TEST(Charges, BadInput) {
     o.n_threads = 2147483647;
     EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
     EXPECT_EQ(f, nullptr);
+    // Coordinates whose squared distances overflow: refused with the limit, never a term silently 0 or NaN (the
+    // API checks them before any backend; the CPU's runs everywhere).
+    qmmm_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU;
+    xs = c.x, xs[1] = 1e151;
+    EXPECT_EQ(mk(4, xs.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 1: x = 1e+151 bohr is beyond the 1e+150"),
+              std::string::npos) << qmmm_error_message();
+    o.precision = QMMM_PRECISION_SINGLE, xs[1] = 1e19;
+    EXPECT_EQ(mk(4, xs.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(f, nullptr);
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+        o.precision = prec;
+        ASSERT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_SUCCESS) << qmmm_error_message();
+        const double far = prec == QMMM_PRECISION_DOUBLE ? 1e200 : 1e58;
+        const double pts[6] = {1, 2, 3, 0, 0, -far};
+        double u[2], sum;
+        EXPECT_EQ(qmmm_field_eval(f, 2, pts, u), QMMM_ERR_INVALID_ARG);
+        EXPECT_NE(std::string(qmmm_error_message()).find("xyz: z of entry 1 is"), std::string::npos)
+            << qmmm_error_message();
+        EXPECT_EQ(qmmm_field_eval_sum(f, 2, pts, &sum), QMMM_ERR_INVALID_ARG);
+        EXPECT_EQ(qmmm_field_eval(f, 1, pts, u), QMMM_SUCCESS) << qmmm_error_message();  // the field still works
+        EXPECT_TRUE(std::isfinite(u[0]));
+        qmmm_field_destroy(f), f = nullptr;
+    }
 }
 
 TEST(Field, EmptyFieldIsAnError) {
