@@ -149,6 +149,11 @@ int qmmm_rdf_create(qmmm_rdf *out, double r_min, double r_max, int32_t n_bins, c
         if (r_min < 0 || !(r_max > r_min))
             throw Error(QMMM_ERR_INVALID_ARG, "need 0 <= r_min < r_max (r_min = " + std::to_string(r_min) +
                                                   ", r_max = " + std::to_string(r_max) + ")");
+        // The kernels square bin edges in float: below 1e-6 they leave the normal floats (1/width becomes Inf and a pair
+        // at distance 0 a NaN bin), above 1e15 the squares near float's limit.
+        if (r_max < 1e-6 || r_max > 1e15)
+            throw Error(QMMM_ERR_INVALID_ARG, qmmm::strfmt("r_max = %g is outside [1e-6, 1e15] (bin edges are squared "
+                                                           "in float)", r_max));
         if (n_bins < 1 || n_bins > (1 << 24))
             throw Error(QMMM_ERR_INVALID_ARG, "n_bins = " + std::to_string(n_bins) + " (1..16777216)");
         auto h = std::make_unique<qmmm_rdf_s>();

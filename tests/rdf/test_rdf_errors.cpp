@@ -28,6 +28,10 @@ TEST(RdfErrors, Create) {
     EXPECT_EQ(qmmm_rdf_create(&h, 0, NAN, 10, nullptr), QMMM_ERR_NONFINITE);
     EXPECT_EQ(qmmm_rdf_create(&h, 0, 1, 0, nullptr), QMMM_ERR_INVALID_ARG);
     EXPECT_TRUE(says("n_bins"));
+    // r_max whose float square leaves the normal floats: refused, not a NaN bin for a pair at distance 0.
+    EXPECT_EQ(qmmm_rdf_create(&h, 0, 1e-300, 1, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says("r_max = 1e-300 is outside [1e-6, 1e15]"));
+    EXPECT_EQ(qmmm_rdf_create(&h, 0, 1e20, 10, nullptr), QMMM_ERR_INVALID_ARG);
     qmmm_rdf_options o;
     qmmm_rdf_options_default(&o);
     o.method = 7;
