@@ -1,10 +1,11 @@
 ! qmmm_vmc -- variational Monte Carlo of a QM fragment in the electrostatic field of its environment.
 ! Usage: qmmm_vmc input.nml [result.json]    (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
-! The steps: input (vmc_input), orbitals (vmc_molden), trial function (vmc_wavefunction), field (vmc_field),
-! walkers (vmc_walkers), equilibration and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum),
-! output (vmc_report). MPI (vmc_par): walkers in contiguous shares per rank; within a rank on OpenMP
-! threads; results do not depend on the rank or thread count (on the CPU field: bitwise). Rank 0 prints
-! and writes the JSON; an error on any rank stops the whole job.
+! The steps: input (vmc_input), orbitals (vmc_molden), the memory the run needs against the machine's
+! (vmc_memory), trial function (vmc_wavefunction), field (vmc_field), walkers (vmc_walkers), equilibration
+! and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum), output (vmc_report). MPI (vmc_par):
+! walkers in contiguous shares per rank; within a rank on OpenMP threads; results do not depend on the rank
+! or thread count (on the CPU field: bitwise). Rank 0 prints and writes the JSON; an error on any rank stops
+! the whole job.
 program qmmm_vmc
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
@@ -17,6 +18,7 @@ program qmmm_vmc
   use vmc_accum
   use vmc_report
   use vmc_par
+  use vmc_memory
   implicit none
   type(input_t) :: inp
   type(basis_t) :: bs
@@ -41,6 +43,8 @@ program qmmm_vmc
   t_start = clock_ticks()
   call par_node_rank(local_rank, local_size)
   nt = threads_start(inp%n_threads, local_size)
+  ! Before anything sized by the walkers, blocks or threads is allocated: a run that cannot fit stops here.
+  call memory_check(inp, bs, par_size, nt, par_root, local_size)
   allocate(ws(0:nt - 1))
   do t = 0, nt - 1
     call wf_workspace(wf, ws(t))
@@ -88,6 +92,7 @@ contains
     character(len=512) :: arg
     character(len=:), allocatable :: msg
     integer :: st
+    real(real64) :: zsum
     character(len=*), parameter :: USAGE = 'usage: qmmm_vmc input.nml [result.json]   (namelist &vmc; ' // &
          'result.json overrides its output_json; keys in vmc_driver/README.md)'
     call get_command_argument(1, arg)
@@ -105,8 +110,28 @@ contains
     if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &
          call die(trim(arg) // ': key ''n_electrons'' = ' // itoa(inp%n_electrons) // ' but ' // trim(inp%molden) // &
          ' occupies ' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // ' beta orbitals')
+    ! The occupied MOs against the nuclei and the declared charge: a Molden file cut between two MOs (or one
+    ! written for another charge) reads as a smaller determinant and would run without a word.
+    zsum = sum(bs%z)
+    if (abs(zsum - inp%charge - (bs%nalpha + bs%nbeta)) > 1e-6_real64) &
+         call die(trim(inp%molden) // ':' // itoa(bs%mo_line) // ': the occupied MOs hold ' // &
+         itoa(bs%nalpha + bs%nbeta) // ' electrons (' // itoa(bs%nalpha) // ' alpha + ' // itoa(bs%nbeta) // &
+         ' beta), but the nuclear charges sum to ' // ztoa(zsum) // ' and key ''charge'' = ' // itoa(inp%charge) // &
+         ' (' // input_where(inp, 'charge') // '), so ' // ztoa(zsum - inp%charge) // &
+         ' are expected (a file cut between MOs? an ion needs key ''charge'')')
     if (3_int64 * (bs%nalpha + bs%nbeta) * inp%n_walkers > huge(1)) call die(trim(arg) // ': key ''n_walkers'' = ' // &
          itoa(inp%n_walkers) // ' x ' // itoa(bs%nalpha + bs%nbeta) // ' electrons: more than 2^31 coordinates')
   end subroutine
+
+  ! A sum of nuclear charges: an integer as one, else in full.
+  function ztoa(z) result(s)
+    real(real64), intent(in) :: z
+    character(len=:), allocatable :: s
+    if (abs(z - anint(z)) < 1e-9_real64 .and. abs(z) < 1e9_real64) then
+      s = itoa(nint(z))
+    else
+      s = rtoa(z)
+    end if
+  end function
 
 end program qmmm_vmc

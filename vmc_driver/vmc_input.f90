@@ -1,7 +1,8 @@
 ! vmc_input.f90 -- the namelist &vmc (documented in vmc_driver/README.md), checked before any work.
 ! A compiler's namelist read names neither the line nor, for most faults, the key ("End of file" for a
 ! non-numeric value, a misspelt group or a missing '/'), so the file is scanned first: the group and its
-! end, every "key = value" with its line, each value against its key's type. Then the namelist is read
+! end, every "key = value" with its line, each value against its key's type, each key (each element of an
+! array key) at most once: the compiler's read would let the last one win silently. Then the namelist is read
 ! (the compiler's parser stays the authority on the syntax), and every number goes through one range
 ! check (need) that also refuses NaN and Inf. Nothing here stops the process: input_read returns a
 ! status and a message naming the file, the line where known, and the key.
@@ -10,7 +11,7 @@ module vmc_input
   use vmc_util
   implicit none
   private
-  public :: input_t, input_read, MAX_CUBES, MAX_BLOCK_VALUES
+  public :: input_t, input_read, input_where, MAX_CUBES, MAX_BLOCK_VALUES
 
   integer, parameter :: MAX_CUBES = 16
   ! Local energies per block (walkers x measurements): rank 0 gathers a few values of each with 32-bit
@@ -23,8 +24,8 @@ module vmc_input
        'jastrow', 'b_ee', 'b_en', 'n_walkers', 'n_equil', 'n_blocks', 'steps_per_block', 'move_length', &
        'tune_moves', 'seed', 'backend', 'precision', 'field_calls', 'n_threads', 'n_electrons', &
        'recompute_every', 'output_json', 'first_walker', 'cusp_correction', 'devices', 'energy_every', &
-       'cusp_rc_z', 'cusp_rc_max', 'balance_walkers', 'field_method', 'field_tolerance', 'field_margin']
-  character(len=*), parameter :: KINDS = 'sSrlrriiiirlIsssiiisIlsirrlsrr'
+       'cusp_rc_z', 'cusp_rc_max', 'balance_walkers', 'field_method', 'field_tolerance', 'field_margin', 'charge']
+  character(len=*), parameter :: KINDS = 'sSrlrriiiirlIsssiiisIlsirrlsrri'
 
   type input_t
     character(len=512) :: path = ''       ! the input file itself (for messages)
@@ -37,6 +38,7 @@ module vmc_input
     logical :: balance_walkers = .false.  ! MPI: walker shares by each rank's equilibration speed
     integer :: n_walkers = 0, n_equil = 0, n_blocks = 0, steps_per_block = 0, n_threads = 0
     integer :: n_electrons = -1, recompute_every = 0, n_cubes = 0
+    integer :: charge = 0                 ! the QM fragment's total charge: its electrons are sum Z - charge
     integer(int64) :: seed = 0, first_walker = 0
     character(len=16) :: backend = 'auto', precision = 'double', field_calls = 'measured'
     character(len=64) :: devices = ''   ! CUDA device spec for the ranks of a node ('' = QMMM_DEVICE or round robin)
@@ -44,6 +46,7 @@ module vmc_input
     ! normwise error and the region around the QM nuclei (margin, bohr) where it interpolates.
     character(len=16) :: field_method = 'direct'
     real(real64) :: field_tolerance = 1e-7_real64, field_margin = 4.0_real64
+    integer :: key_line(size(KEYS)) = 0   ! line of each key's assignment (0: not given), for later messages
   end type
 
   ! The reader's state: the file, the line of each key's assignment, the first error.
@@ -51,6 +54,7 @@ module vmc_input
     character(len=:), allocatable :: path, msg
     integer :: stat = 0
     integer :: key_line(size(KEYS)) = 0
+    integer :: elem_line(MAX_CUBES, size(KEYS)) = 0   ! array keys: the line of each element's assignment
   end type
 
   interface need
@@ -72,9 +76,24 @@ contains
     if (rd%stat == 0) call read_namelist(rd, inp)
     if (rd%stat == 0) call check_values(rd, inp)
     inp%path = path
+    inp%key_line = rd%key_line
     stat = rd%stat
     msg = rd%msg
   end subroutine
+
+  ! "path:line" of key's assignment in inp's file, "path" where the key was not given (the driver's messages
+  ! about a key that only the Molden file or the machine shows to be wrong).
+  function input_where(inp, key) result(s)
+    type(input_t), intent(in) :: inp
+    character(len=*), intent(in) :: key
+    character(len=:), allocatable :: s
+    integer :: k
+    s = trim(inp%path)
+    k = key_number(key)
+    if (k > 0) then
+      if (inp%key_line(k) > 0) s = s // ':' // itoa(inp%key_line(k))
+    end if
+  end function
 
   ! Records the first error only: "path:line: text" (line 0: no line).
   subroutine fail(rd, line, text)
@@ -217,6 +236,12 @@ contains
       if (k == 0) then
         call fail(rd, gline(eqpos(i)), 'unknown key ''' // g(kstart(i):kend(i)) // ''' in &vmc'); return
       end if
+      ! A key given twice: the namelist read would keep the last value without a word (array keys: per
+      ! element, in check_value, since cubes(2) = ... after cubes = 'a' is a second element, not a repeat).
+      if (KINDS(k:k) /= 'S' .and. rd%key_line(k) > 0) then
+        call fail(rd, gline(eqpos(i)), 'key ''' // trim(KEYS(k)) // ''' already given on line ' // &
+             itoa(rd%key_line(k))); return
+      end if
       rd%key_line(k) = gline(eqpos(i))
       idx = 1
       if (istart(i) > 0) then
@@ -257,6 +282,15 @@ contains
     end if
     if (idx + n - 1 > MAX_CUBES) then
       call fail(rd, line, key // ' lists more than ' // itoa(MAX_CUBES) // ' files'); return
+    end if
+    if (KINDS(k:k) == 'S') then
+      do i = idx, idx + n - 1
+        if (rd%elem_line(i, k) > 0) then
+          call fail(rd, line, 'key ''' // trim(KEYS(k)) // '(' // itoa(i) // ')'' already given on line ' // &
+               itoa(rd%elem_line(i, k))); return
+        end if
+        rd%elem_line(i, k) = line
+      end do
     end if
     do i = 1, n
       item = v(b(1, i):b(2, i))
@@ -390,6 +424,7 @@ contains
     real(real64) :: density_threshold, b_ee, b_en, move_length, cusp_rc_z, cusp_rc_max
     logical :: jastrow, tune_moves, cusp_correction, balance_walkers
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every, energy_every
+    integer :: charge
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls, field_method
     character(len=64) :: devices
@@ -397,7 +432,7 @@ contains
     namelist /vmc/ molden, cubes, density_threshold, jastrow, b_ee, b_en, n_walkers, n_equil, n_blocks, &
          steps_per_block, move_length, tune_moves, seed, backend, precision, field_calls, n_threads, &
          n_electrons, recompute_every, output_json, first_walker, cusp_correction, devices, energy_every, &
-         cusp_rc_z, cusp_rc_max, balance_walkers, field_method, field_tolerance, field_margin
+         cusp_rc_z, cusp_rc_max, balance_walkers, field_method, field_tolerance, field_margin, charge
     integer :: u, ios
     character(len=512) :: msg
 
@@ -405,7 +440,7 @@ contains
     density_threshold = 1e-3_real64; b_ee = 1; b_en = 1; move_length = 0.5_real64
     jastrow = .true.; tune_moves = .true.; cusp_correction = .true.
     n_walkers = 64; n_equil = 100; n_blocks = 20; steps_per_block = 20; n_threads = 0
-    n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0
+    n_electrons = -1; recompute_every = 50; seed = 1; first_walker = 0; charge = 0
     backend = 'auto'; precision = 'double'; field_calls = 'measured'; devices = ''
     energy_every = 1; cusp_rc_z = 0.5_real64; cusp_rc_max = 0.2_real64; balance_walkers = .false.
     field_method = 'direct'; field_tolerance = 1e-7_real64; field_margin = 4.0_real64
@@ -426,6 +461,7 @@ contains
     inp%n_walkers = n_walkers; inp%n_equil = n_equil; inp%n_blocks = n_blocks
     inp%steps_per_block = steps_per_block; inp%n_threads = n_threads; inp%n_electrons = n_electrons
     inp%recompute_every = recompute_every; inp%seed = seed; inp%first_walker = first_walker
+    inp%charge = charge
     inp%backend = lower(adjustl(backend)); inp%precision = lower(adjustl(precision))
     inp%field_calls = lower(adjustl(field_calls))
     inp%devices = adjustl(devices)
@@ -457,6 +493,7 @@ contains
     call need(rd, 'energy_every', int(inp%energy_every, int64), 1_int64, 1000000000_int64, 'sweeps')
     call need(rd, 'n_threads', int(inp%n_threads, int64), 0_int64, 1024_int64, '(0: library default)')
     call need(rd, 'n_electrons', int(inp%n_electrons, int64), -1_int64, 100000_int64, '(-1: not checked)')
+    call need(rd, 'charge', int(inp%charge, int64), -100000_int64, 100000_int64, 'e')
     call need(rd, 'recompute_every', int(inp%recompute_every, int64), 1_int64, 1000000000_int64, 'sweeps')
     call need(rd, 'first_walker', inp%first_walker, 0_int64, 2_int64**62, '')
     ! seed: every 64-bit value is a valid seed (the scan has checked that it is one).

@@ -8,6 +8,9 @@
 !    xxx,yyy,zzz,xyy,xxy,xxz,xzz,yzz,yyz,xyz. Cartesian functions carry psi4's normalisation: every
 !    component has the norm of x^l (so xy is not unit-normalised); the MO overlap is then the identity.
 !  - MOs with Occup=2 are doubly occupied (alpha and beta), Occup=1 with Spin=Alpha/Beta singly.
+!  - Every MO lists every basis function's coefficient exactly once: a missing one (a file cut inside an MO)
+!    or a repeated index would otherwise leave a zero or an overwritten coefficient and a wrong orbital.
+!    A file cut between MOs drops whole orbitals: the driver finds that from the electron count (sum Z - charge).
 module vmc_molden
   use, intrinsic :: iso_fortran_env, only: real64
   use vmc_util
@@ -33,6 +36,7 @@ module vmc_molden
 
   type basis_t
     integer :: natom = 0, nshell = 0, nbf = 0, nalpha = 0, nbeta = 0
+    integer :: mo_line = 0                          ! line of [MO] (messages about the orbitals as a whole)
     real(real64), allocatable :: xyz(:,:), z(:)
     type(shell_t), allocatable :: sh(:)
     real(real64), allocatable :: ca(:,:), cb(:,:)   ! occupied MO coefficients (nbf, nalpha) / (nbf, nbeta)
@@ -140,7 +144,8 @@ contains
     type(shell_t), allocatable :: tmp(:)
     character(len=8) :: spin
     real(real64), allocatable :: c(:), ca(:,:), cb(:,:)
-    integer :: nmo_a, nmo_b
+    integer, allocatable :: seen(:)   ! line of each coefficient of the current MO (0: not yet given)
+    integer :: nmo_a, nmo_b, imo
 
     stat = 0; msg = ''
     call read_lines(path, lines, n, stat, msg)
@@ -282,9 +287,10 @@ contains
       bs%nbf = bs%nbf + bs%sh(k)%nfunc
     end do
 
-    ! ---- MOs: only occupied ones are kept (at most one per Occup= line) ----
-    allocate(c(bs%nbf), ca(bs%nbf, max(n_occ_lines, 1)), cb(bs%nbf, max(n_occ_lines, 1)))
-    nmo_a = 0; nmo_b = 0
+    ! ---- MOs: only occupied ones are kept (at most one per Occup= line); every one must be complete ----
+    allocate(c(bs%nbf), seen(bs%nbf), ca(bs%nbf, max(n_occ_lines, 1)), cb(bs%nbf, max(n_occ_lines, 1)))
+    bs%mo_line = sec_mo
+    nmo_a = 0; nmo_b = 0; imo = 0
     i = sec_mo + 1
     do while (i <= n)
       if (is_section(lines(i))) exit
@@ -309,7 +315,8 @@ contains
       if (occ < 0) then
         call fail(i, 'MO without Occup= (or a negative one)'); return
       end if
-      c = 0
+      imo = imo + 1
+      c = 0; seen = 0
       do while (j <= n)
         if (len_trim(lines(j)) == 0) then
           j = j + 1; cycle
@@ -322,9 +329,24 @@ contains
         if (.not. (abs(coefv) <= 1e6_real64)) then
           call fail(j, 'MO coefficient is not a finite number of magnitude <= 1e6'); return
         end if
+        if (seen(ib) > 0) then
+          call fail(j, 'coefficient ' // itoa(ib) // ' of MO ' // itoa(imo) // ' already given on line ' // &
+               itoa(seen(ib))); return
+        end if
+        seen(ib) = j
         c(ib) = coefv
         j = j + 1
       end do
+      if (any(seen == 0)) then
+        k = findloc(seen, 0, dim=1)
+        if (j > n) then
+          call fail(n, 'file ends inside MO ' // itoa(imo) // ' (from line ' // itoa(i) // '): ' // &
+               itoa(count(seen > 0)) // ' of ' // itoa(bs%nbf) // ' coefficients given, index ' // itoa(k) // &
+               ' missing (file truncated?)'); return
+        end if
+        call fail(i, 'MO ' // itoa(imo) // ' lists ' // itoa(count(seen > 0)) // ' of ' // itoa(bs%nbf) // &
+             ' coefficients (index ' // itoa(k) // ' missing): every MO needs one line per basis function'); return
+      end if
       if (abs(occ - 2) < 1e-6_real64) then
         if (spin(1:4) == 'beta') then
           call fail(i, 'Occup=2 on a Beta orbital'); return

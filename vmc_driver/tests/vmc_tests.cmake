@@ -148,10 +148,26 @@ vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml GPU LABELS 
 vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
   ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 field_calls measured)
 
-# bad inputs: exit status, a message naming the key or file:line, no result file
+# bad inputs: exit status 2, a message naming the key or file:line, no result file
+# [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
+# within that time (expect_fail.cmake)
+find_program(VMC_PRLIMIT prlimit)
 function(vmc_bad name input regex)
+  cmake_parse_arguments(A "" "LIMIT_AS;MAX_SECONDS" "" ${ARGN})
+  set(defs)
+  if(A_LIMIT_AS)
+    if(NOT VMC_PRLIMIT)
+      qmmm_add_skip_test(vmc_bad_${name} "no prlimit (util-linux) to run it under an address-space limit"
+        LABELS vmc quick)
+      return()
+    endif()
+    list(APPEND defs -DPRLIMIT=${VMC_PRLIMIT} -DLIMIT_AS=${A_LIMIT_AS})
+  endif()
+  if(A_MAX_SECONDS)
+    list(APPEND defs -DMAX_SECONDS=${A_MAX_SECONDS})
+  endif()
   add_test(NAME vmc_bad_${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
-    -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}"
+    -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}" ${defs}
     -P ${VMC_T}/expect_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc;quick")
 endfunction()
@@ -183,6 +199,28 @@ vmc_bad(field_split_single bad_field_split_single.nml
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
 vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
+# Molden files cut inside an MO, between two MOs (water's first three of five: 6 electrons), with an index given
+# twice (line 98 repeats line 97's index 5): each ran before as a smaller or wrong water. The electrons must be
+# sum Z - charge (key 'charge', default 0).
+vmc_bad(molden_cut_inside bad_molden_cut_inside.nml
+  "mo_cut_inside.molden:130: file ends inside MO 3 \\(from line 117\\): 10 of 24 coefficients given, index 11 missing")
+vmc_bad(molden_cut_between bad_molden_cut_between.nml
+  "mo_cut_between.molden:60: the occupied MOs hold 6 electrons .* sum to 10 and key 'charge' = 0 .*so 10 are expected")
+vmc_bad(molden_duplicate_index bad_molden_duplicate_index.nml
+  "mo_duplicate_index.molden:98: coefficient 5 of MO 2 already given on line 97")
+vmc_bad(charge bad_charge.nml
+  "water.molden:60: the occupied MOs hold 10 electrons .* key 'charge' = 1 \\(.*bad_charge.nml:3\\), so 9 are expected")
+# A key given twice (the namelist read would keep the last silently); an array key's element likewise.
+vmc_bad(duplicate_key bad_duplicate_key.nml "bad_duplicate_key.nml:7: key 'seed' already given on line 3")
+vmc_bad(duplicate_cube bad_duplicate_cube.nml "bad_duplicate_cube.nml:5: key 'cubes\\(2\\)' already given on line 3")
+# Runs too large for the machine (water, 10^7 walkers: ~37 GB; 10^8 blocks of 20 measurements: ~113 GB): refused
+# at once with the estimate. Under an 8 GiB address-space limit, so that they are refused on any machine.
+vmc_bad(memory_walkers bad_memory_walkers.nml
+  "bad_memory_walkers.nml:3: key 'n_walkers' = 10000000 .*: the run needs about [0-9.]+ GB of memory .* GB available"
+  LIMIT_AS 8589934592 MAX_SECONDS 2)
+vmc_bad(memory_blocks bad_memory_blocks.nml
+  "bad_memory_blocks.nml:4: key 'n_blocks' = 100000000 .*2000000000 measurements.*: the run needs about [0-9.]+ GB"
+  LIMIT_AS 8589934592 MAX_SECONDS 2)
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
@@ -201,7 +239,11 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   namelist ok ${REF}/water/water_vmc.nml  namelist bad ${I}/bad_not_a_number.nml  namelist ok ${I}/small.nml
   namelist bad ${I}/bad_group_name.nml  namelist bad ${I}/bad_truncated.nml  namelist bad ${I}/bad_nan_real.nml
   namelist bad ${REF}/water/water.molden  namelist bad ${REF}/water_dimer/water2_density.cube.gz
-  namelist ok ${REF}/glycine_trimer/frag1_vmc.nml)
+  namelist ok ${REF}/glycine_trimer/frag1_vmc.nml
+  molden bad ${I}/mo_cut_inside.molden  molden bad ${I}/mo_duplicate_index.molden
+  namelist bad ${I}/bad_duplicate_key.nml  namelist bad ${I}/bad_duplicate_cube.nml
+  # Accepted by the readers, refused by the driver: the electron count needs both files, the memory the machine.
+  molden ok ${I}/mo_cut_between.molden  namelist ok ${I}/bad_charge.nml  namelist ok ${I}/bad_memory_walkers.nml)
 set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
