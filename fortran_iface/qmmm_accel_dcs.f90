@@ -8,6 +8,7 @@ module qmmm_accel_dcs
 
   integer, parameter, public :: QMMM_DCS_MAX_DEVICES = 16
   integer, parameter, public :: QMMM_DCS_KERNEL_FAST = 0
+  integer, parameter, public :: QMMM_DCS_ON_ATOM_ERROR = 0, QMMM_DCS_ON_ATOM_OTHERS = 1
 
   type, bind(c), public :: qmmm_dcs_lattice
     real(c_double) :: origin(3) = 0.0_c_double
@@ -22,7 +23,7 @@ module qmmm_accel_dcs
     integer(c_int32_t) :: n_devices = 0
     integer(c_int32_t) :: devices(16) = 0
     integer(c_int32_t) :: kernel = 0
-    integer(c_int32_t) :: reserved0 = 0
+    integer(c_int32_t) :: on_atom = 0  ! QMMM_DCS_ON_ATOM_ERROR (0) or _OTHERS (1)
     real(c_double) :: max_device_bytes = 0.0_c_double
     type(c_funptr) :: progress = c_null_funptr
     type(c_ptr) :: progress_user = c_null_ptr

@@ -1,5 +1,6 @@
 // dcs_api.cpp -- the C API of DCS potential maps: argument checks, backend choice, progress, and ion
-// placement. The sums are done by dcs_cpu.cpp and (through dcs_pool.cpp) src_cuda/dcs/dcs_gpu.cu.
+// placement. The sums are done by dcs_cpu.cpp and (through dcs_pool.cpp) src_cuda/dcs/dcs_gpu.cu; the limits of
+// each precision and the points near atoms, the same for every backend, by dcs_limits.cpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "core_backend.hpp"
 #include "dcs_backend.hpp"
+#include "dcs_limits.hpp"
 #include "cpu_threads.hpp"
 #include "error.hpp"
 
@@ -21,8 +23,6 @@ namespace {
 using qmmm::Error;
 using qmmm::strfmt;
 
-constexpr double kSingular = 1e-10;  // bohr
-
 void check_finite(const char *name, const double *a, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
         if (!std::isfinite(a[i]))
@@ -30,10 +30,15 @@ void check_finite(const char *name, const double *a, int64_t n) {
                                                 (std::isnan(a[i]) ? "NaN" : "Inf"));
 }
 
-void check_atoms(int64_t n_atoms, const double *xyz, const double *q) {
+// The count and pointers; reads no atom.
+void check_atom_args(int64_t n_atoms, const double *xyz, const double *q) {
     if (n_atoms < 0) throw Error(QMMM_ERR_INVALID_ARG, "n_atoms = " + std::to_string(n_atoms) + " is negative");
     if (n_atoms > 0 && !xyz) throw Error(QMMM_ERR_NULL_ARG, "xyz is NULL with n_atoms > 0");
     if (n_atoms > 0 && !q) throw Error(QMMM_ERR_NULL_ARG, "q is NULL with n_atoms > 0");
+}
+
+void check_atoms(int64_t n_atoms, const double *xyz, const double *q) {
+    check_atom_args(n_atoms, xyz, q);
     check_finite("xyz", xyz, 3 * n_atoms);
     check_finite("q", q, n_atoms);
 }
@@ -61,28 +66,6 @@ int64_t check_lattice(const qmmm_dcs_lattice *lat) {
     return total;
 }
 
-// A lattice point on an atom has no finite potential: only the nearest point of each atom can be.
-void check_singular(const qmmm_dcs_lattice &l, int64_t n_atoms, const double *xyz) {
-    for (int64_t a = 0; a < n_atoms; ++a) {
-        double d2 = 0;
-        int64_t idx[3] = {0, 0, 0};
-        bool inside = true;
-        for (int d = 0; d < 3; ++d) {
-            const double t = (xyz[3 * a + d] - l.origin[d]) / l.spacing[d];
-            const double r = std::nearbyint(t);
-            // Converted only inside the lattice: a far atom's index may not fit an int64_t.
-            if (r < 0 || r >= static_cast<double>(l.count[d])) inside = false;
-            else idx[d] = static_cast<int64_t>(r);
-            const double e = (t - r) * l.spacing[d];
-            d2 += e * e;
-        }
-        if (inside && d2 < kSingular * kSingular)
-            throw Error(QMMM_ERR_SINGULAR, "atom " + std::to_string(a) + " lies on lattice point (" +
-                                               std::to_string(idx[0]) + ", " + std::to_string(idx[1]) + ", " +
-                                               std::to_string(idx[2]) + "): its potential is infinite there");
-    }
-}
-
 std::vector<int> check_devices(const qmmm_dcs_options &o) {
     return qmmm::check_devices(o.devices, o.n_devices, QMMM_DCS_MAX_DEVICES, "opt->devices");
 }
@@ -96,6 +79,8 @@ void check_options(const qmmm_dcs_options &o) {
     qmmm::check_threads(o.n_threads, "opt->n_threads");
     if (o.kernel != QMMM_DCS_KERNEL_FAST)
         throw Error(QMMM_ERR_INVALID_ARG, "opt->kernel = " + std::to_string(o.kernel) + " (0 FAST, the only kernel)");
+    if (o.on_atom != QMMM_DCS_ON_ATOM_ERROR && o.on_atom != QMMM_DCS_ON_ATOM_OTHERS)
+        throw Error(QMMM_ERR_INVALID_ARG, "opt->on_atom = " + std::to_string(o.on_atom) + " (0 ERROR, 1 OTHERS)");
     if (!std::isfinite(o.max_device_bytes) || o.max_device_bytes < 0)
         throw Error(QMMM_ERR_INVALID_ARG, "opt->max_device_bytes must be finite and >= 0");
 }
@@ -159,17 +144,24 @@ QMMM_API int qmmm_dcs_options_default(qmmm_dcs_options *opt) {
 QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, const qmmm_dcs_lattice *lat,
                           double *map, const qmmm_dcs_options *opt, qmmm_dcs_stats *stats) {
     return qmmm::api_guard("qmmm_dcs_map", [&]() -> int {
-        check_atoms(n_atoms, xyz, q);
+        check_atom_args(n_atoms, xyz, q);
         const int64_t total = check_lattice(lat);
         if (!map) throw Error(QMMM_ERR_NULL_ARG, "map is NULL");
         qmmm_dcs_options o;
         qmmm_dcs_options_default(&o);
         if (opt) o = *opt;
         check_options(o);
-        check_singular(*lat, n_atoms, xyz);
         const int backend = qmmm::resolve_backend(o.backend);
         std::vector<int> devices;
         if (backend == QMMM_BACKEND_CUDA) devices = check_devices(o);
+        // Before any atom is read: a count far beyond the caller's arrays is refused, not read.
+        qmmm::dcs_check_memory(n_atoms, backend,
+                               backend == QMMM_BACKEND_CUDA ? static_cast<int>(devices.size())
+                                                            : (o.n_threads > 0 ? o.n_threads : qmmm::default_threads()));
+        check_finite("xyz", xyz, 3 * n_atoms);
+        check_finite("q", q, n_atoms);
+        qmmm::dcs_check_magnitudes(n_atoms, xyz, q, *lat, o.precision);
+        const qmmm::DcsNearPoints near = qmmm::dcs_near_points(n_atoms, xyz, q, *lat, o.precision, o.on_atom);
 
         qmmm::DcsProblem p;
         p.n_atoms = n_atoms;
@@ -192,6 +184,7 @@ QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, c
         } else {
             cpu_map(p, map, o, &pieces);
         }
+        if (n_atoms > 0) qmmm::dcs_fix_points(near, n_atoms, xyz, q, *lat, map);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (stats) {
             stats->backend = backend;

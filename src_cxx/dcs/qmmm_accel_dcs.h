@@ -23,6 +23,8 @@
  *           which matters within a fraction of a bohr of an atom (1500 random atoms around a 131x19x9
  *           lattice: SINGLE and MIXED 5.7e-6 on the CPU, 4.4e-6 on the GPU). The tests check this bound at
  *           every point (tests/dcs/dcs_claims.hpp).
+ * Points nearer an atom than 100 u |r_a - origin|_1 + 1e-10 bohr (where the terms above lose their digits, and a
+ * float distance may round to 0) are recomputed on the host in double after the backend, whatever the backend.
  * A point's value is bitwise reproducible for the same input, precision, backend and device kind,
  * whatever the thread count, device list or piece size.
  *
@@ -58,6 +60,14 @@ enum {
     QMMM_DCS_KERNEL_FAST = 0 /**< the only kernel (the field keeps its place for others; other values are refused) */
 };
 
+/** What a lattice point within 1e-10 bohr of an atom gets (qmmm_dcs_options.on_atom). */
+enum {
+    QMMM_DCS_ON_ATOM_ERROR = 0, /**< refused: QMMM_ERR_SINGULAR naming the atom and the point (default) */
+    QMMM_DCS_ON_ATOM_OTHERS = 1 /**< the potential of the other atoms there: the atom's own term, infinite at
+                                     r = 0, is left out (as quantum chemistry codes report the potential at a
+                                     nucleus); computed in double on the host */
+};
+
 /** Options of qmmm_dcs_map. Fill with qmmm_dcs_options_default first. */
 typedef struct qmmm_dcs_options {
     int32_t backend;    /**< QMMM_BACKEND_*; AUTO as for the field (QMMM_BACKEND env, else CUDA if a GPU) */
@@ -67,7 +77,7 @@ typedef struct qmmm_dcs_options {
                              (two host threads share it). */
     int32_t devices[QMMM_DCS_MAX_DEVICES]; /**< CUDA devices to use */
     int32_t kernel;     /**< QMMM_DCS_KERNEL_FAST (default and only value) */
-    int32_t reserved0;  /**< zero (alignment) */
+    int32_t on_atom;    /**< QMMM_DCS_ON_ATOM_* for a lattice point on an atom; default ERROR */
     double max_device_bytes; /**< per-device memory budget for map pieces; 0 = 80% of free memory */
     qmmm_dcs_progress_fn progress; /**< may be NULL */
     void *progress_user;           /**< passed to progress as user */
@@ -84,7 +94,8 @@ typedef struct qmmm_dcs_stats {
 } qmmm_dcs_stats;
 
 /**
- * @brief Fills opt with the defaults: backend AUTO, precision SINGLE, kernel FAST, everything else 0 / NULL.
+ * @brief Fills opt with the defaults: backend AUTO, precision SINGLE, kernel FAST, on_atom ERROR, everything else
+ * 0 / NULL.
  * @param[out] opt the options to fill
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG opt is NULL
@@ -104,12 +115,18 @@ QMMM_API int qmmm_dcs_options_default(qmmm_dcs_options *opt);
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG lat or map is NULL, or xyz or q with n_atoms > 0
  * @retval QMMM_ERR_INVALID_ARG n_atoms < 0, a spacing <= 0 or count < 1, an option out of range (backend,
- *         precision, n_threads, kernel, max_device_bytes, devices), or the progress callback cancelled
+ *         precision, n_threads, kernel, on_atom, max_device_bytes, devices), the progress callback cancelled, or
+ *         a magnitude beyond the precision (the message names the entry and the limit): |q| above 1e30 (SINGLE,
+ *         MIXED) or 1e300 (DOUBLE); a spacing, the lattice's extent or an atom's distance from the origin along
+ *         an axis above 1e18 or 1e150 bohr; a map that may exceed 1e38 or 1e300 hartree/e (the bound sum_a
+ *         |q_a| / distance of a to its nearest lattice point); more than 64 lattice points of one atom within
+ *         the distance the precision resolves (a spacing too fine for it)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or the origin
- * @retval QMMM_ERR_SINGULAR a lattice point within 1e-10 bohr of an atom
+ * @retval QMMM_ERR_SINGULAR a lattice point within 1e-10 bohr of an atom, with on_atom ERROR
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA
  * @retval QMMM_ERR_NO_DEVICE backend CUDA and no usable GPU
- * @retval QMMM_ERR_OUT_OF_MEMORY the map or one padded plane does not fit (host, or max_device_bytes)
+ * @retval QMMM_ERR_OUT_OF_MEMORY the map or one padded plane does not fit (host, or max_device_bytes), or the
+ *         host copies of the atoms exceed this machine's memory (estimated before any atom is read)
  * @retval QMMM_ERR_CUDA a CUDA failure
  * @threading Concurrent calls from several threads are safe; CUDA maps are then done one at a time.
  */

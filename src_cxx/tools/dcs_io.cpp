@@ -2,8 +2,6 @@
 #include "dcs_io.hpp"
 
 #include <omp.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -238,20 +236,12 @@ MapFormat map_format(const std::string &path, const std::string &format) {
                                                 "; use .dx (OpenDX) or .cube/.cub (Gaussian cube), or --output-format dx|cube");
 }
 
-void check_writable(const std::string &path) {
-    struct stat st {};
-    const bool exists = ::stat(path.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": is a folder, not a file name");
-    const auto slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    const std::string probe = exists ? path : dir;
-    if (::access(probe.c_str(), W_OK) != 0)
-        throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": cannot write " + (exists ? "the file" : "into " + dir) + " (" +
-                                                  std::strerror(errno) + ")");
-}
-
 void write_dx(const std::string &path, const Grid &g, const std::string &comment) {
     auto f = open_out(path);
+    write_dx(f.get(), path, g, comment);
+}
+
+void write_dx(FILE *f, const std::string &path, const Grid &g, const std::string &comment) {
     char buf[512];
     std::string h = "# " + comment + "\n";
     std::snprintf(buf, sizeof buf,
@@ -262,13 +252,13 @@ void write_dx(const std::string &path, const Grid &g, const std::string &comment
                   (long long)g.count[0], (long long)g.count[1], (long long)g.count[2], g.origin[0], g.origin[1],
                   g.origin[2], g.spacing[0], g.spacing[1], g.spacing[2], (long long)g.count[0], (long long)g.count[1],
                   (long long)g.count[2], (long long)(g.count[0] * g.count[1] * g.count[2]));
-    put(f.get(), h + buf, path);
-    write_z_fastest(f.get(), g, 3, path);
-    put(f.get(),
+    put(f, h + buf, path);
+    write_z_fastest(f, g, 3, path);
+    put(f,
         "attribute \"dep\" string \"positions\"\nobject \"regular positions regular connections\" class field\n"
         "component \"positions\" value 1\ncomponent \"connections\" value 2\ncomponent \"data\" value 3\n",
         path);
-    if (std::fflush(f.get()) != 0) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed");
+    if (std::fflush(f) != 0) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed");
 }
 
 Grid read_dx(const std::string &path) {
@@ -326,6 +316,11 @@ Grid read_dx(const std::string &path) {
 
 void write_cube(const std::string &path, const Grid &g, const Molecule &m, const std::string &comment) {
     auto f = open_out(path);
+    write_cube(f.get(), path, g, m, comment);
+    if (std::fflush(f.get()) != 0) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed");
+}
+
+void write_cube(FILE *f, const std::string &path, const Grid &g, const Molecule &m, const std::string &comment) {
     std::string h = "qmmm-dcs potential map\n" + comment + "\n";
     char buf[256];
     std::snprintf(buf, sizeof buf, "%5lld %12.6f %12.6f %12.6f\n", (long long)m.n(), g.origin[0], g.origin[1], g.origin[2]);
@@ -341,7 +336,7 @@ void write_cube(const std::string &path, const Grid &g, const Molecule &m, const
                       m.xyz[3 * a + 2] * kBohrPerAngstrom);
         h += buf;
     }
-    put(f.get(), h, path);
+    put(f, h, path);
     // Cube rows: for each (x, y), the z values, 6 a line.
     const int64_t nx = g.count[0], ny = g.count[1], nz = g.count[2];
     for (int64_t i = 0; i < nx; ++i) {
@@ -352,12 +347,18 @@ void write_cube(const std::string &path, const Grid &g, const Molecule &m, const
                 s += (k % 6 == 5 || k == nz - 1) ? '\n' : ' ';
             }
         }
-        put(f.get(), s, path);
+        put(f, s, path);
     }
 }
 
 void write_ions_pdb(const std::string &path, const std::vector<double> &xyz, double charge, const std::string &name) {
     auto f = open_out(path);
+    write_ions_pdb(f.get(), path, xyz, charge, name);
+    if (std::fflush(f.get()) != 0) throw qmmm::Error(QMMM_ERR_FILE_OPEN, path + ": write failed");
+}
+
+void write_ions_pdb(FILE *f, const std::string &path, const std::vector<double> &xyz, double charge,
+                    const std::string &name) {
     std::string s = "REMARK   qmmm-dcs ion placement (coordinates in Angstrom)\n";
     char buf[128];
     const int qi = static_cast<int>(std::lround(std::fabs(charge)));
@@ -370,7 +371,7 @@ void write_ions_pdb(const std::string &path, const std::vector<double> &xyz, dou
         s += buf;
     }
     s += "END\n";
-    put(f.get(), s, path);
+    put(f, s, path);
 }
 
 }  // namespace dcsio

@@ -4,6 +4,7 @@
 // (QMMM_ERR_FILE_OPEN, QMMM_ERR_FILE_FORMAT) and a message naming file and line.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -40,17 +41,19 @@ struct Grid {
 enum class MapFormat { dx, cube };
 MapFormat map_format(const std::string &path, const std::string &format = "");
 
-// Throws qmmm::Error(QMMM_ERR_FILE_OPEN) when `path` cannot be written (its folder is missing or read-only, or it is
-// a folder): checked before a long computation rather than after it. Creates nothing.
-void check_writable(const std::string &path);
-
+// The writers: to `path` (created or truncated), or to an open file `f` that error messages call `name` (the
+// tool's atomic outputs, atomic_output.hpp).
 // OpenDX as APBS writes it (positions in Angstrom, data z fastest); `comment` goes into a # line.
 void write_dx(const std::string &path, const Grid &angstrom_grid, const std::string &comment);
+void write_dx(FILE *f, const std::string &name, const Grid &angstrom_grid, const std::string &comment);
 Grid read_dx(const std::string &path);
 // Gaussian cube (positions in bohr); atoms from the molecule (Angstrom, converted).
 void write_cube(const std::string &path, const Grid &bohr_grid, const Molecule &m, const std::string &comment);
+void write_cube(FILE *f, const std::string &name, const Grid &bohr_grid, const Molecule &m, const std::string &comment);
 // Ions as PDB HETATM records (Angstrom).
 void write_ions_pdb(const std::string &path, const std::vector<double> &xyz_angstrom, double charge,
+                    const std::string &name);
+void write_ions_pdb(FILE *f, const std::string &file_name, const std::vector<double> &xyz_angstrom, double charge,
                     const std::string &name);
 
 }  // namespace dcsio

@@ -2,7 +2,9 @@
 // Reads PQR / PDB (charges in columns 79-80) / XYZ with charges (Angstrom); writes OpenDX (Angstrom) or
 // Gaussian cube (bohr). Map units: kT/e at --temperature (default, as APBS writes), V, or au (hartree/e).
 // Every number option is checked (finite, in range) by cli_checks.hpp before use, and the lattice size before
-// allocation. Exit codes: 0 success; 2 usage error (bad option or value, unknown map extension); otherwise the
+// allocation. A lattice point on an atom gets the potential of the other atoms (QMMM_DCS_ON_ATOM_OTHERS). Outputs
+// are written all or nothing (atomic_output.hpp): an existing file is kept unless --force.
+// Exit codes: 0 success; 2 usage error (bad option or value, unknown map extension); otherwise the
 // library status (qmmm_accel.h): 3 non-finite input, 8 map too large for memory, 9 file cannot be opened,
 // 10 malformed structure file (file:line), 5/6 --backend cuda without CUDA/GPU, 99 unexpected internal error.
 #include <unistd.h>
@@ -12,8 +14,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <new>
 
+#include "atomic_output.hpp"
 #include "cli_checks.hpp"
 #include "dcs_io.hpp"
 
@@ -43,8 +47,15 @@ int die(int status, const std::string &msg) {
 
 int run(int argc, char **argv) {
     CLI::App app{"qmmm-dcs: electrostatic potential map by direct Coulomb summation (sum q/r), and ion placement", "qmmm-dcs"};
-    app.footer("Exit codes: 0 success, 2 usage error, else the library status (qmmm_accel.h: 3 non-finite input, "
-               "5 no CUDA in this build, 6 no GPU, 8 out of memory, 9 cannot open a file, 10 malformed file).");
+    app.footer("A lattice point on an atom (within 1e-10 bohr; e.g. the centre of the default lattice around one ion) "
+               "gets the potential of the other atoms there: the atom's own q/r, infinite at r = 0, is left out, as "
+               "quantum chemistry codes report the potential at a nucleus. Points nearer an atom than single "
+               "precision resolves are computed in double.\n"
+               "Outputs are written to a temporary file in their folder and renamed when complete: a failed or "
+               "interrupted run leaves no partial file, and an existing output is kept unless --force.\n"
+               "Exit codes: 0 success, 2 usage error, else the library status (qmmm_accel.h: 3 non-finite input, "
+               "5 no CUDA in this build, 6 no GPU, 8 out of memory, 9 cannot open a file (also an existing output "
+               "without --force), 10 malformed file).");
     std::string input, output = "potential.dx", format, out_format, units = "kT", backend = "auto", precision = "single";
     std::string ions_out = "ions.pdb", ion_name;
     double spacing = 0.5, padding = 10.0, temperature = 298.15, ion_charge = 1.0, dmin_atoms = 5.0, dmin_ions = 5.0;
@@ -52,7 +63,7 @@ int run(int argc, char **argv) {
     std::vector<int64_t> counts;
     std::vector<int> devices;
     int64_t n_ions = 0;
-    bool quiet = false;
+    bool quiet = false, force = false;
     app.add_option("input", input, "structure: .pqr, .pdb (charges in columns 79-80) or .xyz (element x y z charge)")
         ->required()->check(CLI::ExistingFile);
     app.add_option("-o,--output", output, "map file: .dx (OpenDX, Angstrom) or .cube/.cub (Gaussian cube, bohr)")
@@ -88,6 +99,7 @@ int run(int argc, char **argv) {
         ->check(cli::finite_in(0, 1e4, "Angstrom"));
     app.add_option("--ions-out", ions_out, "PDB file for the placed ions")->capture_default_str();
     app.add_flag("-q,--quiet", quiet, "no progress bar");
+    app.add_flag("--force", force, "replace existing output files (otherwise an existing -o or --ions-out is an error)");
     if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
     // Usage errors that no single option shows; all before the structure is read.
     if (origin.empty() != counts.empty()) return die(cli::kUsageError, "--origin and --counts go together");
@@ -96,8 +108,12 @@ int run(int argc, char **argv) {
                                          std::to_string(QMMM_DCS_MAX_DEVICES));
     if (n_ions > 0 && ion_charge == 0) return die(cli::kUsageError, "--ion-charge 0: placed ions need a nonzero charge");
     const dcsio::MapFormat map_fmt = dcsio::map_format(output, out_format);
-    dcsio::check_writable(output);
-    if (n_ions > 0) dcsio::check_writable(ions_out);
+    if (n_ions > 0 && ions_out == output)
+        return die(cli::kUsageError, "-o and --ions-out name the same file: give each its own");
+    // The outputs' folders, names and temporary files, before any work.
+    qmmm::tools::AtomicOutput map_file(output, force);
+    std::unique_ptr<qmmm::tools::AtomicOutput> ions_file;
+    if (n_ions > 0) ions_file = std::make_unique<qmmm::tools::AtomicOutput>(ions_out, force);
 
     const auto t_start = std::chrono::steady_clock::now();
     {
@@ -135,6 +151,7 @@ int run(int argc, char **argv) {
         o.backend = backend == "cpu" ? QMMM_BACKEND_CPU : backend == "cuda" ? QMMM_BACKEND_CUDA : QMMM_BACKEND_AUTO;
         o.precision = precision == "double" ? QMMM_PRECISION_DOUBLE
                       : precision == "mixed" ? QMMM_PRECISION_MIXED : QMMM_PRECISION_SINGLE;
+        o.on_atom = QMMM_DCS_ON_ATOM_OTHERS;
         o.n_devices = static_cast<int32_t>(devices.size());
         std::copy(devices.begin(), devices.end(), o.devices);
         Progress prog;
@@ -159,24 +176,33 @@ int run(int argc, char **argv) {
                                             dmin_atoms * b, dmin_ions * b, ion_b.data(), nullptr))
                 return die(s, qmmm_error_message());
             for (double v : ion_b) ions.push_back(v / b);
-            dcsio::write_ions_pdb(ions_out, ions, ion_charge, ion_name.empty() ? (ion_charge > 0 ? "NA" : "CL") : ion_name);
+            dcsio::write_ions_pdb(ions_file->file(), ions_out, ions, ion_charge,
+                                  ion_name.empty() ? (ion_charge > 0 ? "NA" : "CL") : ion_name);
         }
 
         const double kT_volt = dcsio::kBoltzmannEvPerK * temperature;
         const double scale = units == "au" ? 1.0 : units == "V" ? dcsio::kVoltPerAu : dcsio::kVoltPerAu / kT_volt;
         if (scale != 1.0)
             for (double &v : g.values) v *= scale;
+        // A map the library kept finite may leave the double range in kT/e at a tiny -T.
+        for (double v : g.values)
+            if (!std::isfinite(v))
+                return die(QMMM_ERR_NONFINITE, "the map in " + units + " exceeds the double range (at -T " +
+                                                   cli::num(temperature) + " K); use -u au or a higher -T");
         char unit_text[96];
         if (units == "kT") std::snprintf(unit_text, sizeof unit_text, "kT/e at T = %.2f K", temperature);
         else std::snprintf(unit_text, sizeof unit_text, "%s", units == "V" ? "V" : "hartree/e (atomic units)");
         const std::string comment = "qmmm-dcs potential from " + input + " in " + unit_text;
         if (map_fmt == dcsio::MapFormat::cube) {
             for (int d = 0; d < 3; ++d) g.origin[d] = lat.origin[d], g.spacing[d] = lat.spacing[d], g.count[d] = lat.count[d];
-            dcsio::write_cube(output, g, mol, comment);
+            dcsio::write_cube(map_file.file(), output, g, mol, comment);
         } else {
             for (int d = 0; d < 3; ++d) g.origin[d] = lat.origin[d] / b, g.spacing[d] = spacing, g.count[d] = lat.count[d];
-            dcsio::write_dx(output, g, comment);
+            dcsio::write_dx(map_file.file(), output, g, comment);
         }
+        // Every output complete: only now do they replace anything.
+        map_file.commit();
+        if (ions_file) ions_file->commit();
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
         std::printf("qmmm-dcs: %lld atoms, %lld x %lld x %lld = %.0f points, spacing %g A\n", (long long)mol.n(),
                     (long long)lat.count[0], (long long)lat.count[1], (long long)lat.count[2], total_pts, spacing);

@@ -4,8 +4,11 @@
 // A reader thread decodes and a gather thread copies the next frames while the library counts the previous
 // ones (rdf_pipe.hpp).
 // Prints r and one column set per pair, writes them as text, a JSON summary (with coordination numbers) and a
-// PNG through gnuplot when asked; a progress bar on a terminal.
+// PNG through gnuplot when asked; a progress bar on a terminal. Every output is checked (and its temporary file
+// made) before the trajectory is opened, and all are renamed into place only after all are complete
+// (atomic_output.hpp); an existing output is kept unless --force.
 #include <omp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,15 +16,17 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "atomic_output.hpp"
 #include "cli_checks.hpp"
 #include "qmmm_accel.h"
 #include "rdf_io.hpp"
@@ -48,6 +53,51 @@ void progress(int64_t done, int64_t total, double elapsed) {
     std::fprintf(stderr, "\r[%s%s] %lld%s frames  %.1f frames/s  ETA %s   ", std::string(fill, '#').c_str(),
                  std::string(width - fill, '.').c_str(), static_cast<long long>(done),
                  total > 0 ? ("/" + std::to_string(total)).c_str() : "", fps, eta);
+}
+
+// Whether `prog` is an executable in a folder of PATH.
+bool on_path(const std::string &prog) {
+    const char *path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "");
+    for (std::string d; std::getline(dirs, d, ':');)
+        if (::access(((d.empty() ? "." : d) + "/" + prog).c_str(), X_OK) == 0) return true;
+    return false;
+}
+
+// A gnuplot single-quoted string: a quote inside is doubled.
+std::string gp_quote(const std::string &s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+    return q + "'";
+}
+
+// The plot of g(r) (or the --norm column) and n(r) of every pair from the table in `data`, by gnuplot into `png`
+// (a temporary file). gnuplot's stdout goes to /dev/null: it writes the PNG there when it cannot open `png`, and
+// nothing binary may reach this program's stdout; its messages (stderr) reach the user.
+void plot(const std::string &data, const std::string &png, const std::string &name, const char *col_name,
+          const std::vector<std::string> &labels) {
+    struct sigaction ign {}, old {};
+    ign.sa_handler = SIG_IGN;  // a gnuplot that exits early: EPIPE on a write here, reported below, not SIGPIPE
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    FILE *p = popen("gnuplot >/dev/null", "w");
+    if (!p) {
+        sigaction(SIGPIPE, &old, nullptr);
+        throw Error(QMMM_ERR_FILE_OPEN, "cannot run gnuplot (install gnuplot-nox)");
+    }
+    std::fprintf(p, "set terminal png size 900,600\nset output %s\nset xlabel 'r (Angstrom)'\nset ylabel '%s'\n"
+                    "set y2label 'n(r)'\nset ytics nomirror\nset y2tics\nset key top left\nplot ",
+                 gp_quote(png).c_str(), col_name);
+    for (size_t q = 0; q < labels.size(); ++q)
+        std::fprintf(p, "%s%s using 1:%zu with lines lw 2 title %s, '' using 1:%zu axes x1y2 with lines dt 2 title %s",
+                     q ? ", " : "", gp_quote(data).c_str(), 2 + 2 * q, gp_quote(labels[q]).c_str(), 3 + 2 * q,
+                     gp_quote("n " + labels[q]).c_str());
+    std::fprintf(p, "\n");
+    const int rc = pclose(p);
+    sigaction(SIGPIPE, &old, nullptr);
+    struct stat st {};
+    if (rc != 0 || ::stat(png.c_str(), &st) != 0 || st.st_size == 0)
+        throw Error(QMMM_ERR_FILE_OPEN, "gnuplot failed (exit status " + std::to_string(rc) + ") writing " + name);
 }
 
 // "A:B" -> (A, B); "A" -> (A, A). The colon separates the two selections (no selection keyword uses one).
@@ -83,7 +133,7 @@ int run(int argc, char **argv) {
     double rmin = 0, rmax = 10, cut = 0;
     int bins = 200, threads = 0;
     int64_t first = 0, last = -1, stride = 1;
-    bool exclude = false, quiet = false, no_progress = false, read_only = false;
+    bool exclude = false, quiet = false, no_progress = false, read_only = false, force = false;
     std::vector<double> box_opt;
     std::vector<int> devices;
     app.add_option("trajectory", traj, "XYZ/extended XYZ, PDB, GRO, LAMMPS dump (.lammpstrj, .dump), DCD, XTC or TRR "
@@ -125,6 +175,8 @@ int run(int argc, char **argv) {
     app.add_option("-o,--output", out, "write r and the columns of every pair as text here");
     app.add_option("--json", json_out, "write a JSON summary here");
     app.add_option("--png", png, "plot g(r) and n(r) to this PNG with gnuplot");
+    app.add_flag("--force", force, "replace existing output files (otherwise an existing -o, --json or --png is an "
+                                   "error); outputs are written to a temporary file and renamed when all are complete");
     app.add_flag("-q,--quiet", quiet, "do not print the table");
     app.add_flag("--no-progress", no_progress, "no progress bar");
     app.add_flag("--read-only", read_only, "read and gather the frames but count nothing (the reader's own speed)");
@@ -136,6 +188,15 @@ int run(int argc, char **argv) {
     if (!pair_specs.empty() && (app.count("--sel1") || app.count("--sel2")))
         throw Error(QMMM_ERR_INVALID_ARG, "give either --pairs or --sel1/--sel2");
     if (devices.size() > QMMM_RDF_MAX_DEVICES) throw Error(QMMM_ERR_INVALID_ARG, "too many --devices");
+    if ((!out.empty() && (out == json_out || out == png)) || (!json_out.empty() && json_out == png))
+        throw Error(QMMM_ERR_INVALID_ARG, "-o, --json and --png name the same file: give each its own");
+    // Every output before any work: the folders and names, the temporary files, gnuplot.
+    std::unique_ptr<qmmm::tools::AtomicOutput> out_file, json_file, png_file;
+    if (!out.empty()) out_file = std::make_unique<qmmm::tools::AtomicOutput>(out, force);
+    if (!json_out.empty()) json_file = std::make_unique<qmmm::tools::AtomicOutput>(json_out, force);
+    if (!png.empty()) png_file = std::make_unique<qmmm::tools::AtomicOutput>(png, force);
+    if (!png.empty() && !on_path("gnuplot"))
+        throw Error(QMMM_ERR_FILE_OPEN, "--png " + png + ": gnuplot is not on PATH (install gnuplot-nox)");
 
     const auto t_start = Clock::now();
     auto reader = qmmm::rdfio::open_trajectory(traj, format, topology);
@@ -316,10 +377,7 @@ int run(int argc, char **argv) {
         table << "\n";
     }
     if (!quiet) std::fputs(table.str().c_str(), stdout);
-    if (!out.empty()) {
-        std::ofstream f(out);
-        if (!(f << table.str())) throw Error(QMMM_ERR_FILE_OPEN, out + ": cannot write");
-    }
+    if (out_file) out_file->write(table.str());
     const int64_t frames = pairs[0].frames;
     if (!json_out.empty()) {
         nlohmann::json jp = nlohmann::json::array();
@@ -354,28 +412,31 @@ int run(int argc, char **argv) {
         if (pairs.size() == 1)
             for (const char *k : {"sel1", "sel2", "n1", "n2", "identical", "peak", "g", "n", "hist"}) j[k] = jp[0][k];
         if (pairs.size() == 1) j["avg_volume"] = p0.volume, j["n_pairs_per_frame"] = p0.st.n_pairs;
-        std::ofstream f(json_out);
-        if (!(f << j.dump(1) << "\n")) throw Error(QMMM_ERR_FILE_OPEN, json_out + ": cannot write");
+        json_file->write(j.dump(1) + "\n");
     }
-    if (!png.empty()) {
-        std::string data = out;
-        if (data.empty()) {
-            data = png + ".dat";
-            std::ofstream f(data);
-            f << table.str();
+    if (png_file) {
+        // gnuplot reads the table from -o's temporary file, or from a scratch file beside the PNG.
+        std::unique_ptr<qmmm::tools::TempFile> scratch;
+        std::string data;
+        if (out_file) {
+            out_file->finish();
+            data = out_file->temp_path();
+        } else {
+            scratch = std::make_unique<qmmm::tools::TempFile>(png);
+            const std::string t = table.str();
+            if (std::fwrite(t.data(), 1, t.size(), scratch->file()) != t.size())
+                throw Error(QMMM_ERR_FILE_OPEN, png + ": cannot write gnuplot's data beside it");
+            scratch->close(png + " (gnuplot's data)");
+            data = scratch->path();
         }
-        FILE *p = popen("gnuplot 2>&1", "w");
-        if (!p) throw Error(QMMM_ERR_FILE_OPEN, "cannot run gnuplot (install gnuplot-nox)");
-        std::fprintf(p, "set terminal png size 900,600\nset output '%s'\nset xlabel 'r (Angstrom)'\nset ylabel '%s'\n"
-                        "set y2label 'n(r)'\nset ytics nomirror\nset y2tics\nset key top left\nplot ",
-                     png.c_str(), col_name);
-        for (size_t q = 0; q < pairs.size(); ++q)
-            std::fprintf(p, "%s'%s' using 1:%zu with lines lw 2 title '%s', '' using 1:%zu axes x1y2 with lines dt 2 title 'n %s'",
-                         q ? ", " : "", data.c_str(), 2 + 2 * q, pairs[q].label.c_str(), 3 + 2 * q, pairs[q].label.c_str());
-        std::fprintf(p, "\n");
-        const int rc = pclose(p);
-        if (rc != 0) throw Error(QMMM_ERR_FILE_OPEN, "gnuplot failed (exit " + std::to_string(rc) + ") writing " + png);
+        png_file->finish();
+        std::vector<std::string> labels;
+        for (const auto &p : pairs) labels.push_back(p.label);
+        plot(data, png_file->temp_path(), png, col_name, labels);
     }
+    // Every output complete: only now do they replace anything.
+    for (auto *f : {out_file.get(), json_file.get(), png_file.get()})
+        if (f) f->commit();
     if (!quiet)
         std::fprintf(stderr, "qmmm-rdf: %lld frames, %zu pair(s), %.3f s (reading %.3f s, RDF %.3f s), %.1f frames/s, %s %s\n",
                      static_cast<long long>(used), pairs.size(), t_total, t_read, t_count,

@@ -35,7 +35,7 @@ int qmmm_mirror_offsetof(const char *s, const char *f, int64_t *offset) {
     FIELD(qmmm_dcs_lattice, origin) FIELD(qmmm_dcs_lattice, spacing) FIELD(qmmm_dcs_lattice, count)
     FIELD(qmmm_dcs_options, backend) FIELD(qmmm_dcs_options, precision) FIELD(qmmm_dcs_options, n_threads)
     FIELD(qmmm_dcs_options, n_devices) FIELD(qmmm_dcs_options, devices) FIELD(qmmm_dcs_options, kernel)
-    FIELD(qmmm_dcs_options, reserved0) FIELD(qmmm_dcs_options, max_device_bytes) FIELD(qmmm_dcs_options, progress)
+    FIELD(qmmm_dcs_options, on_atom) FIELD(qmmm_dcs_options, max_device_bytes) FIELD(qmmm_dcs_options, progress)
     FIELD(qmmm_dcs_options, progress_user) FIELD(qmmm_dcs_options, reserved)
     FIELD(qmmm_rdf_options, backend) FIELD(qmmm_rdf_options, n_threads) FIELD(qmmm_rdf_options, method)
     FIELD(qmmm_rdf_options, kernel) FIELD(qmmm_rdf_options, n_devices) FIELD(qmmm_rdf_options, devices)

@@ -59,7 +59,7 @@ program test_fortran_mirror
   call at('qmmm_dcs_options', 'n_devices', c_loc(dopt), c_loc(dopt%n_devices))
   call at('qmmm_dcs_options', 'devices', c_loc(dopt), c_loc(dopt%devices))
   call at('qmmm_dcs_options', 'kernel', c_loc(dopt), c_loc(dopt%kernel))
-  call at('qmmm_dcs_options', 'reserved0', c_loc(dopt), c_loc(dopt%reserved0))
+  call at('qmmm_dcs_options', 'on_atom', c_loc(dopt), c_loc(dopt%on_atom))
   call at('qmmm_dcs_options', 'max_device_bytes', c_loc(dopt), c_loc(dopt%max_device_bytes))
   call at('qmmm_dcs_options', 'progress', c_loc(dopt), c_loc(dopt%progress))
   call at('qmmm_dcs_options', 'progress_user', c_loc(dopt), c_loc(dopt%progress_user))

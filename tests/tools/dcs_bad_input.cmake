@@ -72,6 +72,13 @@ expect(2 "--output-format: xyz not in \\{dx,cube\\}" ${pqr} --output-format xyz)
 expect(9 "no/such/dir/m.dx: cannot write into" ${pqr} -o ${WORK}/no/such/dir/m.dx)
 expect(2 "input: File does not exist" ${DATA}/no_such_file.pqr)
 expect(10 "bad_coord.pqr:3: PQR y 'abc' is not a finite number" ${DATA}/bad_coord.pqr)
+# Magnitudes: a charge beyond single precision is refused with the reason (was: exit 0 and a map of NaN/Inf); a map
+# that the unit conversion takes beyond the double range is an error, not a file of inf.
+file(WRITE ${WORK}/big_q.pqr "ATOM      1 NA   NA      1       0.000   0.000   0.000 1e39 1.00\n")
+expect(2 "q: entry 0 is 1e\\+39, beyond the 1e\\+30 that SINGLE and MIXED precision sums" ${WORK}/big_q.pqr
+       --origin -2 -2 -2 --counts 5 5 5 -s 0.9)
+file(WRITE ${WORK}/q4.pqr "ATOM      1 NA   NA      1       0.000   0.000   0.000 1e4 1.00\n")
+expect(3 "the map in kT exceeds the double range" ${WORK}/q4.pqr -T 1e-300)
 foreach(f out.xyz noext)
   if(EXISTS ${WORK}/${f})
     string(APPEND failures "\n  ${WORK}/${f} was written")

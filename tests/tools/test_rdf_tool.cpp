@@ -29,10 +29,11 @@ struct Run {
     std::string out;
 };
 
-// Runs qmmm-rdf with args (shell words), output and errors together.
+// Runs qmmm-rdf with args (shell words), output and errors together. --force: the outputs in the shared temporary
+// folder may be there from an earlier run (replacing them is what these tests mean).
 Run tool(const std::string &args) {
     Run r;
-    FILE *p = popen(("'" + std::string(QMMM_RDF_TOOL) + "' " + args + " 2>&1").c_str(), "r");
+    FILE *p = popen(("'" + std::string(QMMM_RDF_TOOL) + "' " + args + " --force 2>&1").c_str(), "r");
     if (!p) return r;
     char buf[4096];
     for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);

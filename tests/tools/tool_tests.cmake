@@ -10,6 +10,13 @@ add_test(NAME dcs_tool_bad_input COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:q
 set_tests_properties(dcs_tool_bad_input PROPERTIES LABELS "cpu;quick" PASS_REGULAR_EXPRESSION "dcs bad input: [0-9]+ cases ok"
   ENVIRONMENT "QMMM_BACKEND=cpu")
 
+# Both tools' outputs: all or nothing, existing ones kept without --force, checked before any work.
+add_test(NAME tool_outputs COMMAND ${CMAKE_COMMAND} -DDCS=$<TARGET_FILE:qmmm-dcs> -DRDF=$<TARGET_FILE:qmmm-rdf>
+  -DDATA=${PROJECT_SOURCE_DIR}/tests/data -DWORK=${CMAKE_CURRENT_BINARY_DIR}/tool_outputs
+  -P ${_qmmm_tt}/tool_outputs.cmake)
+set_tests_properties(tool_outputs PROPERTIES LABELS "cpu;quick" PASS_REGULAR_EXPRESSION "tool outputs: [0-9]+ cases ok"
+  ENVIRONMENT "QMMM_BACKEND=cpu")
+
 # The benchmarks' command lines (same checks; nothing is timed).
 if(TARGET dcs_bench AND TARGET rdf_bench)
   set(_qmmm_field_benches "")   # field_bench only in CUDA builds

@@ -1,4 +1,6 @@
 # The qmmm-dcs tool end to end: PQR -> .dx (+ ions), XYZ -> .cube, and a malformed file.
+# A fresh folder: the tool keeps existing outputs (no --force here).
+file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${TOOL} ${DATA}/small.pqr -o ${WORK}/small.dx --spacing 0.4 --padding 6 --place-ions 2
   --ion-charge -1 --ion-min-dist-atoms 2 --ion-min-dist-ions 3 --ions-out ${WORK}/ions.pdb --precision double

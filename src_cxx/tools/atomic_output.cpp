@@ -1,0 +1,181 @@
+// atomic_output.cpp -- temporary files renamed into place, removed on errors and signals (atomic_output.hpp).
+#include "atomic_output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+
+#include "error.hpp"
+#include "qmmm_accel.h"
+
+namespace qmmm::tools {
+namespace {
+
+// The registry the signal handler reads: fixed storage (no allocation in a handler); a slot's path is written
+// before it is marked used and unmarked before it is freed.
+constexpr int kSlots = 16;
+char g_paths[kSlots][4096];
+volatile sig_atomic_t g_used[kSlots];
+std::mutex g_mutex;  // slots and handler installation, between threads
+int g_open = 0;
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_old[3], g_old_xfsz;
+
+extern "C" void remove_temporaries(int sig) {
+    for (int i = 0; i < kSlots; ++i)
+        if (g_used[i]) ::unlink(g_paths[i]);
+    // SA_RESETHAND restored the default action: the signal ends the program once this handler returns.
+    ::raise(sig);
+}
+
+// The first open temporary installs the handlers (and ignores SIGXFSZ); the last one closed restores what was
+// there, so a program that embeds a tool (the fuzzers) keeps its own handlers between runs.
+int take_slot(const std::string &path) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (path.size() >= sizeof g_paths[0]) throw Error(QMMM_ERR_FILE_OPEN, path + ": path too long");
+    for (int i = 0; i < kSlots; ++i) {
+        if (g_used[i]) continue;
+        std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+        g_used[i] = 1;
+        if (g_open++ == 0) {
+            struct sigaction sa {};
+            sa.sa_handler = remove_temporaries;
+            sa.sa_flags = SA_RESETHAND;
+            sigemptyset(&sa.sa_mask);
+            // A signal ignored by the caller (nohup: SIGHUP) stays ignored.
+            for (int k = 0; k < 3; ++k) {
+                sigaction(kSignals[k], nullptr, &g_old[k]);
+                if (g_old[k].sa_handler != SIG_IGN) sigaction(kSignals[k], &sa, nullptr);
+            }
+            struct sigaction ign {};
+            ign.sa_handler = SIG_IGN;
+            sigemptyset(&ign.sa_mask);
+            sigaction(SIGXFSZ, &ign, &g_old_xfsz);
+        }
+        return i;
+    }
+    throw Error(QMMM_ERR_INTERNAL, "more than 16 temporary output files open");
+}
+
+void free_slot(int i) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_used[i] = 0;
+    if (--g_open == 0) {
+        for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &g_old[k], nullptr);
+        sigaction(SIGXFSZ, &g_old_xfsz, nullptr);
+    }
+}
+
+std::string folder_of(const std::string &path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string &path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+[[noreturn]] void fail(const std::string &what) {
+    throw Error(QMMM_ERR_FILE_OPEN, what + " (" + std::strerror(errno) + ")");
+}
+
+// The checks of an output name, before its temporary file is made; returns the name.
+const std::string &checked(const std::string &path, bool force) {
+    if (path.empty() || path.back() == '/') throw Error(QMMM_ERR_FILE_OPEN, "'" + path + "': not a file name");
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) throw Error(QMMM_ERR_FILE_OPEN, path + ": is a folder, not a file name");
+        // A device or pipe cannot be replaced by a rename (and /dev/full must not become a regular file).
+        if (!S_ISREG(st.st_mode))
+            throw Error(QMMM_ERR_FILE_OPEN, path + ": not a regular file (a device or pipe); outputs are written to "
+                                                   "a temporary file and renamed, so give a file name");
+        if (!force) throw Error(QMMM_ERR_FILE_OPEN, path + ": exists; add --force to replace it");
+    }
+    return path;
+}
+
+}  // namespace
+
+TempFile::TempFile(const std::string &near) {
+    const std::string dir = folder_of(near);
+    std::string templ = dir + "/." + base_of(near) + ".XXXXXX";
+    const int fd = ::mkstemp(templ.data());
+    if (fd < 0) fail(near + ": cannot write into " + dir);
+    // mkstemp makes the file 0600; an output gets the permissions of any new file (0666 less the umask).
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+    path_ = templ;
+    try {
+        slot_ = take_slot(path_);
+    } catch (...) {
+        ::close(fd), ::unlink(path_.c_str());
+        throw;
+    }
+    f_ = ::fdopen(fd, "wb");
+    if (!f_) {
+        ::close(fd);
+        fail(near + ": cannot open " + path_);
+    }
+}
+
+TempFile::~TempFile() {
+    if (f_) std::fclose(f_);
+    if (slot_ >= 0) {
+        ::unlink(path_.c_str());
+        free_slot(slot_);
+    }
+}
+
+void TempFile::close(const std::string &name) {
+    if (!f_) return;
+    FILE *f = f_;
+    f_ = nullptr;
+    errno = 0;
+    bool ok = std::fflush(f) == 0 && !std::ferror(f) && ::fsync(fileno(f)) == 0;
+    int err = errno;
+    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+    if (!ok) {
+        errno = err ? err : EIO;
+        fail(name + ": write failed");
+    }
+}
+
+void TempFile::keep() {
+    if (slot_ >= 0) free_slot(slot_);
+    slot_ = -1;
+}
+
+AtomicOutput::AtomicOutput(const std::string &path, bool force)
+    : path_(path), force_(force), tmp_(checked(path, force)) {}
+
+void AtomicOutput::write(const std::string &s) {
+    if (!tmp_.file()) throw Error(QMMM_ERR_INTERNAL, path_ + ": written after finish()");
+    if (std::fwrite(s.data(), 1, s.size(), tmp_.file()) != s.size()) fail(path_ + ": write failed");
+}
+
+void AtomicOutput::commit() {
+    finish();
+    if (force_) {
+        if (::rename(tmp_.path().c_str(), path_.c_str()) != 0) fail(path_ + ": cannot rename " + tmp_.path() + " to it");
+    } else if (::link(tmp_.path().c_str(), path_.c_str()) == 0) {
+        ::unlink(tmp_.path().c_str());  // a hard link never replaces a file that appeared since the check
+    } else if (errno == EEXIST) {
+        throw Error(QMMM_ERR_FILE_OPEN, path_ + ": exists (made while this program ran); add --force to replace it");
+    } else {
+        // A file system without hard links: the check of the constructor stands.
+        struct stat st {};
+        if (::stat(path_.c_str(), &st) == 0)
+            throw Error(QMMM_ERR_FILE_OPEN, path_ + ": exists (made while this program ran); add --force to replace it");
+        if (::rename(tmp_.path().c_str(), path_.c_str()) != 0) fail(path_ + ": cannot rename " + tmp_.path() + " to it");
+    }
+    tmp_.keep();
+}
+
+}  // namespace qmmm::tools
