@@ -219,6 +219,17 @@ QMMM_API int qmmm_dcs_place_ions(int64_t n_atoms, const double *xyz, const doubl
                         min_dist_ions));
         check_finite("map", map, total);
         const qmmm_dcs_lattice &l = *lat;
+        // The ions' terms, at most |ion_charge| / (the smallest spacing) each, must stay within double beside the
+        // map (a spacing of 5e-261 bohr and a charge of 1e53 made -2e313 = -Inf with success).
+        const double h_min = std::min({l.spacing[0], l.spacing[1], l.spacing[2]});
+        double map_max = 0;
+        for (int64_t i = 0; i < total; ++i) map_max = std::max(map_max, std::fabs(map[i]));
+        if (!(map_max + static_cast<double>(n_ions) * (std::fabs(ion_charge) / h_min) <= 1e300))
+            throw Error(QMMM_ERR_INVALID_ARG,
+                        strfmt("%lld ions of charge %g at a spacing of %g bohr: their potential (up to %g / %g per "
+                               "ion) would leave double's range (1e300) beside the map's %g",
+                               static_cast<long long>(n_ions), ion_charge, h_min, std::fabs(ion_charge), h_min,
+                               map_max));
         std::vector<uint8_t> excluded(total, 0);
         for (int64_t a = 0; a < n_atoms; ++a) stamp(l, xyz + 3 * a, min_dist_atoms, excluded);
 
@@ -254,7 +265,9 @@ QMMM_API int qmmm_dcs_place_ions(int64_t n_atoms, const double *xyz, const doubl
                 if (p == best_i) continue;
                 const int64_t pi = p % nx, pj = (p / nx) % ny, pk = p / (nx * ny);
                 const double dx = (pi - i) * l.spacing[0], dy = (pj - j) * l.spacing[1], dz = (pk - k) * l.spacing[2];
-                map[p] += ion_charge / std::sqrt(dx * dx + dy * dy + dz * dz);
+                // hypot scales before squaring: squares of spacings below 1e-154 bohr underflow to 0 (a finite term
+                // became Inf) and those of spacings that differ by 1e300 lose the small one.
+                map[p] += ion_charge / std::hypot(dx, dy, dz);
             }
         }
         return QMMM_SUCCESS;

@@ -144,6 +144,24 @@ TEST_F(Fixture, PlaceIonsArguments) {
     m[3] = NAN;
     EXPECT_EQ(qmmm_dcs_place_ions(2, kXyz, kQ, &l, m.data(), 1, 1.0, 0, 0, ions, nullptr), QMMM_ERR_NONFINITE);
     expect_message("map: element 3");
+    // An ion whose potential at the next lattice point leaves double's range: refused, not -Inf with success.
+    m[3] = 0;
+    EXPECT_EQ(qmmm_dcs_place_ions(2, kXyz, kQ, &l, m.data(), 1, -1e300, 0, 0, ions, nullptr), QMMM_ERR_INVALID_ARG);
+    expect_message("would leave double's range");
+}
+
+// A lattice of spacing 1e-300 bohr: the squared distances underflow, the distances do not; the ion's terms are
+// finite and equal q / (k spacing) along an axis.
+TEST(DcsPlaceIons, TinySpacingKeepsFiniteTerms) {
+    qmmm_dcs_lattice t{};
+    t.count[0] = 4, t.count[1] = 1, t.count[2] = 1;
+    t.spacing[0] = t.spacing[1] = t.spacing[2] = 1e-300;
+    std::vector<double> map(4, 0.0);
+    double ion[3];
+    ASSERT_EQ(qmmm_dcs_place_ions(0, nullptr, nullptr, &t, map.data(), 1, 8.5e-175, 0, 0, ion, nullptr),
+              QMMM_SUCCESS) << qmmm_error_message();
+    for (int p = 0; p < 4; ++p) EXPECT_TRUE(std::isfinite(map[p])) << p;
+    EXPECT_NEAR(map[2] / 8.5e125, 0.5, 1e-15);  // the ion took point 0 (all equal: the lowest index)
 }
 
 TEST(DcsErrors, ReleaseWithoutUseIsFine) { EXPECT_EQ(qmmm_dcs_release(), QMMM_SUCCESS); }
