@@ -85,6 +85,9 @@ void check_magnitude(const char *name, const double *a, int64_t n, int precision
                                precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e300)"));
 }
 
+// The smallest Gaussian smearing width (bohr) of a screened charge (qmmm_field_create_charges).
+constexpr double kMinSigma = 1e-6;
+
 // The largest coordinate (bohr) a field takes: a squared distance of two such coordinates must not overflow, or a
 // term turns into 0 (or NaN) silently. DOUBLE: (2e150)^2 = 4e300; float (SINGLE, MIXED): (2e18)^2 = 4e36 < 3.4e38.
 double max_coordinate(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e150 : 1e18; }
@@ -429,8 +432,11 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
                                        qmmm::ix(m), what[k], p[k], max_coordinate(o.precision)));
             if (screening == QMMM_SCREEN_EXP && b < 0)
                 throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 must be >= 0", qmmm::ix(m), b));
-            if (screening == QMMM_SCREEN_GAUSSIAN && a < 0)
-                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: sigma = %g bohr must be >= 0", qmmm::ix(m), a));
+            // sigma = 0 is an unscreened charge; a smaller sigma than 1e-6 bohr has the charge's value on top of it,
+            // 2 q / (sqrt(pi) sigma), beyond float's range at 1e30 e (and every smearing in use is ~0.1-2 bohr).
+            if (screening == QMMM_SCREEN_GAUSSIAN && (a < 0 || (a > 0 && a < kMinSigma)))
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: sigma = %g bohr must be 0 (unscreened) or at "
+                                                         "least %g bohr", qmmm::ix(m), a, kMinSigma));
             const bool screened = screening == QMMM_SCREEN_EXP ? (a != 0 && b != 0)
                                   : screening == QMMM_SCREEN_GAUSSIAN ? a != 0 : false;
             if (!screened) {

@@ -285,8 +285,8 @@ enum {
     QMMM_SCREEN_NONE = 0,    /**< -q_m / d */
     QMMM_SCREEN_EXP = 1,     /**< -q_m (1 - a_m exp(-b_m d^2)) / d; a_m dimensionless, b_m >= 0 in bohr^-2
                                   (a_m = 0 or b_m = 0: NONE) */
-    QMMM_SCREEN_GAUSSIAN = 2 /**< -q_m erf(d / sigma_m) / d, a smeared charge; sigma_m >= 0 in bohr
-                                  (sigma_m = 0: NONE) */
+    QMMM_SCREEN_GAUSSIAN = 2 /**< -q_m erf(d / sigma_m) / d, a smeared charge; sigma_m = 0 (NONE) or
+                                  >= 1e-6 bohr */
 };
 
 /**

@@ -459,6 +459,14 @@ TEST(Charges, BadInput) {
     o.n_threads = 2147483647;
     EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), c.b.data(), &o), QMMM_ERR_INVALID_ARG);
     EXPECT_EQ(f, nullptr);
+    // A Gaussian width below 1e-6 bohr: the value on the charge, 2 q / (sqrt(pi) sigma), leaves float's range.
+    std::vector<double> sig(4, 0.5);
+    sig[2] = 7e-241;
+    EXPECT_EQ(qmmm_field_create_charges(&f, 4, c.x.data(), c.y.data(), c.z.data(), 1, c.q.data(),
+                                        QMMM_SCREEN_GAUSSIAN, sig.data(), nullptr, 0, nullptr, nullptr, nullptr),
+              QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 2: sigma = 7e-241 bohr must be 0 (unscreened) or at least"),
+              std::string::npos) << qmmm_error_message();
     // Coordinates whose squared distances overflow: refused with the limit, never a term silently 0 or NaN (the
     // API checks them before any backend; the CPU's runs everywhere).
     qmmm_options_default(&o);
