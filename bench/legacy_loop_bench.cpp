@@ -36,21 +36,28 @@ void ok(int status, const std::string &what) {
         throw std::runtime_error(what + ": " + qmmm_status_string(status) + ": " + qmmm_error_message());
 }
 
-// Median over `blocks` blocks of the mean time per call (us); each block runs at least min_time / blocks and one
+// Per function, the median over `blocks` blocks of the mean time per call (us); the functions' blocks alternate, so
+// a drift of the host's clock speed falls on all of them alike. Each block runs at least min_time / blocks and one
 // call. One block: a single call after no warm-up (the 10^9-pair rows, where one loop call takes seconds).
+std::vector<double> time_us(const std::vector<std::function<void()>> &fs, double min_time, int n_blocks = 5) {
+    if (n_blocks > 1)
+        for (auto &f : fs) f();  // warm-up (first-touch, GPU upload paths)
+    std::vector<std::vector<double>> blocks(fs.size());
+    for (int b = 0; b < n_blocks; ++b)
+        for (size_t i = 0; i < fs.size(); ++i) {
+            int reps = 0;
+            const auto t0 = Clock::now();
+            double s = 0;
+            do fs[i](), ++reps, s = std::chrono::duration<double>(Clock::now() - t0).count();
+            while (s < min_time / n_blocks);
+            blocks[i].push_back(1e6 * s / reps);
+        }
+    std::vector<double> med;
+    for (auto &v : blocks) std::sort(v.begin(), v.end()), med.push_back(v[v.size() / 2]);
+    return med;
+}
 double time_us(const std::function<void()> &f, double min_time, int n_blocks = 5) {
-    if (n_blocks > 1) f();  // warm-up (first-touch, GPU upload paths)
-    std::vector<double> blocks;
-    for (int b = 0; b < n_blocks; ++b) {
-        int reps = 0;
-        const auto t0 = Clock::now();
-        double s = 0;
-        do f(), ++reps, s = std::chrono::duration<double>(Clock::now() - t0).count();
-        while (s < min_time / n_blocks);
-        blocks.push_back(1e6 * s / reps);
-    }
-    std::sort(blocks.begin(), blocks.end());
-    return blocks[blocks.size() / 2];
+    return time_us(std::vector<std::function<void()>>{f}, min_time, n_blocks)[0];
 }
 
 struct System {
@@ -85,6 +92,17 @@ double lib_time(const System &s, int backend, int threads, double min_time, int 
         time_us([&] { ok(qmmm_field_eval_sum(f, n, s.coord.data(), &e), "qmmm_field_eval_sum"); }, min_time, blocks);
     qmmm_field_destroy(f);
     *value = e;
+    return t;
+}
+
+// The CPU library with one thread and with the default threads, timed in alternating blocks: t[0] and t[1].
+std::vector<double> lib_times_cpu(const System &s, double min_time, int blocks, double *e1, double *ed) {
+    qmmm_field f1 = make_field(s, QMMM_BACKEND_CPU, 1), fd = make_field(s, QMMM_BACKEND_CPU, 0);
+    const int64_t n = static_cast<int64_t>(s.coord.size() / 3);
+    const auto t = time_us({[&] { ok(qmmm_field_eval_sum(f1, n, s.coord.data(), e1), "qmmm_field_eval_sum"); },
+                            [&] { ok(qmmm_field_eval_sum(fd, n, s.coord.data(), ed), "qmmm_field_eval_sum"); }},
+                           min_time, blocks);
+    qmmm_field_destroy(f1), qmmm_field_destroy(fd);
     return t;
 }
 
@@ -138,8 +156,8 @@ int main(int argc, char **argv) {
                     e_loop = legacy_point_charge_energy(static_cast<int>(m), s.x.data(), s.y.data(), s.z.data(),
                                                         s.q.data(), static_cast<int>(n), s.coord.data());
                 }, mt, blocks);
-                const double t1 = lib_time(s, QMMM_BACKEND_CPU, 1, mt, blocks, &e1);
-                const double td = lib_time(s, QMMM_BACKEND_CPU, 0, mt, blocks, &ed);
+                const auto tc = lib_times_cpu(s, mt, blocks, &e1, &ed);
+                const double t1 = tc[0], td = tc[1];
                 const double tg = n_dev ? lib_time(s, QMMM_BACKEND_CUDA, 0, mt, 5, &eg) : NAN;
                 const double limit = pairs >= 2000 ? 0.5 * t_loop : std::max(0.8 * t_loop, t_loop + 0.1);
                 const bool pass = t1 <= limit;
