@@ -5,10 +5,13 @@
 // Invariants checked after every call (the library's error model, README "Errors"):
 //   - the status is a documented code, never INTERNAL, CUDA or MPI (no GPU, no MPI here);
 //   - a failing call leaves a non-empty qmmm_error_message() (cleared before each call);
-//   - a call succeeds exactly when its arguments are valid (predicted here from the headers), except where
-//     the outcome depends on geometry near the 1e-10 bohr singular radius or on room for ions;
+//   - a call succeeds exactly when its arguments are valid (predicted here from the headers, including the
+//     documented magnitude limits of fuzz_limits.hpp: coordinates, charges, DCS lengths and map bound, RDF r_max),
+//     except where the outcome depends on geometry near the 1e-10 bohr singular radius, on rounding at a limit or
+//     on room for ions;
 //   - results: field values finite, equal to a long-double direct sum (DOUBLE: 1e-12 normwise), the same
-//     bits from eval, eval_async + wait and reversed batches; DCS maps likewise; ions on lattice points
+//     bits from eval, eval_async + wait and reversed batches; DCS maps finite whenever they succeed, DOUBLE ones
+//     within the header's bound of a long-double sum (an atom on a point left out with on_atom OTHERS); ions on lattice points
 //     at the requested distances; RDF histograms between the certain and possible pair counts of a
 //     double-precision minimum-image reference, N_pairs equal to the reference's;
 //   - every handle created is destroyed (ASan's leak checker sees the rest).
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
+#include "fuzz_limits.hpp"
 #include "qmmm_accel.h"
 
 namespace {
@@ -358,7 +362,8 @@ void Api::field_create() {
     const bool valid = !out_null && nc >= 0 && nn >= 0 && (nc == 0 || (pcx && pcq)) && (nn == 0 || (pnx && pnz)) &&
                        read_finite(pcx, nc, 3) && read_finite(pcq, nc, 1) && read_finite(pnx, nn, 3) &&
                        read_finite(pnz, nn, 1) && opt_valid && (nc > 0 || nn > 0) &&  // an empty field is an error
-                       charges_in_range(pcq, nc, opt.precision) && charges_in_range(pnz, nn, opt.precision);
+                       charges_in_range(pcq, nc, opt.precision) && charges_in_range(pnz, nn, opt.precision) &&
+                       fuzz::coords_in_reach(pcx, nc, opt.precision) && fuzz::coords_in_reach(pnx, nn, opt.precision);
     expect(s, valid, false, "qmmm_field_create");
     if (out_null) FUZZ_CHECK(s == QMMM_ERR_NULL_ARG, "qmmm_field_create(NULL, ...) gave %s", qmmm_status_string(s));
     if (s != QMMM_SUCCESS) {
@@ -425,6 +430,11 @@ void Api::field_eval() {
         expect(s, args, false, "qmmm_field_eval");
         return;
     }
+    if (!fuzz::coords_in_reach(p.data(), n, f->precision)) {  // beyond what the precision squares: refused
+        FUZZ_CHECK(s == QMMM_ERR_INVALID_ARG, "eval of a point beyond the precision's reach gave %s",
+                   qmmm_status_string(s));
+        return;
+    }
     const FieldOutcome o = predict_field(*f, p);
     const bool exact = f->precision == QMMM_PRECISION_DOUBLE && f->sane && num_.sane() && !o.ambiguous;
     if (exact)
@@ -464,6 +474,11 @@ void Api::field_eval_async() {
     const bool args = n == 0 || (fits(n, 6) && n > 0 && !points_null && !num_.nonfinite);
     if (!args || n == 0) {
         expect(s, args, false, "qmmm_field_eval_async");
+        return;
+    }
+    if (!fuzz::coords_in_reach(copy.data(), n, f->precision)) {
+        FUZZ_CHECK(s == QMMM_ERR_INVALID_ARG, "eval_async of a point beyond the precision's reach gave %s",
+                   qmmm_status_string(s));
         return;
     }
     FUZZ_CHECK(s == QMMM_SUCCESS || s == QMMM_ERR_SINGULAR, "eval_async gave %s", qmmm_status_string(s));
@@ -598,6 +613,7 @@ void Api::cube_env() {
     qmmm_options opt = make_options(&opt_valid);
     const bool use_opt = in_.ConsumeBool();
     s = CALL(qmmm_field_create_from_env(&f, env, use_opt ? &opt : nullptr));
+    const int env_prec = use_opt ? opt.precision : QMMM_PRECISION_DOUBLE;
     if (s == QMMM_SUCCESS) {
         FUZZ_CHECK(!use_opt || opt_valid, "field from env accepted invalid options");
         Field fl;
@@ -608,6 +624,8 @@ void Api::cube_env() {
         fl.precision = use_opt ? opt.precision : QMMM_PRECISION_DOUBLE;
         fl.cell_volume = use_opt && opt.cell_volume != 0 ? opt.cell_volume : dv;
         Numbers check{in_};
+        FUZZ_CHECK(fuzz::coords_in_reach(fl.cx.data(), nc, env_prec) && fuzz::coords_in_reach(fl.nx.data(), nn, env_prec),
+                   "field from env accepted coordinates beyond the precision's reach");
         for (const auto *v : {&fl.cx, &fl.cq, &fl.nx, &fl.nz})
             for (double x : *v) check.note(x);
         fl.sane = check.sane(), fl.modest = check.modest();
@@ -617,10 +635,12 @@ void Api::cube_env() {
             FUZZ_CHECK(CALL(qmmm_field_destroy(f)) == QMMM_SUCCESS, "destroy");
     } else {
         FUZZ_CHECK(f == nullptr, "failed qmmm_field_create_from_env left *f set");
-        std::vector<double> cq(static_cast<size_t>(std::max<int64_t>(nc, 0))), nz(static_cast<size_t>(std::max<int64_t>(nn, 0)));
-        FUZZ_CHECK(CALL(qmmm_env_copy(env, nullptr, cq.data(), nullptr, nz.data())) == QMMM_SUCCESS, "env_copy");
-        const int prec = use_opt ? opt.precision : QMMM_PRECISION_DOUBLE;
-        const bool in_range = charges_in_range(cq.data(), nc, prec) && charges_in_range(nz.data(), nn, prec);
+        const size_t mc = static_cast<size_t>(std::max<int64_t>(nc, 0)), mn = static_cast<size_t>(std::max<int64_t>(nn, 0));
+        std::vector<double> cx(3 * mc), cq(mc), nx(3 * mn), nz(mn);
+        FUZZ_CHECK(CALL(qmmm_env_copy(env, cx.data(), cq.data(), nx.data(), nz.data())) == QMMM_SUCCESS, "env_copy");
+        const int prec = env_prec;
+        const bool in_range = charges_in_range(cq.data(), nc, prec) && charges_in_range(nz.data(), nn, prec) &&
+                              fuzz::coords_in_reach(cx.data(), nc, prec) && fuzz::coords_in_reach(nx.data(), nn, prec);
         FUZZ_CHECK((use_opt && !opt_valid) || (nc == 0 && nn == 0) || !in_range,
                    "field from a valid environment failed: %s", qmmm_error_message());
     }
@@ -659,6 +679,9 @@ bool dcs_options(Provider &in, qmmm_dcs_options &o, bool *valid, bool *cancel) {
     o.n_threads = in.ConsumeIntegralInRange<int>(-1, 2);
     o.n_devices = in.ConsumeIntegralInRange<int>(-1, QMMM_DCS_MAX_DEVICES + 1);
     for (auto &d : o.devices) d = in.ConsumeIntegralInRange<int>(-1, 2);
+    // on_atom from devices[0..1], which a CPU map never reads (so the committed inputs decode as before): mostly
+    // ERROR, OTHERS 3 in 16, now and then a value out of range.
+    o.on_atom = o.devices[0] != 2 ? QMMM_DCS_ON_ATOM_ERROR : o.devices[1] == 2 ? 2 : QMMM_DCS_ON_ATOM_OTHERS;
     o.kernel = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.ConsumeIntegralInRange<int>(-1, 3) : QMMM_DCS_KERNEL_FAST;
     static const double kOddBytes[] = {kNaN, kInf, -1.0, 1e300};
     o.max_device_bytes = in.ConsumeBool()   ? 0.0
@@ -680,6 +703,7 @@ bool dcs_options(Provider &in, qmmm_dcs_options &o, bool *valid, bool *cancel) {
     }
     *valid = (o.backend == QMMM_BACKEND_AUTO || o.backend == QMMM_BACKEND_CPU) && o.precision >= 0 &&
              o.precision <= 2 && o.n_threads >= 0 && o.kernel == QMMM_DCS_KERNEL_FAST &&
+             (o.on_atom == QMMM_DCS_ON_ATOM_ERROR || o.on_atom == QMMM_DCS_ON_ATOM_OTHERS) &&
              std::isfinite(o.max_device_bytes) && o.max_device_bytes >= 0;
     return true;
 }
@@ -732,7 +756,6 @@ void Api::dcs_map() {
     // Singular lattice points, as documented: within 1e-10 bohr of an atom. The library finds them in its own
     // arithmetic (rounding ~1e-14 of the magnitudes involved), so only clear cases are predicted.
     bool singular = false, ambiguous = false;
-    double dmin = kInf, scale = 0;
     if (args)
         for (int64_t a = 0; a < n; ++a)
             for (int64_t p = 0; p < total; ++p) {
@@ -745,9 +768,17 @@ void Api::dcs_map() {
                     singular = true;
                 else if (!(dist - err > 1e-9))
                     ambiguous = true;
-                dmin = std::min(dmin, dist), scale = std::max(scale, mag);
             }
-    const bool valid = args && !singular;
+    const int precision = use_opt ? opt.precision : QMMM_PRECISION_SINGLE;
+    const int on_atom = use_opt ? opt.on_atom : QMMM_DCS_ON_ATOM_ERROR;
+    // The documented magnitude limits (fuzz_limits.hpp); a point on an atom is SINGULAR only with on_atom ERROR.
+    const fuzz::DcsLimit limit = args ? fuzz::dcs_limits(n, xyz.data(), q.data(), lat, precision, on_atom)
+                                      : fuzz::kDcsWithin;
+    if (limit == fuzz::kDcsEither) ambiguous = true;
+    const bool valid = args && limit != fuzz::kDcsBeyond && !(singular && on_atom == QMMM_DCS_ON_ATOM_ERROR);
+    if (tracing())
+        std::fprintf(stderr, "  dcs_map: args %d limits %d singular %d ambiguous %d on_atom %d -> valid %d\n", args,
+                     static_cast<int>(limit), singular, ambiguous, on_atom, valid);
     expect(s, valid, ambiguous || (use_opt && cancel && n > 0), "qmmm_dcs_map");
     if (use_opt && cancel && n > 0 && valid && !ambiguous)
         FUZZ_CHECK(s == QMMM_ERR_INVALID_ARG, "a cancelling progress callback gave %s", qmmm_status_string(s));
@@ -756,25 +787,30 @@ void Api::dcs_map() {
     if (!stats_null)
         FUZZ_CHECK(stats.backend == QMMM_BACKEND_CPU && stats.seconds >= 0 && stats.n_workers >= 1,
                    "stats: backend %d, %g s, %d workers", stats.backend, stats.seconds, stats.n_workers);
-    const int precision = use_opt ? opt.precision : QMMM_PRECISION_SINGLE;
     const bool dbl = precision == QMMM_PRECISION_DOUBLE;
-    // Float pair terms resolve distances to ~1e-7 of the coordinates: closer atoms may meet a point at r = 0.
-    if ((dbl && num_.sane() && !ambiguous) || (num_.modest() && dmin > 1e-5 * (1 + scale)))
-        for (int64_t p = 0; p < total; ++p)
-            FUZZ_CHECK(std::isfinite(map[p]), "map[%lld] = %g", static_cast<long long>(p), map[p]);
+    // Every map that succeeds is finite, whatever the precision (the limits refuse the rest; points near an atom are
+    // recomputed in double).
+    for (int64_t p = 0; p < total; ++p)
+        FUZZ_CHECK(std::isfinite(map[p]), "map[%lld] = %g (precision %d)", static_cast<long long>(p), map[p], precision);
     if (dbl && num_.sane() && !ambiguous)
         for (int64_t p = 0; p < total; ++p) {
-            long double ref = 0, norm = 0;
+            // The header's accuracy: 1e-12 of sum |terms| for the sum, plus each pair term's rounding,
+            // u (8 + (2 |p - origin|_1 + |r_a - origin|_1) / r_a) relative (qmmm_accel_dcs.h, "All").
+            long double ref = 0, norm = 0, term_bound = 0, l1p = 0;
+            for (int d = 0; d < 3; ++d) l1p += std::fabs((long double)lattice_point(lat, p, d) - lat.origin[d]);
             for (int64_t a = 0; a < n; ++a) {
-                long double r2 = 0;
+                long double r2 = 0, l1a = 0;
                 for (int d = 0; d < 3; ++d) {
                     const long double dd = (long double)lattice_point(lat, p, d) - xyz[3 * a + d];
-                    r2 += dd * dd;
+                    r2 += dd * dd, l1a += std::fabs((long double)xyz[3 * a + d] - lat.origin[d]);
                 }
-                ref += q[a] / std::sqrt(r2), norm += std::fabs(q[a]) / std::sqrt(r2);
+                if (r2 < kSingular2) continue;  // on the atom: left out (on_atom OTHERS; ERROR was SINGULAR)
+                const long double r = std::sqrt(r2), t = std::fabs(q[a]) / r;
+                ref += q[a] / r, norm += t;
+                term_bound += t * 0x1p-53L * (8 + (2 * l1p + l1a) / r);
             }
-            FUZZ_CHECK(std::fabs(map[p] - ref) <= 1e-12L * norm + 1e-300L, "map[%lld] = %.17g, reference %.17Lg",
-                       static_cast<long long>(p), map[p], ref);
+            FUZZ_CHECK(std::fabs(map[p] - ref) <= 1e-12L * norm + 2 * term_bound + 1e-300L,
+                       "map[%lld] = %.17g, reference %.17Lg", static_cast<long long>(p), map[p], ref);
         }
     dcs_.ok = true, dcs_.xyz = xyz, dcs_.q = q, dcs_.map = map, dcs_.lat = lat;
 }
@@ -903,7 +939,7 @@ void Api::rdf_create() {
     const bool out_null = in_.ConsumeIntegralInRange<int>(0, 15) == 0;
     const int s = CALL(qmmm_rdf_create(out_null ? nullptr : &h, r_min, r_max, n_bins, use_opt ? &o : nullptr));
     const bool valid = !out_null && std::isfinite(r_min) && std::isfinite(r_max) && r_min >= 0 && r_max > r_min &&
-                       n_bins >= 1 && n_bins <= (1 << 24) &&
+                       fuzz::rdf_rmax_in_range(r_max) && n_bins >= 1 && n_bins <= (1 << 24) &&
                        (o.backend == QMMM_BACKEND_AUTO || o.backend == QMMM_BACKEND_CPU) && o.n_threads >= 0 &&
                        o.method >= 0 && o.method <= 2 && o.kernel == QMMM_RDF_KERNEL_FAST;
     expect(s, valid, false, "qmmm_rdf_create");

@@ -46,13 +46,16 @@ void check_field(qmmm_env env, const Env &e) {
     opt.n_threads = 1;
     qmmm_field f = nullptr;
     const int s = qmmm_field_create_from_env(&f, env, &opt);
-    // Cells or nuclei beyond 1e300 are refused (DOUBLE would overflow), with that reason.
+    // Charges beyond 1e300, and cells or nuclei beyond 1e150 bohr, are refused (DOUBLE would overflow the sum or a
+    // squared distance), with that reason.
     bool huge = false;
     for (double q : e.cell_q) huge = huge || std::fabs(q) > 1e300;
     for (double z : e.nuc_z) huge = huge || std::fabs(z) > 1e300;
+    for (double x : e.cell_xyz) huge = huge || std::fabs(x) > 1e150;
+    for (double x : e.nuc_xyz) huge = huge || std::fabs(x) > 1e150;
     if (huge) {
         FUZZ_CHECK(s == QMMM_ERR_INVALID_ARG && std::strstr(qmmm_error_message(), "without overflow"),
-                   "a field of charges beyond 1e300: %s: %s", qmmm_status_string(s), qmmm_error_message());
+                   "a field of charges beyond 1e300 or positions beyond 1e150 bohr: %s: %s", qmmm_status_string(s), qmmm_error_message());
         return;
     }
     FUZZ_CHECK(s == QMMM_SUCCESS, "field from a valid environment: %s: %s", qmmm_status_string(s),

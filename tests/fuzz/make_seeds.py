@@ -172,3 +172,9 @@ for i, e in enumerate(["all", "name OW", "resname SOL and name H*", "index 0-3 5
 # ---- the C API: byte strings the FuzzedDataProvider turns into calls ----
 for i, size in enumerate((64, 256, 1024, 4096)):
     put("fuzz_capi", "random%d" % i, bytes(rng.randrange(256) for _ in range(size)))
+
+# ---- magnitudes and the tools' command lines: also FuzzedDataProvider bytes ----
+for i, size in enumerate((16, 64, 256, 1024)):
+    put("fuzz_magnitudes", "random%d" % i, bytes(rng.randrange(256) for _ in range(size)))
+for i, size in enumerate((8, 24, 64, 160)):
+    put("fuzz_tool_cli", "random%d" % i, bytes(rng.randrange(256) for _ in range(size)))

@@ -4,7 +4,8 @@
 # itself: tests/fuzz/run_fuzz.sh.
 set(_qmmm_fz ${PROJECT_SOURCE_DIR}/tests/fuzz)
 
-# fuzz_capi draws its calls through LLVM's header-only FuzzedDataProvider, which comes with clang (any version).
+# fuzz_capi, fuzz_magnitudes and fuzz_tool_cli draw their calls through LLVM's header-only FuzzedDataProvider, which
+# comes with clang (any version).
 file(GLOB _qmmm_fdp /usr/lib/llvm-*/lib/clang/*/include/fuzzer/FuzzedDataProvider.h
                     /usr/lib/clang/*/include/fuzzer/FuzzedDataProvider.h)
 
@@ -38,12 +39,24 @@ if(_qmmm_fdp)
   list(GET _qmmm_fdp 0 _qmmm_fdp)
   configure_file(${_qmmm_fdp} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include/fuzzer/FuzzedDataProvider.h COPYONLY)
   qmmm_fuzz_replay(fuzz_capi SOURCES ${_qmmm_fz}/fuzz_capi.cpp LIBS qmmm_accel)
-  target_include_directories(fuzz_capi_replay PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include)
+  qmmm_fuzz_replay(fuzz_magnitudes SOURCES ${_qmmm_fz}/fuzz_magnitudes.cpp LIBS qmmm_accel)
+  # The tools' main() compiled in under other names (as in tests/fuzz/CMakeLists.txt); CLI11 and nlohmann_json are
+  # header-only packages, found again in this folder's scope.
+  find_package(CLI11 CONFIG REQUIRED)
+  find_package(nlohmann_json CONFIG REQUIRED)
+  qmmm_fuzz_replay(fuzz_tool_cli SOURCES ${_qmmm_fz}/fuzz_tool_cli.cpp ${_qmmm_fz}/fuzz_tool_dcs_main.cpp
+    ${_qmmm_fz}/fuzz_tool_rdf_main.cpp
+    LIBS qmmm_dcs_io qmmm_rdf_io qmmm_accel CLI11::CLI11 nlohmann_json::nlohmann_json OpenMP::OpenMP_CXX)
+  foreach(t fuzz_capi fuzz_magnitudes fuzz_tool_cli)
+    target_include_directories(${t}_replay PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include)
+  endforeach()
 else()
-  message(STATUS "qmmm-accel: no FuzzedDataProvider.h (comes with clang): fuzz_capi's inputs are replayed by "
-                 "tests/fuzz/run_fuzz.sh only")
-  qmmm_add_skip_test(fuzz_replay_fuzz_capi "no FuzzedDataProvider.h (comes with clang: apt-get install clang-14); \
-tests/fuzz/run_fuzz.sh replays fuzz_capi's inputs" LABELS cpu fuzz quick)
+  message(STATUS "qmmm-accel: no FuzzedDataProvider.h (comes with clang): the inputs of fuzz_capi, fuzz_magnitudes "
+                 "and fuzz_tool_cli are replayed by tests/fuzz/run_fuzz.sh only")
+  foreach(t fuzz_capi fuzz_magnitudes fuzz_tool_cli)
+    qmmm_add_skip_test(fuzz_replay_${t} "no FuzzedDataProvider.h (comes with clang: apt-get install clang-14); \
+tests/fuzz/run_fuzz.sh replays ${t}'s inputs" LABELS cpu fuzz quick)
+  endforeach()
 endif()
 # The replay itself must fail on no input (a folder emptied by mistake, a wrong path): an empty folder, exit 1.
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz_empty)

@@ -2,7 +2,8 @@
 // StandaloneFuzzTargetMain.c): any compiler, no sanitizer needed. Each argument is a file, or a folder whose
 // regular files are taken in name order; every file is passed once to LLVMFuzzerTestOneInput. The ordinary
 // test build replays the committed corpora and regression inputs this way (tests/fuzz/replay_tests.cmake):
-// a broken invariant aborts (FUZZ_CHECK), so the test fails on the input named last on stderr.
+// a broken invariant aborts (FUZZ_CHECK), so the test fails on the input named last on stderr. Arguments that start
+// with '-' are libFuzzer flags (a target's LLVMFuzzerInitialize may add one) and are skipped.
 //   fuzz_cube_replay tests/fuzz/regressions/fuzz_cube tests/fuzz/corpus/fuzz_cube
 #include <dirent.h>
 #include <sys/stat.h>
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
     if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
     std::vector<std::string> inputs;
     for (int i = 1; i < argc; ++i) {
+        if (argv[i][0] == '-') continue;  // a libFuzzer flag (LLVMFuzzerInitialize may add some): not an input
         if (is_dir(argv[i])) {
             const auto f = files_in(argv[i]);
             inputs.insert(inputs.end(), f.begin(), f.end());
