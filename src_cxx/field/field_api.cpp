@@ -432,6 +432,10 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
                                        qmmm::ix(m), what[k], p[k], max_coordinate(o.precision)));
             if (screening == QMMM_SCREEN_EXP && b < 0)
                 throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 must be >= 0", qmmm::ix(m), b));
+            // b d^2 is formed in the precision's floats: a b beyond its range is Inf, and Inf * 0 on the charge NaN.
+            if (screening == QMMM_SCREEN_EXP && b > max_charge(o.precision))
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 is beyond the %g bohr^-2 that this "
+                                                         "precision takes", qmmm::ix(m), b, max_charge(o.precision)));
             // sigma = 0 is an unscreened charge; a smaller sigma than 1e-6 bohr has the charge's value on top of it,
             // 2 q / (sqrt(pi) sigma), beyond float's range at 1e30 e (and every smearing in use is ~0.1-2 bohr).
             if (screening == QMMM_SCREEN_GAUSSIAN && (a < 0 || (a > 0 && a < kMinSigma)))

@@ -467,6 +467,15 @@ TEST(Charges, BadInput) {
               QMMM_ERR_INVALID_ARG);
     EXPECT_NE(std::string(qmmm_error_message()).find("charge 2: sigma = 7e-241 bohr must be 0 (unscreened) or at least"),
               std::string::npos) << qmmm_error_message();
+    // An EXP exponent beyond float's range in SINGLE: b d^2 would be Inf, and Inf * 0 on the charge NaN.
+    std::vector<double> big_b = c.b;
+    big_b[1] = 1.2e204;
+    qmmm_options single;
+    qmmm_options_default(&single);
+    single.backend = QMMM_BACKEND_CPU, single.precision = QMMM_PRECISION_SINGLE;
+    EXPECT_EQ(mk(4, c.x.data(), 1, 1, c.a.data(), big_b.data(), &single), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("charge 1: b = 1.2e+204 bohr^-2 is beyond"), std::string::npos)
+        << qmmm_error_message();
     // Coordinates whose squared distances overflow: refused with the limit, never a term silently 0 or NaN (the
     // API checks them before any backend; the CPU's runs everywhere).
     qmmm_options_default(&o);
