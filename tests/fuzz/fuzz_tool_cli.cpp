@@ -368,12 +368,14 @@ bool too_much_work(const CommandLine &c) {
             if (c.input == box().in + "/" + f.name) extent = f.extent;
         if (!extent) return false;  // not a structure file: the tool stops before the lattice
         const double s = number(c.values, "s", 0.5), p = number(c.values, "p", 10.0);
+        // The extent in the file's Angstrom or, with -u au, in bohr (1.89x): the larger lattice of the two.
         double points = 1;
         for (int d = 0; d < 3; ++d)
             points *= c.values.count("counts") ? std::fabs(number(c.values, "counts", 1, d))
-                                               : std::ceil((extent[d] + 2 * p) / s) + 1;
+                                               : std::ceil((extent[d] / 0.529177210903 + 2 * p) / s) + 1;
         const double ions = std::fabs(number(c.values, "ions", 0));
-        if (!(points * 17 <= phys)) return false;  // the tool's own size check refuses it
+        // The tool's own size check (cli::check_fits_memory: 8 bytes a point, 17 with ions) refuses it at once.
+        if (!(points * (ions > 0 ? 17 : 8) <= phys)) return false;
         return points > 3e5 || ions * points > 3e6;
     }
     const double bins = number(c.values, "bins", 200);
