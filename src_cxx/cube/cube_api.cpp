@@ -2,6 +2,7 @@
 // built from them (qmmm_accel_cube.h).
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cube_reader.hpp"
@@ -26,6 +27,18 @@ qmmm_env_s *live(qmmm_env env) {
     return e;
 }
 
+// Appends the arrays to e's; into an empty environment they are moved, not copied (a 64e6-cell cube is 2 GB of
+// cells: a copy would double the peak).
+void append(qmmm_env_s *e, std::vector<double> &cell_xyz, std::vector<double> &cell_q, std::vector<double> &nuc_xyz,
+            std::vector<double> &nuc_z) {
+    const std::pair<std::vector<double> *, std::vector<double> *> parts[] = {
+        {&e->cell_xyz, &cell_xyz}, {&e->cell_q, &cell_q}, {&e->nuc_xyz, &nuc_xyz}, {&e->nuc_z, &nuc_z}};
+    for (const auto &[to, from] : parts) {
+        if (to->empty()) *to = std::move(*from);
+        else to->insert(to->end(), from->begin(), from->end());
+    }
+}
+
 void add_cube(qmmm_env_s *e, const char *path, double threshold) {
     if (!path) throw Error(QMMM_ERR_NULL_ARG, "path is NULL");
     if (!std::isfinite(threshold)) throw Error(QMMM_ERR_NONFINITE, qmmm::strfmt("threshold is %g", threshold));
@@ -33,10 +46,7 @@ void add_cube(qmmm_env_s *e, const char *path, double threshold) {
     // A mixed environment keeps cell_volume 0: there is no single cube for the self-potential rule.
     if (e->n_cubes == 0) e->cell_volume = c.cell_volume;
     else if (std::fabs(c.cell_volume - e->cell_volume) > 1e-12 * c.cell_volume) e->cell_volume = 0;
-    e->cell_xyz.insert(e->cell_xyz.end(), c.cell_xyz.begin(), c.cell_xyz.end());
-    e->cell_q.insert(e->cell_q.end(), c.cell_q.begin(), c.cell_q.end());
-    e->nuc_xyz.insert(e->nuc_xyz.end(), c.nuc_xyz.begin(), c.nuc_xyz.end());
-    e->nuc_z.insert(e->nuc_z.end(), c.nuc_z.begin(), c.nuc_z.end());
+    append(e, c.cell_xyz, c.cell_q, c.nuc_xyz, c.nuc_z);
     ++e->n_cubes;
 }
 
@@ -63,10 +73,7 @@ QMMM_API int qmmm_env_add_cube(qmmm_env env, const char *path, double threshold)
         staged.n_cubes = ev->n_cubes;
         staged.cell_volume = ev->cell_volume;
         add_cube(&staged, path, threshold);
-        ev->cell_xyz.insert(ev->cell_xyz.end(), staged.cell_xyz.begin(), staged.cell_xyz.end());
-        ev->cell_q.insert(ev->cell_q.end(), staged.cell_q.begin(), staged.cell_q.end());
-        ev->nuc_xyz.insert(ev->nuc_xyz.end(), staged.nuc_xyz.begin(), staged.nuc_xyz.end());
-        ev->nuc_z.insert(ev->nuc_z.end(), staged.nuc_z.begin(), staged.nuc_z.end());
+        append(ev, staged.cell_xyz, staged.cell_q, staged.nuc_xyz, staged.nuc_z);
         ev->cell_volume = staged.cell_volume;
         ev->n_cubes = staged.n_cubes;
         return QMMM_SUCCESS;

@@ -2,6 +2,8 @@
 // files through unchanged), then tokenised by line so every error can name its line.
 #include "cube_reader.hpp"
 
+#include <unistd.h>
+
 #include <zlib.h>
 
 #include <array>
@@ -160,6 +162,16 @@ CubeCells read_cube(const std::string &path, double threshold) {
     if (!std::isfinite(c.cell_volume)) sc.fail("voxel axes too long (cell volume not finite)");
     if (n[0] > (1LL << 40) / n[1] / n[2]) sc.fail("grid too large");
     c.grid_points = n[0] * n[1] * n[2];
+    // What the cells may take, said before any is read: 32 bytes a kept cell (centre and population), at most every
+    // grid point; a grid beyond this machine's memory is refused here, not after minutes of reading and swapping.
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+    const double need = 32.0 * static_cast<double>(c.grid_points);
+    if (need > phys)
+        sc.fail(strfmt("its %lld grid points may keep up to %.3g GB of cells (32 bytes each) and this machine has "
+                       "%.3g GB; raise the threshold or cut the grid",
+                       c.grid_points, need / 1e9, phys / 1e9),
+                QMMM_ERR_OUT_OF_MEMORY);
 
     // Atom lines: Z, nuclear charge, x, y, z.
     for (long long i = 0; i < natom; ++i) {

@@ -1,5 +1,7 @@
 // field_api.cpp -- the C API of the embedding field: argument checks, backend choice, handle lifetime.
 // The numbers are computed by the backends (field_cpu.cpp; the GPU side through FieldGpu).
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -85,6 +87,21 @@ void check_magnitude(const char *name, const double *a, int64_t n, int precision
                                precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e300)"));
 }
 
+// A field's host memory at its peak, said before any array is read: the checked copy (32 bytes a cell or charge)
+// and the backend's layout (MIXED's, the largest: 60 bytes), rounded up. A count beyond this machine's memory is
+// refused at once (2e9 cells had scanned for 20 s before running out of memory).
+constexpr double kFieldBytesPerCell = 96;
+
+void check_field_memory(const char *what, int64_t n) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+    const double need = kFieldBytesPerCell * static_cast<double>(n);
+    if (need > phys)
+        throw Error(QMMM_ERR_OUT_OF_MEMORY,
+                    strfmt("%s = %lld: the field needs about %.3g GB of host memory (%g bytes each) and this machine "
+                           "has %.3g GB", what, static_cast<long long>(n), need / 1e9, kFieldBytesPerCell, phys / 1e9));
+}
+
 // The smallest Gaussian smearing width (bohr) of a screened charge (qmmm_field_create_charges).
 constexpr double kMinSigma = 1e-6;
 
@@ -168,9 +185,12 @@ void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const dou
                                        "has no finite potential there (unscreened, or EXP screening with a != 1)",
                                        qmmm::ix(p), x[0], x[1], x[2], qmmm::ix(h.singular_index[m])));
             }
-            throw Error(QMMM_ERR_INTERNAL,
-                        strfmt("point %lld (%.17g, %.17g, %.17g): the potential is not finite although the point is on "
-                               "no charge and no nucleus",
+            // Valid charges (up to 1e300 in DOUBLE) can still make a term or the sum leave the precision's range
+            // (1e299 e at 1e-28 bohr of an EXP-screened charge with a = 1 is 1e325 hartree): say so.
+            throw Error(QMMM_ERR_NONFINITE,
+                        strfmt("point %lld (%.17g, %.17g, %.17g): the potential is beyond the range of the field's "
+                               "precision (a term or the sum of its charges overflows); the point is on no charge and "
+                               "no nucleus",
                                qmmm::ix(p), x[0], x[1], x[2]));
         }
         throw Error(QMMM_ERR_SINGULAR,
@@ -258,6 +278,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         const qmmm_options o0 = resolved_options(opt);
+        check_field_memory("n_cells", n_cells);
         check_array("cell_xyz", cell_xyz, n_cells, 3);
         check_array("cell_q", cell_q, n_cells, 1);
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
@@ -396,6 +417,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         qmmm_options o = resolved_options(opt);
+        check_field_memory("n_charges", n_charges);
         if (o.method == QMMM_METHOD_SPLIT && screening != QMMM_SCREEN_NONE)
             throw Error(QMMM_ERR_UNSUPPORTED, "screened charges are summed directly: SPLIT takes unscreened point charges "
                                               "(screening QMMM_SCREEN_NONE)");

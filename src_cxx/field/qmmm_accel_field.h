@@ -134,7 +134,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
  * @retval QMMM_ERR_INVALID_ARG n_points < 0, or a coordinate beyond 1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED)
- * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point, or a value beyond the precision's range (charges near 1e300)
  * @retval QMMM_ERR_SINGULAR a point on a nucleus, or on a cell centre with cell_volume 0
  * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f (call qmmm_field_wait)
  * @retval QMMM_ERR_CUDA a CUDA failure
@@ -156,7 +156,7 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG xyz or u is NULL with n_points > 0
  * @retval QMMM_ERR_INVALID_ARG n_points < 0, or a coordinate beyond 1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED)
- * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point, or a value beyond the precision's range (charges near 1e300)
  * @retval QMMM_ERR_CUDA a CUDA failure
  * Singular points (as qmmm_field_eval) are reported by qmmm_field_wait.
  * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
@@ -182,7 +182,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f);
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG xyz or region is NULL
  * @retval QMMM_ERR_INVALID_ARG n < 1, or margin negative or not finite
- * @retval QMMM_ERR_NONFINITE NaN or Inf in a point
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point, or a value beyond the precision's range (charges near 1e300)
  * @threading Safe from any thread.
  */
 QMMM_API int qmmm_region_around(int64_t n, const double *xyz, double margin, double *region);

@@ -23,6 +23,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -279,9 +280,12 @@ int run(int argc, char **argv) {
     }
 
     const int64_t total_hint = [&] {
+        // Frames [first, min(n, last + 1)) every stride-th, without overflow for --last or --stride near 2^63.
         int64_t n = reader->n_frames_hint();
-        if (last >= 0) n = n < 0 ? last + 1 : std::min(n, last + 1);
-        return n < 0 ? int64_t{-1} : (n - first + stride - 1) / stride;
+        if (last >= 0 && last < std::numeric_limits<int64_t>::max()) n = n < 0 ? last + 1 : std::min(n, last + 1);
+        if (n < 0) return int64_t{-1};
+        const int64_t span = n - first;
+        return span <= 0 ? int64_t{0} : span / stride + (span % stride != 0 ? 1 : 0);
     }();
     const bool bar = !no_progress && isatty(2);
     // Frames go to the library in batches: several GPUs then count whole frames in parallel and the preparation of

@@ -266,6 +266,10 @@ TEST(CubeReaderErrors, MalformedFiles) {
         EXPECT_NE(std::string(qmmm_error_message()).find("missing.cube"), std::string::npos);
     }
     expect_error("empty.cube", "", QMMM_ERR_FILE_FORMAT, "empty file");
+    // A grid whose cells could outgrow this machine (1e12 points: up to 32 TB) is refused from its header, with
+    // what it would take, before any value is read (the file has one).
+    expect_error("huge.cube", "c1\nc2\n 0 0 0 0\n 10000 0.1 0 0\n 10000 0 0.1 0\n 10000 0 0 0.1\n1\n",
+                 QMMM_ERR_OUT_OF_MEMORY, "may keep up to 3.2e+04 GB of cells");
     expect_error("trunc.cube", h + "1 2 3 4\n5 6 7\n", QMMM_ERR_FILE_FORMAT, "truncated: 7 of 8");
     expect_error("extra.cube", h + "1 2 3 4\n5 6 7 8\n9\n", QMMM_ERR_FILE_FORMAT, ":10: wrong counts");
     expect_error("nonnum.cube", h + "1 2 3 4\n5 x7 7 8\n", QMMM_ERR_FILE_FORMAT, ":9: grid value 'x7' is not a number");

@@ -467,6 +467,33 @@ TEST(Charges, BadInput) {
               QMMM_ERR_INVALID_ARG);
     EXPECT_NE(std::string(qmmm_error_message()).find("charge 2: sigma = 7e-241 bohr must be 0 (unscreened) or at least"),
               std::string::npos) << qmmm_error_message();
+    // A count beyond this machine's memory (96 bytes a charge: 1e12 is 96 TB) is refused before any array is read
+    // (the arrays here hold 4 charges), at once.
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(mk(1000000000000LL, c.x.data(), 1, 1, c.a.data(), c.b.data(), nullptr), QMMM_ERR_OUT_OF_MEMORY);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+    EXPECT_NE(std::string(qmmm_error_message()).find("n_charges = 1000000000000: the field needs about 9.6e+04 GB"),
+              std::string::npos) << qmmm_error_message();
+    qmmm_field g = nullptr;
+    EXPECT_EQ(qmmm_field_create(&g, 2000000000000LL, c.x.data(), c.q.data(), 0, nullptr, nullptr, nullptr),
+              QMMM_ERR_OUT_OF_MEMORY);
+    EXPECT_EQ(g, nullptr);
+    // Valid charges whose value leaves double's range (7e299 e, 1e-28 bohr from an EXP charge with a = 1 and b =
+    // 1.5e53: 1e325 hartree): NONFINITE with the reason, not an internal error.
+    {
+        const double px = 1.0, py = 2.0, pz = 0.0, pq = -7.2e299, pa = 1.0, pb = 1.47e53;
+        qmmm_options dbl;
+        qmmm_options_default(&dbl);
+        dbl.backend = QMMM_BACKEND_CPU;
+        ASSERT_EQ(qmmm_field_create_charges(&f, 1, &px, &py, &pz, 1, &pq, QMMM_SCREEN_EXP, &pa, &pb, 0, nullptr,
+                                            nullptr, &dbl), QMMM_SUCCESS) << qmmm_error_message();
+        const double pt[3] = {1.0, 2.0, 1.0758997536294622e-28};
+        double u;
+        EXPECT_EQ(qmmm_field_eval(f, 1, pt, &u), QMMM_ERR_NONFINITE);
+        EXPECT_NE(std::string(qmmm_error_message()).find("beyond the range of the field's precision"),
+                  std::string::npos) << qmmm_error_message();
+        qmmm_field_destroy(f), f = nullptr;
+    }
     // An EXP exponent beyond float's range in SINGLE: b d^2 would be Inf, and Inf * 0 on the charge NaN.
     std::vector<double> big_b = c.b;
     big_b[1] = 1.2e204;
