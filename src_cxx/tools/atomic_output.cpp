@@ -1,6 +1,8 @@
 // atomic_output.cpp -- temporary files renamed into place, removed on errors and signals (atomic_output.hpp).
 #include "atomic_output.hpp"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,6 +178,15 @@ void AtomicOutput::commit() {
         if (::rename(tmp_.path().c_str(), path_.c_str()) != 0) fail(path_ + ": cannot rename " + tmp_.path() + " to it");
     }
     tmp_.keep();
+}
+
+bool same_path(const std::string &a, const std::string &b) {
+    const auto norm = [](const std::string &p) {
+        std::error_code ec;
+        const std::filesystem::path c = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+        return ec ? p : c.string();
+    };
+    return norm(a) == norm(b);
 }
 
 }  // namespace qmmm::tools

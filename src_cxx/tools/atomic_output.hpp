@@ -17,6 +17,10 @@
 
 namespace qmmm::tools {
 
+// Whether two output paths name the same file, however spelt (relative or absolute, "./", "..", symbolic links in
+// the folders): compared after weakly_canonical, so files that do not exist yet count too.
+bool same_path(const std::string &a, const std::string &b);
+
 // A registered temporary file beside `near` (same folder, so a rename is atomic); removed by the destructor and
 // on the signals above unless kept.
 class TempFile {

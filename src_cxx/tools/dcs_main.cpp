@@ -108,7 +108,7 @@ int run(int argc, char **argv) {
                                          std::to_string(QMMM_DCS_MAX_DEVICES));
     if (n_ions > 0 && ion_charge == 0) return die(cli::kUsageError, "--ion-charge 0: placed ions need a nonzero charge");
     const dcsio::MapFormat map_fmt = dcsio::map_format(output, out_format);
-    if (n_ions > 0 && ions_out == output)
+    if (n_ions > 0 && qmmm::tools::same_path(ions_out, output))
         return die(cli::kUsageError, "-o and --ions-out name the same file: give each its own");
     // The outputs' folders, names and temporary files, before any work.
     qmmm::tools::AtomicOutput map_file(output, force);

@@ -189,7 +189,10 @@ int run(int argc, char **argv) {
     if (!pair_specs.empty() && (app.count("--sel1") || app.count("--sel2")))
         throw Error(QMMM_ERR_INVALID_ARG, "give either --pairs or --sel1/--sel2");
     if (devices.size() > QMMM_RDF_MAX_DEVICES) throw Error(QMMM_ERR_INVALID_ARG, "too many --devices");
-    if ((!out.empty() && (out == json_out || out == png)) || (!json_out.empty() && json_out == png))
+    const auto same = [](const std::string &a, const std::string &b) {
+        return !a.empty() && !b.empty() && qmmm::tools::same_path(a, b);
+    };
+    if (same(out, json_out) || same(out, png) || same(json_out, png))
         throw Error(QMMM_ERR_INVALID_ARG, "-o, --json and --png name the same file: give each its own");
     // Every output before any work: the folders and names, the temporary files, gnuplot.
     std::unique_ptr<qmmm::tools::AtomicOutput> out_file, json_file, png_file;

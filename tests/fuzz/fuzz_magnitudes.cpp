@@ -221,14 +221,15 @@ void field_options(Provider &in, Mag &m, qmmm_options &o, bool *beyond, std::vec
     if (o.cell_volume < 0) *beyond = true;
     if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {  // SPLIT: tolerance and region
         o.method = QMMM_METHOD_SPLIT;
-        // Valid tolerances stop at 1e-5: tighter ones legitimately build grids of up to 67M values (tens of seconds
-        // and GBs under ASan, beyond a fuzz unit's 10 s and 2 GB); the unit tests hold SPLIT down to 1e-10.
-        static const double kTol[] = {1e-3, 1e-4, 1e-5, 3e-4, 9.99e-12, 1.001e-3, 0.0, 1e-5};
+        // Valid tolerances stop at 1e-4 and regions at 2 bohr: tighter or larger ones legitimately build grids of up
+        // to 67M values (seconds to minutes and GBs under ASan, beyond a fuzz unit's 10 s and 2 GB; 1e-5 over 4 bohr
+        // took 7 s); the unit tests hold SPLIT down to 1e-10.
+        static const double kTol[] = {1e-3, 1e-4, 3e-4, 3e-4, 9.99e-12, 1.001e-3, 0.0, 1e-4};
         const int t = in.ConsumeIntegralInRange<int>(0, 7);
         o.tolerance = kTol[t];
         if (t == 4 || t == 5 || t == 6) *beyond = true;
         region.resize(6);
-        const double w = in.ConsumeIntegralInRange<int>(0, 3) ? in.ConsumeFloatingPointInRange<double>(0.1, 4.0) : m.positive();
+        const double w = in.ConsumeIntegralInRange<int>(0, 3) ? in.ConsumeFloatingPointInRange<double>(0.1, 2.0) : m.positive();
         for (int d = 0; d < 3; ++d) region[d] = -w, region[d + 3] = w;
         if (in.ConsumeIntegralInRange<int>(0, 15) == 0) std::swap(region[0], region[3]), *beyond = true;  // lo > hi
         o.region = region.data();

@@ -58,6 +58,12 @@ run(0 "" ${DCS} ${dcs_args} -o ${WORK}/old.dx --place-ions 1 --ions-out ${WORK}/
 expect_content(${WORK}/old.dx "object 1 class gridpositions" "dcs --force")
 expect_content(${WORK}/ions.pdb "HETATM" "dcs --force ions")
 run(2 "-o and --ions-out name the same file" ${DCS} ${dcs_args} -o ${WORK}/same.dx --place-ions 1 --ions-out ${WORK}/same.dx)
+# The same file by two spellings (absolute -o, relative --ions-out from the same folder): refused before any work.
+execute_process(COMMAND ${DCS} ${dcs_args} -o ${WORK}/twice.pdb --output-format cube --place-ions 1
+                        --ions-out ./twice.pdb WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc ERROR_VARIABLE e)
+if(NOT rc EQUAL 2 OR NOT e MATCHES "name the same file" OR EXISTS ${WORK}/twice.pdb)
+  string(APPEND failures "\n  -o and --ions-out spelt differently: exit ${rc}, '${e}'")
+endif()
 # 2. /dev/full: refused (a rename would replace the device), nothing made in /dev.
 file(GLOB before LIST_DIRECTORIES false /dev/.full*)
 run(9 "/dev/full: not a regular file" ${DCS} ${dcs_args} --output-format dx -o /dev/full)
