@@ -24,7 +24,7 @@ QMMM_HOST_DEVICE inline double charges_cut2(int kind, double a, double b) {
 }
 
 // 1/d times the screening factor, T = float or double; d2 = d^2. Non-finite where the charge has no finite
-// potential (EXP with a != 1 on the charge): the API reports it.
+// potential (EXP with a != 1 within the singular radius, as for an unscreened charge): the API reports it.
 template <class T>
 QMMM_HOST_DEVICE inline T screened_inv_r(int kind, T d2, T a, T b) {
     using std::erf;
@@ -33,6 +33,7 @@ QMMM_HOST_DEVICE inline T screened_inv_r(int kind, T d2, T a, T b) {
     const T d = sqrt(d2);
     if (kind == kScreenExp) {
         if (d2 == T(0)) return a == T(1) ? T(0) : T(1) / d;  // a = 1: the limit -> a b d = 0; else 1/0 = Inf
+        if (a != T(1) && d2 < T(kSingularRadius2)) return T(1) / T(0);  // (1 - a) / d: SINGULAR, as the header says
         return ((T(1) - a) - a * expm1(-b * d2)) / d;
     }
     if (d2 == T(0)) return a * T(1.1283791670955126);  // 2 / sqrt(pi) / sigma

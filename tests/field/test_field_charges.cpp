@@ -230,6 +230,11 @@ TEST(Charges, OnAnUnscreenedChargeIsSingularAndNamesIt) {
     const double p2[3] = {c.x[2], c.y[2], c.z[2]};
     EXPECT_EQ(qmmm_field_eval(f, 1, p2, &u), QMMM_ERR_SINGULAR);
     EXPECT_NE(std::string(qmmm_error_message()).find("charge 2,"), std::string::npos) << qmmm_error_message();
+    // Within the singular radius but not on it (1e-12 bohr: (1 - a) / d is finite but huge): SINGULAR too, as for
+    // an unscreened charge.
+    const double p3[3] = {c.x[2] + 1e-12, c.y[2], c.z[2]};
+    ASSERT_NE(p3[0], c.x[2]);
+    EXPECT_EQ(qmmm_field_eval(f, 1, p3, &u), QMMM_ERR_SINGULAR) << u;
     // a = 1 (charge 0): finite.
     const double p0[3] = {c.x[0], c.y[0], c.z[0]};
     ASSERT_EQ(c.a[0], 1.0);
