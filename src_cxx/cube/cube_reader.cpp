@@ -2,8 +2,6 @@
 // files through unchanged), then tokenised by line so every error can name its line.
 #include "cube_reader.hpp"
 
-#include <unistd.h>
-
 #include <zlib.h>
 
 #include <array>
@@ -14,6 +12,7 @@
 #include <memory>
 
 #include "error.hpp"
+#include "host_memory.hpp"
 
 namespace qmmm {
 namespace {
@@ -164,8 +163,7 @@ CubeCells read_cube(const std::string &path, double threshold) {
     c.grid_points = n[0] * n[1] * n[2];
     // What the cells may take, said before any is read: 32 bytes a kept cell (centre and population), at most every
     // grid point; a grid beyond this machine's memory is refused here, not after minutes of reading and swapping.
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+    const double phys = physical_memory_bytes();
     const double need = 32.0 * static_cast<double>(c.grid_points);
     if (need > phys)
         sc.fail(strfmt("its %lld grid points may keep up to %.3g GB of cells (32 bytes each) and this machine has "

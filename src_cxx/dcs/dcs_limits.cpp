@@ -13,13 +13,13 @@
 #include "dcs_limits.hpp"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "error.hpp"
+#include "host_memory.hpp"
 
 namespace qmmm {
 namespace {
@@ -46,8 +46,7 @@ void dcs_check_memory(int64_t n_atoms, int backend, int n_workers) {
     // bytes each), or per GPU one upload buffer (double4 of 32 bytes at most).
     const double per_atom = backend == QMMM_BACKEND_CUDA ? 32.0 + 32.0 * n_workers : 32.0 + 32.0 + 8.0 * n_workers;
     const double bytes = static_cast<double>(n_atoms) * per_atom;
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+    const double phys = physical_memory_bytes();
     if (bytes > phys)
         throw Error(QMMM_ERR_OUT_OF_MEMORY,
                     strfmt("n_atoms = %lld: the host copies of the atoms need %.3g GB (%.0f bytes per atom with %d "

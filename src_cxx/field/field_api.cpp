@@ -1,7 +1,5 @@
 // field_api.cpp -- the C API of the embedding field: argument checks, backend choice, handle lifetime.
 // The numbers are computed by the backends (field_cpu.cpp; the GPU side through FieldGpu).
-#include <unistd.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +11,7 @@
 #include "all_finite.hpp"
 #include "core_backend.hpp"
 #include "error.hpp"
+#include "host_memory.hpp"
 #include "cpu_threads.hpp"
 #include "field_backend.hpp"
 #include "field_charges.hpp"
@@ -93,8 +92,7 @@ void check_magnitude(const char *name, const double *a, int64_t n, int precision
 constexpr double kFieldBytesPerCell = 96;
 
 void check_field_memory(const char *what, int64_t n) {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+    const double phys = qmmm::physical_memory_bytes();
     const double need = kFieldBytesPerCell * static_cast<double>(n);
     if (need > phys)
         throw Error(QMMM_ERR_OUT_OF_MEMORY,
