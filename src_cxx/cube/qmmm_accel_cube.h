@@ -31,7 +31,8 @@
  */
 #ifndef QMMM_ACCEL_CUBE_H
 #define QMMM_ACCEL_CUBE_H
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
+#include "qmmm_accel_field.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -35,7 +35,7 @@
  */
 #ifndef QMMM_ACCEL_DCS_H
 #define QMMM_ACCEL_DCS_H
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -9,7 +9,7 @@
  */
 #ifndef QMMM_ACCEL_FIELD_H
 #define QMMM_ACCEL_FIELD_H
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -14,7 +14,7 @@
  */
 #ifndef QMMM_ACCEL_MPI_H
 #define QMMM_ACCEL_MPI_H
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

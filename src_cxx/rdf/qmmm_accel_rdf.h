@@ -51,7 +51,7 @@
  */
 #ifndef QMMM_ACCEL_RDF_H
 #define QMMM_ACCEL_RDF_H
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
