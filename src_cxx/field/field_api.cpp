@@ -154,6 +154,12 @@ void check_points(int64_t n, const double *xyz, const double *u, int precision) 
     if (n == 0) return;
     if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
     if (!u) throw Error(QMMM_ERR_NULL_ARG, strfmt("u is NULL with n_points = %lld", static_cast<long long>(n)));
+    // One branch-free pass over the coordinates (the call of a legacy code passes 3 of them): |v| <= limit is false
+    // for NaN, Inf and a coordinate beyond the precision's reach alike; only then the passes that say which.
+    const double lim = max_coordinate(precision);
+    bool ok = true;
+    for (int64_t i = 0; i < 3 * n; ++i) ok &= std::fabs(xyz[i]) <= lim;
+    if (ok) return;
     check_array("xyz", xyz, n, 3);
     check_reach("xyz", xyz, n, 3, precision);
 }
@@ -163,7 +169,13 @@ void check_points(int64_t n, const double *xyz, const double *u, int precision) 
 // says which, for the first such point.
 void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const double *u) {
     const qmmm::FieldData &d = h.nuclei;
-    if (qmmm::all_finite(u, n)) return;
+    if (n <= 8) {  // a few values: a plain test, without all_finite's eight sums
+        bool ok = true;
+        for (int64_t p = 0; p < n; ++p) ok &= std::isfinite(u[p]);
+        if (ok) return;
+    } else if (qmmm::all_finite(u, n)) {
+        return;
+    }
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;

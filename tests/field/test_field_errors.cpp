@@ -181,6 +181,36 @@ TEST(FieldErrors, DestroyedHandleNeverNamesALaterObject) {
     EXPECT_EQ(qmmm_field_eval(reinterpret_cast<qmmm_field>(not_a_field), 1, p, &u), QMMM_ERR_BAD_HANDLE);
 }
 
+// A thread remembers its last handle lookup (the per-call cost of a few-charge field). A destroy on another thread
+// must still make that thread's next call on the handle BAD_HANDLE, and a call on a second handle in between must
+// not revive the first.
+TEST(FieldErrors, DestroyOnAnotherThreadReachesARememberedHandle) {
+    auto o = opts();
+    double p[3] = {5, 5, 5}, u = 0;
+    qmmm_field f = nullptr, g = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    ASSERT_EQ(create(&g, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    std::atomic<int> stage{0};
+    int before = -1, after = -1, other = -1, again = -1;
+    std::thread t([&] {
+        before = qmmm_field_eval(f, 1, p, &u);  // remembered
+        stage = 1;
+        while (stage.load() != 2) std::this_thread::yield();
+        after = qmmm_field_eval(f, 1, p, &u);
+        other = qmmm_field_eval(g, 1, p, &u);
+        again = qmmm_field_eval(f, 1, p, &u);
+    });
+    while (stage.load() != 1) std::this_thread::yield();
+    ASSERT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    stage = 2;
+    t.join();
+    EXPECT_EQ(before, QMMM_SUCCESS);
+    EXPECT_EQ(after, QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(other, QMMM_SUCCESS);
+    EXPECT_EQ(again, QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_field_destroy(g), QMMM_SUCCESS);
+}
+
 // Charges beyond what a precision sums without overflow are refused at create with the true reason (they were taken,
 // and an eval then reported "within 1e-10 bohr of a cell", which was false).
 TEST(FieldErrors, ChargesBeyondThePrecisionsRange) {
