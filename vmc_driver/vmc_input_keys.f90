@@ -4,10 +4,10 @@
 ! two equal). Rules between keys (energy_every divides steps_per_block, ...) are code in vmc_input.f90.
 module vmc_input_keys
   use, intrinsic :: iso_fortran_env, only: real64, int64
-  use vmc_util, only: lower
+  use vmc_util, only: lower, itoa
   implicit none
   private
-  public :: key_t, KEYS, MAX_CUBES, key_index, keys_markdown, kind_name, range_text, bound_text
+  public :: key_t, KEYS, MAX_CUBES, key_index, keys_markdown, range_text
   public :: K_INT, K_INT64, K_REAL, K_LOGICAL, K_STRING
 
   ! Value types: 32-bit and 64-bit integer, real(real64), logical, quoted string.
@@ -121,17 +121,17 @@ contains
     k = 0
   end function
 
-  pure function kind_name(key) result(s)
+  function kind_name(key) result(s)
     type(key_t), intent(in) :: key
     character(len=:), allocatable :: s
     character(len=*), parameter :: NAMES(5) = [character(len=16) :: 'integer', 'integer (64-bit)', 'real', &
          'logical', 'string']
     s = trim(NAMES(key%kind))
-    if (key%count > 1) s = 'up to ' // trim(itoa_p(int(key%count, int64))) // ' ' // s // 's'
+    if (key%count > 1) s = 'up to ' // itoa(key%count) // ' ' // s // 's'
   end function
 
   ! The allowed values as the messages and the README show them: [1, 64], (0, 1000000), 'a', 'b' or 'c'.
-  pure function range_text(key) result(s)
+  function range_text(key) result(s)
     type(key_t), intent(in) :: key
     character(len=:), allocatable :: s
     character(len=len(key%choices)) :: rest
@@ -140,7 +140,7 @@ contains
     select case (key%kind)
     case (K_INT, K_INT64)
       if (key%ilo /= -NO_ILIMIT .or. key%ihi /= NO_ILIMIT) &
-           s = '[' // trim(itoa_p(key%ilo)) // ', ' // trim(itoa_p(key%ihi)) // ']'
+           s = '[' // itoa(key%ilo) // ', ' // itoa(key%ihi) // ']'
     case (K_REAL)
       s = key%ends(1:1) // trim(bound_text(key%lo)) // ', ' // trim(bound_text(key%hi)) // key%ends(2:2)
     case (K_STRING)
@@ -168,12 +168,6 @@ contains
     if (x == aint(x) .and. abs(x) < 1e7_real64) write(s, '(i0)') int(x)
     if (abs(x) >= 1e7_real64 .or. (x /= 0 .and. abs(x) < 1e-2_real64)) write(s, '(es8.1)') x
     s = adjustl(s)
-  end function
-
-  pure function itoa_p(i) result(s)
-    integer(int64), intent(in) :: i
-    character(len=24) :: s
-    write(s, '(i0)') i
   end function
 
   ! The README's key table (Markdown), one row per key.
