@@ -1,5 +1,6 @@
 ! qmmm_vmc -- variational Monte Carlo of a QM fragment in the electrostatic field of its environment.
 ! Usage: qmmm_vmc input.nml [result.json]    (namelist &vmc, see vmc_driver/README.md). Atomic units throughout.
+!        qmmm_vmc --keys-markdown             (the key table of vmc_driver/README.md, from vmc_input_keys.f90)
 ! The steps: input (vmc_input), orbitals (vmc_molden), the memory the run needs against the machine's
 ! (vmc_memory), trial function (vmc_wavefunction), field (vmc_field), walkers (vmc_walkers), equilibration
 ! and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum), output (vmc_report). MPI (vmc_par):
@@ -10,6 +11,7 @@ program qmmm_vmc
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
   use vmc_input
+  use vmc_input_keys, only: keys_markdown
   use vmc_molden
   use vmc_wavefunction
   use vmc_walkers
@@ -94,10 +96,15 @@ contains
     integer :: st
     real(real64) :: zsum
     character(len=*), parameter :: USAGE = 'usage: qmmm_vmc input.nml [result.json]   (namelist &vmc; ' // &
-         'result.json overrides its output_json; keys in vmc_driver/README.md)'
+         'result.json overrides its output_json; keys in vmc_driver/README.md)' // new_line('a') // &
+         '       qmmm_vmc --keys-markdown              (the table of keys, as in vmc_driver/README.md)'
     call get_command_argument(1, arg)
-    if (arg == '--help' .or. arg == '-h') then
-      if (par_root) write(output_unit, '(a)') USAGE
+    if (arg == '--help' .or. arg == '-h' .or. arg == '--keys-markdown') then
+      if (par_root .and. arg == '--keys-markdown') then
+        call keys_markdown(output_unit)
+      else if (par_root) then
+        write(output_unit, '(a)') USAGE
+      end if
       call par_finalize()
       stop
     end if

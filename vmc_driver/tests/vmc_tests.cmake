@@ -226,6 +226,10 @@ foreach(arg --help -h)
     -P ${VMC_T}/expect_usage.cmake)
   set_tests_properties(vmc_usage${arg} PROPERTIES LABELS "vmc;quick")
 endforeach()
+# The README's key table is the driver's (qmmm_vmc --keys-markdown, from vmc_input_keys.f90): they cannot drift.
+add_test(NAME vmc_readme_keys COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
+  -DREADME=${CMAKE_CURRENT_SOURCE_DIR}/README.md -P ${VMC_T}/readme_keys.cmake)
+set_tests_properties(vmc_readme_keys PROPERTIES LABELS "vmc;quick")
 
 # The readers' C entry points (libFuzzer harnesses link qmmm_vmc_readers): status, message, no stop.
 add_executable(vmc_fuzz_smoke ${VMC_T}/vmc_fuzz_smoke.c)
