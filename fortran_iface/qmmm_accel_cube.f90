@@ -3,56 +3,19 @@
 ! cells with rho >= threshold (e/bohr^3) give populations q = rho*dV (electrons, positive), atoms give +Z,
 ! lengths in bohr. Paths are ordinary Fortran strings (trailing blanks are ignored).
 module qmmm_accel_cube
-  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_loc, c_char, c_null_char, c_int, c_int64_t, c_double
   use qmmm_accel_core
+  use qmmm_accel_field
+  use qmmm_accel_cube_c
   implicit none
-  private
+  ! Public by default: the generated interfaces pass through; this file's helpers are private.
+  public
+  private :: c_ptr, c_null_ptr, c_loc, c_char, c_null_char, c_int, c_int64_t, c_double, c_path
 
   ! An environment handle; type(qmmm_env) :: env is ready for qmmm_env_create or qmmm_cube_read.
-  type, public :: qmmm_env
+  type :: qmmm_env
     type(c_ptr) :: ptr = c_null_ptr
   end type qmmm_env
-
-  public :: qmmm_env_create, qmmm_env_add_cube, qmmm_env_sizes, qmmm_env_copy, qmmm_env_destroy
-  public :: qmmm_cube_read, qmmm_field_create_from_env, qmmm_field_create_from_cubes
-
-  interface
-    function c_qmmm_env_create(env) bind(c, name='qmmm_env_create') result(s)
-      import :: c_ptr, c_int
-      type(c_ptr) :: env
-      integer(c_int) :: s
-    end function
-    function c_qmmm_env_add_cube(env, path, threshold) bind(c, name='qmmm_env_add_cube') result(s)
-      import :: c_ptr, c_int, c_char, c_double
-      type(c_ptr), value :: env
-      character(kind=c_char), intent(in) :: path(*)
-      real(c_double), value :: threshold
-      integer(c_int) :: s
-    end function
-    function c_qmmm_env_sizes(env, n_cells, n_nuclei, cell_volume) bind(c, name='qmmm_env_sizes') result(s)
-      import :: c_ptr, c_int, c_int64_t, c_double
-      type(c_ptr), value :: env
-      integer(c_int64_t) :: n_cells, n_nuclei
-      real(c_double) :: cell_volume
-      integer(c_int) :: s
-    end function
-    function c_qmmm_env_copy(env, cell_xyz, cell_q, nuc_xyz, nuc_z) bind(c, name='qmmm_env_copy') result(s)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: env, cell_xyz, cell_q, nuc_xyz, nuc_z
-      integer(c_int) :: s
-    end function
-    function c_qmmm_env_destroy(env) bind(c, name='qmmm_env_destroy') result(s)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: env
-      integer(c_int) :: s
-    end function
-    function c_qmmm_field_create_from_env(f, env, opt) bind(c, name='qmmm_field_create_from_env') result(s)
-      import :: c_ptr, c_int
-      type(c_ptr) :: f
-      type(c_ptr), value :: env, opt
-      integer(c_int) :: s
-    end function
-  end interface
 
 contains
 
@@ -72,17 +35,19 @@ contains
     type(qmmm_env), intent(in) :: env
     character(len=*), intent(in) :: path
     real(c_double), intent(in) :: threshold
-    s = c_qmmm_env_add_cube(env%ptr, c_path(path), threshold)
+    character(kind=c_char, len=:), allocatable, target :: p
+    p = c_path(path)
+    s = c_qmmm_env_add_cube(env%ptr, c_loc(p), threshold)
   end function
 
   ! Sizes to allocate cell_xyz(3,n_cells), cell_q(n_cells), nuc_xyz(3,n_nuclei), nuc_z(n_nuclei);
   ! cell_volume is dV (bohr^3), 0 when the cubes added have different dV.
   integer function qmmm_env_sizes(env, n_cells, n_nuclei, cell_volume) result(s)
     type(qmmm_env), intent(in) :: env
-    integer(c_int64_t), intent(out) :: n_cells, n_nuclei
+    integer(c_int64_t), intent(out), target :: n_cells, n_nuclei
     real(c_double), intent(out), optional :: cell_volume
-    real(c_double) :: v
-    s = c_qmmm_env_sizes(env%ptr, n_cells, n_nuclei, v)
+    real(c_double), target :: v
+    s = c_qmmm_env_sizes(env%ptr, c_loc(n_cells), c_loc(n_nuclei), c_loc(v))
     if (present(cell_volume)) cell_volume = v
   end function
 
@@ -90,10 +55,9 @@ contains
   integer function qmmm_env_copy(env, cell_xyz, cell_q, nuc_xyz, nuc_z) result(s)
     type(qmmm_env), intent(in) :: env
     real(c_double), intent(out), target, contiguous :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
-    integer(c_int64_t) :: nc, nn
-    real(c_double) :: v
+    integer(c_int64_t), target :: nc, nn
     type(c_ptr) :: p1, p2, p3, p4
-    s = c_qmmm_env_sizes(env%ptr, nc, nn, v)
+    s = c_qmmm_env_sizes(env%ptr, c_loc(nc), c_loc(nn), c_null_ptr)
     if (s /= QMMM_SUCCESS) return
     if (size(cell_xyz, 1) /= 3 .or. size(cell_xyz, 2) /= nc .or. size(cell_q) /= nc .or. &
          size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= nn .or. size(nuc_z) /= nn) then
@@ -121,16 +85,9 @@ contains
     type(qmmm_env), intent(out) :: env
     character(len=*), intent(in) :: path
     real(c_double), intent(in) :: threshold
-    s = c_qmmm_env_create(env%ptr)
-    if (s /= QMMM_SUCCESS) return
-    s = c_qmmm_env_add_cube(env%ptr, c_path(path), threshold)
-    if (s /= QMMM_SUCCESS) then
-      block
-        integer(c_int) :: ignored
-        ignored = c_qmmm_env_destroy(env%ptr)   ! keeps the reader's message: destroy of a live handle succeeds
-      end block
-      env%ptr = c_null_ptr
-    end if
+    character(kind=c_char, len=:), allocatable, target :: p
+    p = c_path(path)
+    s = c_qmmm_cube_read(env%ptr, c_loc(p), threshold)   ! on error env%ptr is null
   end function
 
   ! The field of an environment; cell_volume comes from the cubes unless opt sets it.

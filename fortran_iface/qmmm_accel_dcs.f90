@@ -1,69 +1,28 @@
 ! qmmm_accel_dcs.f90 -- Fortran interface to the dcs family of qmmm-accel (re-exported by qmmm_accel).
 ! DCS potential maps: map(i,j,k) = sum_a q(a) / |r_ijk - xyz(:,a)| in hartree/e; positions in bohr.
 module qmmm_accel_dcs
-  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_loc, c_double, c_int64_t
   use qmmm_accel_core
+  use qmmm_accel_dcs_c
   implicit none
-  private
-
-  integer, parameter, public :: QMMM_DCS_MAX_DEVICES = 16
-  integer, parameter, public :: QMMM_DCS_KERNEL_FAST = 0
-  integer, parameter, public :: QMMM_DCS_ON_ATOM_ERROR = 0, QMMM_DCS_ON_ATOM_OTHERS = 1
-
-  type, bind(c), public :: qmmm_dcs_lattice
-    real(c_double) :: origin(3) = 0.0_c_double
-    real(c_double) :: spacing(3) = 1.0_c_double
-    integer(c_int64_t) :: count(3) = 1
-  end type qmmm_dcs_lattice
-
-  type, bind(c), public :: qmmm_dcs_options
-    integer(c_int32_t) :: backend = QMMM_BACKEND_AUTO
-    integer(c_int32_t) :: precision = QMMM_PRECISION_SINGLE
-    integer(c_int32_t) :: n_threads = 0
-    integer(c_int32_t) :: n_devices = 0
-    integer(c_int32_t) :: devices(16) = 0
-    integer(c_int32_t) :: kernel = 0
-    integer(c_int32_t) :: on_atom = 0  ! QMMM_DCS_ON_ATOM_ERROR (0) or _OTHERS (1)
-    real(c_double) :: max_device_bytes = 0.0_c_double
-    type(c_funptr) :: progress = c_null_funptr
-    type(c_ptr) :: progress_user = c_null_ptr
-    integer(c_int32_t) :: reserved(8) = 0
-  end type qmmm_dcs_options
-
-  public :: qmmm_dcs_map, qmmm_dcs_place_ions, qmmm_dcs_release
-
-  interface
-    function c_qmmm_dcs_map(n, xyz, q, lat, map, opt, stats) bind(c, name='qmmm_dcs_map') result(s)
-      import :: c_ptr, c_int, c_int64_t
-      integer(c_int64_t), value :: n
-      type(c_ptr), value :: xyz, q, lat, map, opt, stats
-      integer(c_int) :: s
-    end function
-    function c_qmmm_dcs_place_ions(n, xyz, q, lat, map, n_ions, qi, da, di, ion_xyz, ion_e) &
-         bind(c, name='qmmm_dcs_place_ions') result(s)
-      import :: c_ptr, c_int, c_int64_t, c_double
-      integer(c_int64_t), value :: n, n_ions
-      type(c_ptr), value :: xyz, q, lat, map, ion_xyz, ion_e
-      real(c_double), value :: qi, da, di
-      integer(c_int) :: s
-    end function
-    function c_qmmm_dcs_release() bind(c, name='qmmm_dcs_release') result(s)
-      import :: c_int
-      integer(c_int) :: s
-    end function
-  end interface
+  ! Public by default: the generated constants, types (qmmm_dcs_lattice, qmmm_dcs_options, qmmm_dcs_stats) and
+  ! interfaces pass through.
+  public
+  private :: c_ptr, c_null_ptr, c_loc, c_double, c_int64_t
 
 contains
 
-  ! map(nx,ny,nz) from atoms xyz(3,n) (bohr) and q(n) (e). Options: opt, or backend/precision/devices alone.
-  integer function qmmm_dcs_map(xyz, q, lat, map, opt, backend, precision, devices) result(s)
+  ! map(nx,ny,nz) from atoms xyz(3,n) (bohr) and q(n) (e). Options: opt, or backend/precision/devices alone;
+  ! stats: what the computation did (backend, workers, pieces, seconds).
+  integer function qmmm_dcs_map(xyz, q, lat, map, opt, backend, precision, devices, stats) result(s)
     real(c_double), intent(in), target, contiguous :: xyz(:,:), q(:)
     type(qmmm_dcs_lattice), intent(in), target :: lat
     real(c_double), intent(out), target, contiguous :: map(:,:,:)
     type(qmmm_dcs_options), intent(in), optional :: opt
     integer, intent(in), optional :: backend, precision, devices(:)
+    type(qmmm_dcs_stats), intent(out), optional, target :: stats
     type(qmmm_dcs_options), target :: o
-    type(c_ptr) :: px, pq
+    type(c_ptr) :: px, pq, pst
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
     if (present(precision)) o%precision = precision
@@ -84,28 +43,41 @@ contains
     if (size(q) > 0) then
       px = c_loc(xyz); pq = c_loc(q)
     end if
-    s = c_qmmm_dcs_map(int(size(q), c_int64_t), px, pq, c_loc(lat), c_loc(map), c_loc(o), c_null_ptr)
+    pst = c_null_ptr
+    if (present(stats)) pst = c_loc(stats)
+    s = c_qmmm_dcs_map(int(size(q), c_int64_t), px, pq, c_loc(lat), c_loc(map), c_loc(o), pst)
   end function
 
-  ! Places size(ion_xyz,2) ions of charge ion_charge; map is updated with their potential.
-  integer function qmmm_dcs_place_ions(xyz, q, lat, map, ion_charge, min_dist_atoms, min_dist_ions, ion_xyz) result(s)
+  ! Places size(ion_xyz,2) ions of charge ion_charge; map is updated with their potential. ion_energy(n_ions):
+  ! each ion's energy where it was placed (qmmm_accel_dcs.h).
+  integer function qmmm_dcs_place_ions(xyz, q, lat, map, ion_charge, min_dist_atoms, min_dist_ions, ion_xyz, &
+       ion_energy) result(s)
     real(c_double), intent(in), target, contiguous :: xyz(:,:), q(:)
     type(qmmm_dcs_lattice), intent(in), target :: lat
     real(c_double), intent(inout), target, contiguous :: map(:,:,:)
     real(c_double), intent(in) :: ion_charge, min_dist_atoms, min_dist_ions
     real(c_double), intent(out), target, contiguous :: ion_xyz(:,:)
-    type(c_ptr) :: px, pq
+    real(c_double), intent(out), target, contiguous, optional :: ion_energy(:)
+    type(c_ptr) :: px, pq, pe
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(q) .or. size(ion_xyz, 1) /= 3 .or. &
          size(map) /= lat%count(1) * lat%count(2) * lat%count(3)) then
       s = QMMM_ERR_INVALID_ARG
       return
+    end if
+    pe = c_null_ptr
+    if (present(ion_energy)) then
+      if (size(ion_energy) /= size(ion_xyz, 2)) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_dcs_place_ions: size(ion_energy) /= size(ion_xyz, 2)')
+        return
+      end if
+      pe = c_loc(ion_energy)
     end if
     px = c_null_ptr; pq = c_null_ptr
     if (size(q) > 0) then
       px = c_loc(xyz); pq = c_loc(q)
     end if
     s = c_qmmm_dcs_place_ions(int(size(q), c_int64_t), px, pq, c_loc(lat), c_loc(map), &
-         int(size(ion_xyz, 2), c_int64_t), ion_charge, min_dist_atoms, min_dist_ions, c_loc(ion_xyz), c_null_ptr)
+         int(size(ion_xyz, 2), c_int64_t), ion_charge, min_dist_atoms, min_dist_ions, c_loc(ion_xyz), pe)
   end function
 
   integer function qmmm_dcs_release() result(s)

@@ -4,22 +4,13 @@
 ! The MPI form, qmmm_mpi_select_device(comm, ...), lives in module qmmm_accel_mpi_comm and library
 ! qmmm_accel_mpi (built where MPI is found), so that codes without MPI never depend on it.
 module qmmm_accel_mpi
-  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_c_binding, only: c_char, c_null_char, c_null_ptr, c_loc, c_int
   use qmmm_accel_core
+  use qmmm_accel_mpi_c
   implicit none
-  private
-  public :: qmmm_pick_device
-
-  interface
-    function c_qmmm_pick_device(local_rank, local_size, n_devices, spec, device) &
-         bind(c, name='qmmm_pick_device') result(s)
-      import :: c_int, c_ptr
-      integer(c_int), value :: local_rank, local_size, n_devices
-      type(c_ptr), value :: spec
-      integer(c_int) :: device
-      integer(c_int) :: s
-    end function
-  end interface
+  ! Public by default: the generated interfaces pass through.
+  public
+  private :: c_char, c_null_char, c_null_ptr, c_loc, c_int
 
 contains
 
@@ -30,12 +21,12 @@ contains
     integer, intent(out) :: device
     character(len=*), intent(in), optional :: spec
     character(kind=c_char, len=:), allocatable, target :: cs
-    integer(c_int) :: d
+    integer(c_int), target :: d
     if (present(spec)) then
       cs = trim(spec) // c_null_char
-      s = c_qmmm_pick_device(local_rank, local_size, n_devices, c_loc(cs), d)
+      s = c_qmmm_pick_device(local_rank, local_size, n_devices, c_loc(cs), c_loc(d))
     else
-      s = c_qmmm_pick_device(local_rank, local_size, n_devices, c_null_ptr, d)
+      s = c_qmmm_pick_device(local_rank, local_size, n_devices, c_null_ptr, c_loc(d))
     end if
     device = d
   end function

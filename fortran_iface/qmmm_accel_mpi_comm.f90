@@ -3,22 +3,11 @@
 ! The communicator is the integer handle of `use mpi` (from mpi_f08 pass comm%MPI_VAL), so this module
 ! needs no MPI module itself and works with any MPI whose C library libqmmm_accel_mpi was built against.
 module qmmm_accel_mpi_comm
-  use, intrinsic :: iso_c_binding
-  use qmmm_accel_core
+  use, intrinsic :: iso_c_binding, only: c_char, c_null_char, c_null_ptr, c_loc, c_int
+  use qmmm_accel_mpi_c, only: c_qmmm_mpi_select_device   ! generated from qmmm_accel_mpi.h
   implicit none
   private
   public :: qmmm_mpi_select_device
-
-  interface
-    function c_qmmm_mpi_select_device(comm, spec, device, local_rank, local_size) &
-         bind(c, name='qmmm_mpi_select_device') result(s)
-      import :: c_int, c_ptr
-      integer(c_int), value :: comm
-      type(c_ptr), value :: spec
-      integer(c_int) :: device, local_rank, local_size
-      integer(c_int) :: s
-    end function
-  end interface
 
 contains
 
@@ -30,13 +19,13 @@ contains
     integer, intent(out), optional :: local_rank, local_size
     character(len=*), intent(in), optional :: spec
     character(kind=c_char, len=:), allocatable, target :: cs
-    integer(c_int) :: d, lr, ls
+    integer(c_int), target :: d, lr, ls
     lr = 0; ls = 1
     if (present(spec)) then
       cs = trim(spec) // c_null_char
-      s = c_qmmm_mpi_select_device(comm, c_loc(cs), d, lr, ls)
+      s = c_qmmm_mpi_select_device(comm, c_loc(cs), c_loc(d), c_loc(lr), c_loc(ls))
     else
-      s = c_qmmm_mpi_select_device(comm, c_null_ptr, d, lr, ls)
+      s = c_qmmm_mpi_select_device(comm, c_null_ptr, c_loc(d), c_loc(lr), c_loc(ls))
     end if
     device = d
     if (present(local_rank)) local_rank = lr

@@ -4,6 +4,7 @@
 set -euo pipefail
 
 pkgs=(cmake make g++ gfortran pkg-config
+      python3           # scripts/gen_fortran.py writes the Fortran bindings at build time
       libgtest-dev googletest
       mpich libmpich-dev
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev

@@ -1,8 +1,10 @@
 # check_constants.cmake -- every constant of the public C headers (enum entries and numeric #defines named
 # QMMM_*) exists in the Fortran interface with the same value, and the Fortran interface has no QMMM_ constant
-# the headers lack.   cmake -DROOT=<repository> -P check_constants.cmake
+# the headers lack. The modules are the generated ones (scripts/gen_fortran.py) and the hand-written ones: these
+# regexes are a second, independent reading of the headers.
+#   cmake -DROOT=<repository> -DGENERATED=<folder of the generated modules> -P check_constants.cmake
 file(GLOB headers ${ROOT}/src_cxx/*/qmmm_accel*.h)
-file(GLOB modules ${ROOT}/fortran_iface/*.f90)
+file(GLOB modules ${ROOT}/fortran_iface/*.f90 ${GENERATED}/*.f90)
 set(c_names)
 foreach(h IN LISTS headers)
   file(READ ${h} text)

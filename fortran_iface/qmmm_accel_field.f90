@@ -1,0 +1,347 @@
+! qmmm_accel_field.f90 -- the field family of the qmmm-accel Fortran interface (qmmm_accel_field.h): the embedding
+! field of density cells and nuclei, and of MM point charges (the call site of a QM/MM QMC code). Methods, flags,
+! screenings, CPU kernel sets and type(qmmm_options) come from the generated module qmmm_accel_field_c, re-exported
+! here with its raw bind(C) interfaces c_qmmm_*. `use qmmm_accel` brings it.
+!
+! Units: bohr, e, hartree. Coordinates are real(8) :: xyz(3,n). Charges of qmmm_field_create_charges are PHYSICAL:
+! an electron at r feels -q/|r - R|. Every function returns an integer status (QMMM_SUCCESS = 0);
+! qmmm_error_message() says what went wrong, counting points, cells, charges and nuclei from 1.
+module qmmm_accel_field
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, &
+       c_double, c_intptr_t, c_sizeof
+  use qmmm_accel_core
+  use qmmm_accel_field_c
+  implicit none
+  ! Public by default: the generated constants, types and interfaces pass through; this file's helpers are private.
+  public
+  private :: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, c_double, c_intptr_t, c_sizeof
+  private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset
+
+  ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
+  type :: qmmm_field
+    type(c_ptr) :: ptr = c_null_ptr
+  end type qmmm_field
+
+  interface qmmm_field_create_charges
+    module procedure create_charges_arrays, create_charges_xyz
+  end interface
+
+contains
+
+  ! Builds the field from cells (centres cell_xyz(3,M) in bohr, electron populations cell_q(M)) and
+  ! nuclei (nuc_xyz(3,K), charges nuc_z(K)). Either set may be empty (size 0). Options: pass opt, or any of
+  ! backend/precision/device/n_threads/cell_volume/method/flags/tolerance/region alone (flags: QMMM_FLAG_* bits;
+  ! region(6): lo xyz, hi xyz in bohr, the QM region of QMMM_METHOD_SPLIT; see qmmm_region_around).
+  integer function qmmm_field_create(f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt, backend, precision, &
+       device, n_threads, cell_volume, method, tolerance, region, flags) result(s)
+    type(qmmm_field), intent(out) :: f
+    real(c_double), intent(in), target, contiguous :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
+    type(qmmm_options), intent(in), optional :: opt
+    integer, intent(in), optional :: backend, precision, device, n_threads, method, flags
+    real(c_double), intent(in), optional :: cell_volume, tolerance
+    real(c_double), intent(in), optional :: region(6)
+    type(qmmm_options), target :: o
+    real(c_double), target :: reg(6)
+    type(c_ptr) :: pcx, pcq, pnx, pnz
+    if (present(opt)) o = opt
+    if (present(backend)) o%backend = backend
+    if (present(precision)) o%precision = precision
+    if (present(device)) o%device = device
+    if (present(n_threads)) o%n_threads = n_threads
+    if (present(cell_volume)) o%cell_volume = cell_volume
+    if (present(method)) o%method = method
+    if (present(flags)) o%flags = flags
+    if (present(tolerance)) o%tolerance = tolerance
+    if (present(region)) then
+      reg = region          ! a copy that lives until the C call returns
+      o%region = c_loc(reg)
+    end if
+    if (size(cell_xyz, 1) /= 3 .or. size(cell_xyz, 2) /= size(cell_q) .or. &
+         size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create: cell_xyz must be (3, size(cell_q)) and nuc_xyz (3, size(nuc_z))')
+      return
+    end if
+    pcx = c_null_ptr; pcq = c_null_ptr; pnx = c_null_ptr; pnz = c_null_ptr
+    if (size(cell_q) > 0) then
+      pcx = c_loc(cell_xyz); pcq = c_loc(cell_q)
+    end if
+    if (size(nuc_z) > 0) then
+      pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_create(f%ptr, int(size(cell_q), c_int64_t), pcx, pcq, int(size(nuc_z), c_int64_t), &
+         pnx, pnz, c_loc(o))
+    call fortran_indices(.false.)
+  end function
+
+  ! u(i) = U_ES(xyz(:,i)) in hartree.
+  integer function qmmm_field_eval(f, xyz, u) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:)
+    real(c_double), intent(out), target, contiguous :: u(:)
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval: xyz must be (3, size(u))')
+      return
+    end if
+    if (size(u) == 0) then
+      s = c_qmmm_field_eval(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
+      return
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
+    call fortran_indices(.false.)
+  end function
+
+  ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns.
+  integer function qmmm_field_eval_async(f, xyz, u) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:)
+    real(c_double), intent(inout), target, contiguous :: u(:)
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: xyz must be (3, size(u))')
+      return
+    end if
+    if (size(u) == 0) then
+      s = c_qmmm_field_eval_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
+      return
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
+    call fortran_indices(.false.)
+  end function
+
+  integer function qmmm_field_wait(f) result(s)
+    type(qmmm_field), intent(in) :: f
+    call fortran_indices(.true.)
+    s = c_qmmm_field_wait(f%ptr)
+    call fortran_indices(.false.)
+  end function
+
+  integer function qmmm_field_backend(f, backend, precision, device) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(out) :: backend
+    integer, intent(out), optional :: precision, device
+    integer(c_int), target :: b, p, d
+    s = c_qmmm_field_backend(f%ptr, c_loc(b), c_loc(p), c_loc(d))
+    backend = b
+    if (present(precision)) precision = p
+    if (present(device)) device = d
+  end function
+
+  integer function qmmm_field_sizes(f, n_cells, n_nuclei) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer(c_int64_t), intent(out), target :: n_cells, n_nuclei
+    s = c_qmmm_field_sizes(f%ptr, c_loc(n_cells), c_loc(n_nuclei))
+  end function
+
+  ! The CPU kernel set (QMMM_CPU_ISA_*) and the low-latency kernel's state; see the C header.
+  integer function qmmm_field_runtime(f, cpu_isa, ll_running, ll_launches) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(out), optional :: cpu_isa, ll_running
+    integer(c_int64_t), intent(out), optional :: ll_launches
+    integer(c_int), target :: isa, running
+    integer(c_int64_t), target :: launches
+    s = c_qmmm_field_runtime(f%ptr, c_loc(isa), c_loc(running), c_loc(launches))
+    if (present(cpu_isa)) cpu_isa = isa
+    if (present(ll_running)) ll_running = running
+    if (present(ll_launches)) ll_launches = launches
+  end function
+
+  ! region = the bounding box of the points xyz(3,n) grown by margin (bohr): lo xyz, hi xyz.
+  integer function qmmm_region_around(xyz, margin, region) result(s)
+    real(c_double), intent(in), target, contiguous :: xyz(:,:)
+    real(c_double), intent(in) :: margin
+    real(c_double), intent(out), target :: region(6)
+    type(c_ptr) :: p
+    if (size(xyz, 1) /= 3) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_region_around: xyz must be (3, n)')
+      return
+    end if
+    p = c_null_ptr
+    if (size(xyz) > 0) p = c_loc(xyz)
+    s = c_qmmm_region_around(int(size(xyz, 2), c_int64_t), p, margin, c_loc(region))
+  end function
+
+  ! QMMM_METHOD_SPLIT: alpha (1/bohr), r_cut and spacing (bohr), error_estimate (normwise); see the C header.
+  integer function qmmm_field_split_params(f, alpha, r_cut, spacing, error_estimate) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(out), optional :: alpha, r_cut, spacing, error_estimate
+    real(c_double), target :: a, r, h, e
+    s = c_qmmm_field_split_params(f%ptr, c_loc(a), c_loc(r), c_loc(h), c_loc(e))
+    if (present(alpha)) alpha = a
+    if (present(r_cut)) r_cut = r
+    if (present(spacing)) spacing = h
+    if (present(error_estimate)) error_estimate = e
+  end function
+
+  ! QMMM_METHOD_SPLIT: grid values, bytes of the method's tables, points evaluated, points outside the region.
+  integer function qmmm_field_split_stats(f, grid_values, bytes, n_points, n_outside) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer(c_int64_t), intent(out), optional :: grid_values, bytes, n_points, n_outside
+    integer(c_int64_t), target :: g, b, n, o
+    s = c_qmmm_field_split_stats(f%ptr, c_loc(g), c_loc(b), c_loc(n), c_loc(o))
+    if (present(grid_values)) grid_values = g
+    if (present(bytes)) bytes = b
+    if (present(n_points)) n_points = n
+    if (present(n_outside)) n_outside = o
+  end function
+
+  integer function qmmm_field_destroy(f) result(s)
+    type(qmmm_field), intent(inout) :: f
+    s = c_qmmm_field_destroy(f%ptr)
+    f%ptr = c_null_ptr
+  end function
+
+  ! ---- MM point charges ----
+
+  ! Charges at (x(m), y(m), z(m)) with charges q(m). Screening, per charge: screen_a and screen_b for
+  ! -q (1 - a exp(-b r^2)) / r, or sigma for -q erf(r / sigma) / r (give one form, or none). Nuclei optional.
+  ! Options: opt, or backend / precision / device / n_threads alone.
+  integer function create_charges_arrays(f, x, y, z, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
+       precision, device, n_threads) result(s)
+    type(qmmm_field), intent(out) :: f
+    real(c_double), intent(in), target, contiguous :: x(:), y(:), z(:), q(:)
+    real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
+    type(qmmm_options), intent(in), optional :: opt
+    integer, intent(in), optional :: backend, precision, device, n_threads
+    if (size(y) /= size(x) .or. size(z) /= size(x) .or. size(q) /= size(x)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: x, y, z and q must have one size')
+      return
+    end if
+    s = create_charges(f, size(q), c_loc_or_null(x), c_loc_or_null(y), c_loc_or_null(z), 1, q, screen_a, screen_b, &
+         sigma, nuc_xyz, nuc_z, opt, backend, precision, device, n_threads)
+  end function
+
+  ! Charges at xyz(:, m), as create_charges_arrays.
+  integer function create_charges_xyz(f, xyz, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
+       precision, device, n_threads) result(s)
+    type(qmmm_field), intent(out) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:), q(:)
+    real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
+    type(qmmm_options), intent(in), optional :: opt
+    integer, intent(in), optional :: backend, precision, device, n_threads
+    type(c_ptr) :: p
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(q)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: xyz must be (3, size(q))')
+      return
+    end if
+    p = c_null_ptr
+    if (size(q) > 0) p = c_loc(xyz)
+    s = create_charges(f, size(q), p, offset(p, 1), offset(p, 2), 3, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, &
+         opt, backend, precision, device, n_threads)
+  end function
+
+  type(c_ptr) function c_loc_or_null(a) result(p)
+    real(c_double), intent(in), target, contiguous :: a(:)
+    p = c_null_ptr
+    if (size(a) > 0) p = c_loc(a)
+  end function
+
+  ! p + k doubles (the y and z rows of an xyz(3,n) array).
+  type(c_ptr) function offset(p, k) result(r)
+    type(c_ptr), intent(in) :: p
+    integer, intent(in) :: k
+    integer(c_intptr_t) :: a
+    r = c_null_ptr
+    if (.not. c_associated(p)) return
+    a = transfer(p, a) + int(k, c_intptr_t) * int(c_sizeof(1.0_c_double), c_intptr_t)
+    r = transfer(a, r)
+  end function
+
+  integer function create_charges(f, n, px, py, pz, stride, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, &
+       backend, precision, device, n_threads) result(s)
+    type(qmmm_field), intent(out) :: f
+    integer, intent(in) :: n, stride
+    type(c_ptr), intent(in) :: px, py, pz
+    real(c_double), intent(in), target, contiguous :: q(:)
+    real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
+    type(qmmm_options), intent(in), optional :: opt
+    integer, intent(in), optional :: backend, precision, device, n_threads
+    type(qmmm_options), target :: o
+    type(c_ptr) :: pa, pb, pq, pnx, pnz
+    integer :: screening, nn
+    if (present(opt)) o = opt
+    if (present(backend)) o%backend = backend
+    if (present(precision)) o%precision = precision
+    if (present(device)) o%device = device
+    if (present(n_threads)) o%n_threads = n_threads
+    screening = QMMM_SCREEN_NONE
+    pa = c_null_ptr; pb = c_null_ptr
+    if (present(sigma) .and. (present(screen_a) .or. present(screen_b))) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: give screen_a and screen_b, or sigma, not both')
+      return
+    end if
+    if (present(screen_a) .neqv. present(screen_b)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: EXP screening needs screen_a and screen_b')
+      return
+    end if
+    if (present(sigma)) then
+      if (size(sigma) /= n) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(sigma) /= size(q)')
+        return
+      end if
+      screening = QMMM_SCREEN_GAUSSIAN
+      if (n > 0) pa = c_loc(sigma)
+    else if (present(screen_a)) then
+      if (size(screen_a) /= n .or. size(screen_b) /= n) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(screen_a) or size(screen_b) /= size(q)')
+        return
+      end if
+      screening = QMMM_SCREEN_EXP
+      if (n > 0) then
+        pa = c_loc(screen_a); pb = c_loc(screen_b)
+      end if
+    end if
+    pnx = c_null_ptr; pnz = c_null_ptr; nn = 0
+    if (present(nuc_z)) then
+      if (.not. present(nuc_xyz)) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_z without nuc_xyz')
+        return
+      end if
+      if (size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_xyz must be (3, size(nuc_z))')
+        return
+      end if
+      nn = size(nuc_z)
+      if (nn > 0) then
+        pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
+      end if
+    end if
+    pq = c_null_ptr
+    if (n > 0) pq = c_loc(q)
+    call fortran_indices(.true.)
+    s = c_qmmm_field_create_charges(f%ptr, int(n, c_int64_t), px, py, pz, int(stride, c_int64_t), pq, &
+         int(screening, c_int32_t), pa, pb, int(nn, c_int64_t), pnx, pnz, c_loc(o))
+    call fortran_indices(.false.)
+  end function
+
+  ! usum = sum over i = 1..n of U(coord(:, i)) in hartree: the electrons of one configuration, as a legacy code
+  ! keeps them (coord(3,*), an explicit count).
+  integer function qmmm_field_eval_sum(f, n, coord, usum) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: n
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(out), target :: usum
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (n > 0) p = c_loc(coord(1, 1))
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_sum(f%ptr, int(n, c_int64_t), p, c_loc(usum))
+    call fortran_indices(.false.)
+  end function
+
+  ! Starts the sum; coord is copied before the return, usum is written by qmmm_field_wait (keep it in place).
+  integer function qmmm_field_eval_sum_async(f, n, coord, usum) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: n
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(inout), target :: usum
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (n > 0) p = c_loc(coord(1, 1))
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_sum_async(f%ptr, int(n, c_int64_t), p, c_loc(usum))
+    call fortran_indices(.false.)
+  end function
+
+end module qmmm_accel_field

@@ -1,0 +1,126 @@
+! test_fortran_wrappers.f90 -- the Fortran wrappers that came with the generated bindings, against independent
+! references: qmmm_field_create(..., flags=) (a field that sums exactly what Coulomb's law says, and unknown flag
+! bits refused, so the flags reach C), qmmm_rdf_set_cut (the shells of a simple cubic lattice below the cut vanish,
+! those above keep their exact counts and g) and qmmm_rdf_stats_last (N_pairs and the distances a brute-force
+! frame computes, n (n - 1) / 2), qmmm_version_string (the numbers of qmmm_version).
+program test_fortran_wrappers
+  use qmmm_accel
+  implicit none
+  integer :: fails = 0
+  call field_flags()
+  call rdf_cut_and_stats()
+  call version_text()
+  if (fails == 0) print '(a)', 'fortran_wrappers: all passed'
+  if (fails > 0) error stop 1
+contains
+
+  subroutine field_flags()
+    real(8) :: cxyz(3, 2), cq(2), nxyz(3, 1), nz(1), p(3, 2), u(2), ref(2)
+    type(qmmm_field) :: f
+    integer :: i, s
+    cxyz = reshape([0d0, 0d0, 0d0, 3d0, 0d0, 0d0], [3, 2])
+    cq = [0.5d0, 1.5d0]
+    nxyz(:, 1) = [0d0, 4d0, 0d0]
+    nz = [2d0]
+    p = reshape([1d0, 1d0, 0d0, -2d0, 0.5d0, 1d0], [3, 2])
+    do i = 1, 2   ! U = sum_m q_m / |r - r_m| - sum_b Z_b / |r - R_b|
+      ref(i) = cq(1) / norm2(p(:, i) - cxyz(:, 1)) + cq(2) / norm2(p(:, i) - cxyz(:, 2)) &
+           - nz(1) / norm2(p(:, i) - nxyz(:, 1))
+    end do
+    call check(qmmm_field_create(f, cxyz, cq, nxyz, nz, backend=QMMM_BACKEND_CPU, flags=QMMM_FLAG_LOW_LATENCY), &
+         'create with flags')
+    call check(qmmm_field_eval(f, p, u), 'eval')
+    if (any(abs(u - ref) > 1d-14 * abs(ref))) then
+      print '(a,2es24.16,a,2es24.16)', 'field values ', u, ' reference ', ref
+      call bad('field with flags = LOW_LATENCY: values')
+    end if
+    call check(qmmm_field_destroy(f), 'destroy')
+    s = qmmm_field_create(f, cxyz, cq, nxyz, nz, backend=QMMM_BACKEND_CPU, flags=2)
+    if (s /= QMMM_ERR_INVALID_ARG .or. index(qmmm_error_message(), 'flags') == 0) &
+         call bad('unknown flag bit: ' // qmmm_status_string(s) // ' ' // qmmm_error_message())
+  end subroutine
+
+  subroutine rdf_cut_and_stats()
+    integer, parameter :: m = 6, n = m**3, nb = 59
+    real(8) :: xyz(3, n), box(3, 3), ncut(nb), nfull(nb), gcut(nb), gfull(nb), xyz3(3, n, 3), box3(3, 3, 3)
+    integer(8) :: hcut(nb)
+    type(qmmm_rdf) :: rdf
+    type(qmmm_rdf_stats) :: st
+    integer :: i, j, k, a
+    a = 0
+    do k = 0, m - 1
+      do j = 0, m - 1
+        do i = 0, m - 1
+          a = a + 1
+          xyz(:, a) = [real(i, 8), real(j, 8), real(k, 8)]
+        end do
+      end do
+    end do
+    box = 0
+    box(1, 1) = m; box(2, 2) = m; box(3, 3) = m
+    ! Bins of 0.05 from 0.025: the shells 1, sqrt 2, sqrt 3, 2 (6, 12, 8, 6 neighbours) end bins 20, 28, 35, 40.
+    call check(qmmm_rdf_create(rdf, 0.025d0, 2.975d0, nb, backend=QMMM_BACKEND_CPU, method=QMMM_RDF_METHOD_BRUTE), &
+         'rdf create')
+    call check(qmmm_rdf_set_selection_self(rdf, n), 'selection')
+    call check(qmmm_rdf_add_frame(rdf, xyz, box), 'frame')
+    call check(qmmm_rdf_results(rdf, g=gfull, n_cum=nfull), 'results')
+    call check(qmmm_rdf_stats_last(rdf, st), 'stats_last')
+    if (st%backend /= QMMM_BACKEND_CPU .or. st%method /= QMMM_RDF_METHOD_BRUTE .or. st%identical /= 1) &
+         call bad('stats: backend, method or identical')
+    if (st%n_pairs /= n * (n - 1) / 2d0 .or. st%pairs_visited /= n * (n - 1) / 2d0) then
+      print '(a,2f12.1)', 'n_pairs, pairs_visited ', st%n_pairs, st%pairs_visited
+      call bad('stats: N_pairs and pairs visited of one brute-force frame')
+    end if
+    if (.not. (st%seconds >= 0d0)) call bad('stats: seconds')
+    ! The cut leaves out the first shell; the frame count is reset with the selections.
+    call check(qmmm_rdf_reset(rdf), 'reset')
+    call check(qmmm_rdf_set_cut(rdf, 1.2d0), 'set_cut')
+    call check(qmmm_rdf_add_frame(rdf, xyz, box), 'frame with cut')
+    call check(qmmm_rdf_results(rdf, g=gcut, n_cum=ncut, hist=hcut), 'results with cut')
+    if (any(hcut(1:24) /= 0)) call bad('set_cut: pairs below the cut counted')
+    if (ncut(20) /= 0d0 .or. ncut(28) /= 12d0 .or. ncut(35) /= 20d0 .or. ncut(40) /= 26d0) then
+      print '(a,4f8.2)', 'n(r) at the shells ', ncut(20), ncut(28), ncut(35), ncut(40)
+      call bad('set_cut: n(r) above the cut')
+    end if
+    ! N_pairs is unchanged, so g above the cut is g without it, bit for bit.
+    if (any(gcut(25:nb) /= gfull(25:nb)) .or. gfull(28) <= 0d0) call bad('set_cut: g above the cut')
+    if (qmmm_rdf_set_cut(rdf, 1d0) /= QMMM_ERR_INVALID_ARG) call bad('set_cut after a frame')
+    ! Three frames in one call: stats_last describes the batch, the distances summed.
+    call check(qmmm_rdf_reset(rdf), 'reset 2')
+    do k = 1, 3
+      xyz3(:, :, k) = xyz
+      box3(:, :, k) = box
+    end do
+    call check(qmmm_rdf_add_frames(rdf, xyz3, box3), 'frames')
+    call check(qmmm_rdf_stats_last(rdf, st), 'stats_last 3')
+    if (st%pairs_visited /= 3 * (n * (n - 1) / 2d0)) call bad('stats: pairs visited of three frames')
+    call check(qmmm_rdf_destroy(rdf), 'rdf destroy')
+    if (qmmm_rdf_stats_last(rdf, st) /= QMMM_ERR_BAD_HANDLE) call bad('stats_last of a destroyed handle')
+    call check(qmmm_rdf_create(rdf, 0d0, 2d0, 10, backend=QMMM_BACKEND_CPU), 'rdf create 2')
+    if (qmmm_rdf_set_cut(rdf, 2d0) /= QMMM_ERR_INVALID_ARG) call bad('set_cut at r_max')
+    call check(qmmm_rdf_destroy(rdf), 'rdf destroy 2')
+  end subroutine
+
+  subroutine version_text()
+    integer :: major, minor, patch
+    character(len=40) :: expect
+    call check(qmmm_version(major, minor, patch), 'version')
+    write (expect, '(i0,a,i0,a,i0)') major, '.', minor, '.', patch
+    if (qmmm_version_string() /= trim(expect)) call bad('version string ' // qmmm_version_string() // ' /= ' // expect)
+  end subroutine
+
+  subroutine check(st, what)
+    integer, intent(in) :: st
+    character(*), intent(in) :: what
+    if (st /= QMMM_SUCCESS) then
+      print '(3a)', what, ': ', qmmm_error_message()
+      fails = fails + 1
+    end if
+  end subroutine
+
+  subroutine bad(what)
+    character(*), intent(in) :: what
+    print '(2a)', 'FAILED: ', what
+    fails = fails + 1
+  end subroutine
+end program test_fortran_wrappers
