@@ -1,316 +1,16 @@
-// field_gpu_kernels.cu -- the embedding-field kernels: the latency paths for a few points (one launch per
-// call, or a persistent kernel in the low-latency mode) and the throughput path (cells tiled through shared
-// memory, several points per thread).
-//
-// Precision semantics follow src_cxx/field/field_cpu.cpp: SINGLE = float terms and sums; MIXED = float pair
-// terms from offsets to the chunk's double origin, double accumulation (runs of kRun float terms, then the run
-// into a double); DOUBLE throughout.
-//
-// What a pair costs in the hot loops (throughput path, per 32 pairs of a warp): SINGLE 3 FADD + FMUL + 2 FFMA
-// for r^2, one MUFU.RSQ and one FFMA -- the minimum -- plus one shared load per P points. On lattice cells every
-// precision takes a row layout (row_quarter_sum, mixed_row_quarter_sum), where r^2 costs less. The per-pair tests of
-// earlier versions are gone: singular cells (a point within 1e-10 bohr of a cell centre) are found after a
-// quarter of a chunk from its partial (QuarterInfo::bound), and MIXED's near cells per warp from a sphere
-// around the quarter's cells (QuarterInfo::box).
-//
-// DOUBLE: 1/r from the double-precision MUFU seed (rsqrt.approx.f64, ~2^-22) and one third-order correction,
-// with e = 1 - d2 y0^2: 1/r = y0 (1 + e/2 + 3e^2/8) + O(e^3 y0), full double precision in 12 FP64 operations
-// per pair and no float/double conversions (which share the FP64 pipe on this GPU).
-//
-// MIXED accuracy (max |u - u_double| / sum|terms| <= 1e-8, and errors that average out over points: a VMC
-// energy adds 10^6 values). Systematic float errors removed: (1) MUFU.RSQ (rsqrt.approx) has a relative
-// error up to ~2^-22.9 that is not zero on average: one Newton step, q/r = q y0 + (q y0 e)/2 with
-// e = 1 - d2 y0^2 (mixed_term). The correction q y0 e is ~1 ulp of the term, so it is summed in its own
-// float (corr) over the quarter: added to the run of terms, most of it was rounded away and the MUFU bias
-// stayed (-6.7e-9 hartree per point on the water dimer, test MixedErrorsAverageOutOnWaterDimer).
-// (2) Offsets of the point and of the cells from the chunk origin are hi + lo float pairs with hi on a
-// 2^-16 bohr grid (field_mixed_cells, shared with the CPU): hi - hi is exact, so neither is rounded the
-// same way for many points. (3) Float charges are error-diffused within a chunk. (4) Cells within
-// sqrt(kNearRadius2) of the point are summed in double (chunk_near_mixed): a near term can be most of the sum.
-// No floating-point atomics anywhere.
-#include <cub/block/block_reduce.cuh>
-
+// field_gpu_kernels.cu -- the throughput path of the embedding field: cells tiled through shared memory against
+// several points a thread, a chunk's quarters joined in a fixed order, then a segment sum with the nuclear term.
+// The pair terms per precision are field_pair_gpu.cuh's; the latency paths are field_latency_gpu_kernels.cu and
+// field_persistent_gpu_kernels.cu; the tile shapes and layouts the host picks are field_tuning_gpu.cuh's.
 #include <type_traits>
 
 #include "field_gpu.cuh"
+#include "field_pair_gpu.cuh"
+#include "field_tuning_gpu.cuh"
 #include "qmmm_accel.h"
 
 namespace qmmm::cuda::field {
 namespace {
-
-constexpr int kRun = 8;
-constexpr double kEps2 = kSingularRadius2;
-// A warp takes MIXED's careful loop when one of its points is this close to a quarter's sphere: the near
-// radius plus room for the float rounding of the test itself.
-constexpr float kNearTest = 0.5f + 1e-3f;
-
-template <int PREC>
-struct Traits;
-template <>
-struct Traits<QMMM_PRECISION_SINGLE> {
-    using Cell = float4;
-    using F = float;
-    using Acc = float;
-    static constexpr int kMinBlocks = 8;  // 128-thread blocks: <= 64 registers, 50 % occupancy
-};
-template <>
-struct Traits<QMMM_PRECISION_MIXED> {
-    using Cell = MixedCell;
-    using F = float;
-    using Acc = double;
-    // <= 80 registers (ptxas: no spills at P <= 2 in mixed_quarter_kernel): 24 warps an SM. With tile_kernel's
-    // four-group blocks that is 6 blocks an SM (as many as their 33.5 KB tiles allow) against 4 at <= 128 registers.
-    // H100, N = 8,192: 1,162-1,168 against 1,091-1,100 G pairs/s (docs/design/gpu-kernels.md).
-    static constexpr int kMinBlocks = 6;
-};
-template <>
-struct Traits<QMMM_PRECISION_DOUBLE> {
-    using Cell = Cell64;
-    using F = double;
-    using Acc = double;
-    static constexpr int kMinBlocks = 6;
-};
-
-// MUFU.RSQ alone: the non-ftz form adds a denormal fix-up to every pair. Flushed d2 are < kEps2 anyway.
-__device__ __forceinline__ float rs(float x) {
-    float r;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-// The double-precision seed (MUFU.RSQ64H on the high word): ~22 bits, no conversion.
-__device__ __forceinline__ double rs_seed(double x) {
-    double r;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
-    return r;
-}
-// 1/sqrt(x) to full double precision (the careful paths).
-__device__ __forceinline__ double rs(double x) { return rsqrt(x); }
-
-// The point as the precision sees it against chunk ch: q[0..2] (and in MIXED q[3..5], twice the low parts of
-// the offset from the chunk origin: offset = q[k] + q[k + 3] / 2, and q[6] the mean |b|^2 over the chunk's cells,
-// field_mixed_b2; see dist2).
-template <int PREC>
-__device__ __forceinline__ void local_point(const DeviceCells &c, int64_t ch, const double *p,
-                                            typename Traits<PREC>::F *q) {
-    if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        // hi on the grid of the cells' hi parts (field_mixed_split), so hi - cell hi is exact.
-        for (int k = 0; k < 3; ++k) qmmm::field_mixed_split(p[k] - c.origin[3 * ch + k], q[k], q[k + 3]);
-        q[6] = qmmm::field_mixed_b2(c.lo_mean + 4 * ch, q + 3);
-        for (int k = 3; k < 6; ++k) q[k] *= 2.0f;  // exact
-    } else {
-        for (int k = 0; k < 3; ++k) q[k] = static_cast<typename Traits<PREC>::F>(p[k]);
-    }
-}
-
-// Number of point components local_point writes.
-template <int PREC>
-constexpr int kPointWords = PREC == QMMM_PRECISION_MIXED ? 7 : 3;
-
-// A point's words by value: the careful paths are __noinline__, and a pointer argument would put the
-// caller's point array in local memory.
-template <int PREC>
-struct PointWords {
-    typename Traits<PREC>::F v[kPointWords<PREC>];
-};
-
-// Squared distance from the point q to a cell.
-template <int PREC, class Cell, class F>
-__device__ __forceinline__ F dist2(const F *q, const Cell &cell) {
-    if constexpr (PREC == QMMM_PRECISION_MIXED) {
-        // d = a + b with a = hi - hi (exact, both on the grid) and b = lo - lo (the words hold 2b): d^2 summed as
-        // a (a + 2b) onto the chunk's mean |b|^2 (q[6], field_mixed_b2), as the CPU's mixed_d2 (field_cpu_simd_kernels.hpp:
-        // why the two cheaper forms fail a claim: d rounded to float repeats its error along a lattice's planes;
-        // squares of a added last have a mean error). 12 instructions: 9 FADD, 3 FFMA.
-        const F ax = q[0] - cell.h.x, ay = q[1] - cell.h.y, az = q[2] - cell.h.z;
-        const F bx = q[3] - cell.l.x, by = q[4] - cell.l.y, bz = q[5] - cell.l.z;
-        return fmaf(az, az + bz, fmaf(ay, ay + by, fmaf(ax, ax + bx, q[6])));
-    } else {
-        const F dx = q[0] - cell.x, dy = q[1] - cell.y, dz = q[2] - cell.z;
-        return dx * dx + dy * dy + dz * dz;
-    }
-}
-
-// MIXED pair term: y0 = MUFU 1/sqrt(d2), e = 1 - d2 y0^2; q / r = q y0 (1 + e/2): q y0 goes into the run,
-// q y0 e into corr (the caller adds corr / 2 once per quarter).
-__device__ __forceinline__ void mixed_term(float q, float d2, float &run, float &corr) {
-    const float y0 = rs(d2);
-    const float e = fmaf(-(d2 * y0), y0, 1.0f);
-    run = fmaf(q, y0, run);
-    corr = fmaf(q * y0, e, corr);
-}
-
-// DOUBLE pair term (see the top of the file).
-__device__ __forceinline__ double double_term(double q, double d2) {
-    const double y0 = rs_seed(d2);
-    const double e = fma(-d2, y0 * y0, 1.0);
-    return q * y0 * fma(e, fma(e, 0.375, 0.5), 1.0);
-}
-
-// MIXED: the term of a cell near the point, in double (singular rule as the CPU double path).
-__device__ __forceinline__ double near_term(const Cell64 &c, const double *p, double self) {
-    const double dx = p[0] - c.x, dy = p[1] - c.y, dz = p[2] - c.z;
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    return c.w * (d2 < kEps2 ? self : 1.0 / sqrt(d2));
-}
-
-// MIXED: one cell's term: near cells in double (into near), others in float (run, corr). d2 beyond float
-// range (where the Newton step would give inf * 0) adds nothing: the term is 0 to float precision.
-__device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, const Cell64 *c64, const double *p,
-                                              double self, float &run, float &corr, double &near) {
-    if (d2 < kNearRadius2) near += near_term(*c64, p, self);  // the double copy is read only here
-    else if (d2 <= 3.0e38f) mixed_term(cell.h.w, d2, run, corr);
-}
-
-// Sum over a warp, the same bits in every lane (xor butterfly: each step adds the same two values everywhere).
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
-
-// ---------------------------------------------------------------- latency paths
-// The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
-// consecutive cells: every load is coalesced), to the host as LL words of sequence number seq.
-template <int PREC>
-__device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
-                                               const LatencyOut &out, unsigned seq,
-                                               typename cub::BlockReduce<typename Traits<PREC>::Acc,
-                                                                         kLatencyThreads>::TempStorage &tmp) {
-    using T = Traits<PREC>;
-    using F = typename T::F;
-    using Acc = typename T::Acc;
-    using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
-    const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
-    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
-    for (int p = 0; p < n; ++p) {
-        F q[kPointWords<PREC>];
-        local_point<PREC>(c, ch, &xyz[3 * p], q);
-        Acc a = 0;
-        float corr = 0;  // MIXED
-#pragma unroll
-        for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
-            const auto cell = cells[j];
-            const F d2 = dist2<PREC>(q, cell);
-            if constexpr (PREC == QMMM_PRECISION_MIXED) {
-                double near = 0;
-                float t = 0;
-                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &xyz[3 * p], c.self, t, corr, near);
-                a += static_cast<double>(t) + near;
-            } else {
-                const F inv = d2 < eps2 ? self : rs(d2);
-                a += static_cast<Acc>(cell.w * inv);
-            }
-        }
-        if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
-        const Acc b = Reduce(tmp).Sum(a);
-        if (threadIdx.x == 0) {  // two LL words in one 16-byte store, straight to the host
-            const auto bits = static_cast<unsigned long long>(__double_as_longlong(static_cast<double>(b)));
-            unsigned long long *w = &out.result[2 * (p * c.n_chunks + ch)];
-            const unsigned long long lo = ll_word(seq, static_cast<unsigned>(bits)), hi = ll_word(seq, static_cast<unsigned>(bits >> 32));
-            asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(lo), "l"(hi) : "memory");
-        }
-        __syncthreads();  // tmp is reused
-    }
-}
-
-__device__ __forceinline__ void store_sys(unsigned long long *p, unsigned long long v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long load_sys(const unsigned long long *p) {
-    unsigned long long v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ unsigned load_sys(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-template <int PREC>
-__global__ void __launch_bounds__(kLatencyThreads) latency_kernel(DeviceCells c, LatencyPoints pts, LatencyOut out,
-                                                                  unsigned seq) {
-    __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
-    chunk_partials<PREC>(c, blockIdx.x, pts.xyz, pts.n, out, seq, tmp);
-}
-
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-// Warp 0: waits until words[] holds a whole request with sequence number `want` (one round trip per try: the
-// header and the first point come together, larger requests need one more), copies its words' data to
-// data[0 .. 6n) and returns n; or returns -1 when *stop becomes non-zero or, with idle_ns > 0, after idle_ns.
-__device__ int ll_receive(const unsigned long long *words, const unsigned *stop, unsigned want,
-                          unsigned long long since, unsigned long long idle_ns, unsigned *data) {
-    const int lane = threadIdx.x % 32;
-    int limit = 7;  // words read per try: the header and one point until n is known
-    for (;;) {
-        const unsigned long long a = lane < limit ? load_sys(&words[lane]) : 0ULL;
-        const unsigned long long b = lane + 32 < limit ? load_sys(&words[lane + 32]) : 0ULL;
-        const unsigned quit = lane == 31 ? load_sys(stop) : 0u;
-        const unsigned long long h = __shfl_sync(0xffffffffu, a, 0);
-        if (ll_seq(h) == want) {
-            const int n = static_cast<int>(ll_data(h)), need = 1 + 6 * n;
-            const bool ok = (lane >= need || ll_seq(a) == want) && (lane + 32 >= need || ll_seq(b) == want);
-            if (need <= limit && __all_sync(0xffffffffu, ok)) {
-                if (lane >= 1 && lane < need) data[lane - 1] = ll_data(a);
-                if (lane + 32 < need) data[lane + 31] = ll_data(b);
-                __syncwarp();
-                return n;
-            }
-            limit = need;
-        }
-        const bool idle = idle_ns && lane == 0 && global_ns() - since > idle_ns;
-        if (__any_sync(0xffffffffu, quit != 0 || idle)) return -1;
-    }
-}
-
-// Low-latency mode: block 0's warp 0 waits for the host's next request in the mailbox (mapped host memory) and
-// relays it through device memory (Relay), where the other blocks' warp 0 wait; every block then computes its
-// chunks and writes their partials as latency_kernel does. No launch per call, one PCIe poller; each
-// block holds its SM share (one block of 256 threads) while it waits. Ends on mb->quit or after idle_ns without
-// a request.
-template <int PREC>
-__global__ void __launch_bounds__(kLatencyThreads) persistent_kernel(DeviceCells c, const Mailbox *mb, Relay *relay,
-                                                                     LatencyOut out, unsigned last,
-                                                                     unsigned long long idle_ns) {
-    __shared__ typename cub::BlockReduce<typename Traits<PREC>::Acc, kLatencyThreads>::TempStorage tmp;
-    __shared__ double xyz[3 * kLatencyMaxPoints];
-    __shared__ int n_sh;
-    unsigned long long since = global_ns();
-    for (;;) {
-        const unsigned want = ll_next(last);
-        if (threadIdx.x < 32) {
-            unsigned *data = reinterpret_cast<unsigned *>(xyz);
-            int n;
-            if (blockIdx.x == 0) {
-                n = ll_receive(mb->w, &mb->quit, want, since, idle_ns, data);
-                const int lane = threadIdx.x;
-                if (n < 0) {
-                    if (lane == 0) *reinterpret_cast<volatile unsigned *>(&relay->stop) = 1u;
-                } else {
-                    const int need = 1 + 6 * n;
-                    for (int k = lane; k < need; k += 32)
-                        store_sys(&relay->w[k], ll_word(want, k == 0 ? static_cast<unsigned>(n) : data[k - 1]));
-                }
-            } else {
-                n = ll_receive(relay->w, &relay->stop, want, 0, 0, data);
-            }
-            if (threadIdx.x == 0) n_sh = n;
-        }
-        __syncthreads();
-        const int n = n_sh;
-        if (n < 0) return;
-        for (int64_t ch = blockIdx.x; ch < c.n_chunks; ch += gridDim.x) chunk_partials<PREC>(c, ch, xyz, n, out, want, tmp);
-        last = want;
-        since = global_ns();
-        __syncthreads();  // xyz and n_sh are rewritten by the next request
-    }
-}
 
 // ---------------------------------------------------------------- throughput path
 // One quarter's partials of P points from the tile in shared memory, no per-pair test. With TRACK (MIXED's
@@ -856,19 +556,6 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : (static_cast<double>(s) + h) - v;
 }
 
-template <int PREC>
-cudaError_t latency(const DeviceCells &c, const LatencyPoints &p, LatencyOut out, unsigned seq, cudaStream_t s) {
-    latency_kernel<PREC><<<static_cast<unsigned>(c.n_chunks), kLatencyThreads, 0, s>>>(c, p, out, seq);
-    return cudaGetLastError();
-}
-
-template <int PREC>
-cudaError_t persistent(const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out, int blocks,
-                       unsigned last, unsigned long long idle_ns, cudaStream_t s) {
-    persistent_kernel<PREC><<<static_cast<unsigned>(blocks), kLatencyThreads, 0, s>>>(c, mb, relay, out, last, idle_ns);
-    return cudaGetLastError();
-}
-
 template <int PREC, int P, int G>
 void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, QuarterJoin join,
           cudaStream_t s) {
@@ -886,27 +573,20 @@ void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
     }
 }
 
-// Every configuration gives a point the same operations in the same order (bitwise equal results);
-// smaller batches take blocks with fewer points. config = P * 1000 + G forces one (tuning), 0 = by n.
+// Every tile shape gives a point the same operations in the same order (bitwise equal results); the host picks one
+// from the tuning table by batch size or QMMM_CUDA_TILE (field_tuning_gpu.cuh).
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
-                       double *out, int config, QuarterJoin join, cudaStream_t s) {
-    if (config == 0) {
-        // MIXED keeps 2 points a thread for large n too (its points hold 6 words): H100, N = 8,192, 1,076 G pairs/s
-        // against 930 with 4. SINGLE takes 4 points for large n as well, its loop not being bound by the shared loads
-        // that 8 points save: H100, N = 8,192, 2,637 against 2,507-2,537 with 8 (docs/design/gpu-kernels.md).
-        if constexpr (PREC == QMMM_PRECISION_SINGLE) config = n >= 512 ? 4032 : n >= 128 ? 2032 : 1032;
-        else if constexpr (PREC == QMMM_PRECISION_MIXED) config = n >= 512 ? 2032 : 1032;
-        else config = n >= 4096 ? 4032 : n >= 512 ? 2032 : 1032;
-    }
-    switch (config) {
+                       double *out, TileShape shape, QuarterJoin join, cudaStream_t s) {
+    switch (shape.points_per_thread * 1000 + shape.group_threads) {
         case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, join, s); break;
         case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, join, s); break;
         case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, join, s); break;
         case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, join, s); break;
         case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, join, s); break;
         case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, join, s); break;
-        default: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, join, s); break;
+        case 1032: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, join, s); break;
+        default: return cudaErrorInvalidValue;  // not in kTileShapes
     }
     segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
         part, nseg, n, xyz, c, out);
@@ -915,30 +595,12 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
 
 }  // namespace
 
-cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoints &p, LatencyOut out,
-                           unsigned seq, cudaStream_t s) {
-    switch (precision) {
-        case QMMM_PRECISION_SINGLE: return latency<QMMM_PRECISION_SINGLE>(c, p, out, seq, s);
-        case QMMM_PRECISION_MIXED: return latency<QMMM_PRECISION_MIXED>(c, p, out, seq, s);
-        default: return latency<QMMM_PRECISION_DOUBLE>(c, p, out, seq, s);
-    }
-}
-
-cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
-                              int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s) {
-    switch (precision) {
-        case QMMM_PRECISION_SINGLE: return persistent<QMMM_PRECISION_SINGLE>(c, mb, relay, out, blocks, last, idle_ns, s);
-        case QMMM_PRECISION_MIXED: return persistent<QMMM_PRECISION_MIXED>(c, mb, relay, out, blocks, last, idle_ns, s);
-        default: return persistent<QMMM_PRECISION_DOUBLE>(c, mb, relay, out, blocks, last, idle_ns, s);
-    }
-}
-
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
-                              double *partials, double *out, int config, QuarterJoin join, cudaStream_t s) {
+                              double *partials, double *out, TileShape shape, QuarterJoin join, cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, config, join, s);
-        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, config, join, s);
-        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, config, join, s);
+        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
+        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
+        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
     }
 }
 
