@@ -70,8 +70,10 @@ constexpr FieldTuning kSm90Mixed{
     // 2x32 from 512 points (its points hold 7 words): H100, N = 8,192, 1,076 G pairs/s against 930 with 4 points a
     // thread. 1x32 below (no separate measurement recorded).
     {{512, {2, 32}}, {0, {1, 32}}, {0, {1, 32}}},
-    // rows, as SINGLE and DOUBLE (the layout every precision took on lattice cells so far).
-    true,
+    // tiles: glycine cube, H200, 8,192 points 1,015.7 G pairs/s on tiles against 1,000.9 on rows; 1,024 points 789.6
+    // against 702.9 (docs/performance.md, field_gpu_cube; bench/results/cube, a126dc1); 1,040 against 1,011 at 8,192
+    // in the measurement that made tiles the default.
+    false,
 };
 constexpr FieldTuning kSm90Double{
     // 6: <= 80 registers with 128-thread blocks (the value since the first tuning; no DOUBLE measurement of it
