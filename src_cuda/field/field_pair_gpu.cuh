@@ -160,6 +160,48 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
     else if (d2 <= 3.0e38f) mixed_term(cell.h.w, d2, run, corr);
 }
 
+// The pair term of each precision as the hot loops add it (one evaluator per precision; the loops in
+// field_layout_gpu.cuh differ only in where r^2 comes from):
+// - tile(cell, d2, run, corr): a cell of the tile layout, no singular test (QuarterInfo finds singular cells);
+// - row(q, d2, run, corr): a cell of the row layout (charge q); DOUBLE fuses the product and sum of the correction;
+// - exact(q, d2, self): with the singular rule (a point within the singular radius takes self), SINGLE and DOUBLE.
+// corr is MIXED's Newton correction (mixed_term); the other precisions leave it alone.
+template <int PREC>
+struct Pair;
+template <>
+struct Pair<QMMM_PRECISION_SINGLE> {
+    __device__ static __forceinline__ void tile(const float4 &cell, float d2, float &run, float &) {
+        run = fmaf(cell.w, rs(d2), run);
+    }
+    __device__ static __forceinline__ void row(float q, float d2, float &run, float &) { run = fmaf(q, rs(d2), run); }
+    __device__ static __forceinline__ float exact(float q, float d2, float self) {
+        return q * (d2 < static_cast<float>(kEps2) ? self : rs(d2));
+    }
+};
+template <>
+struct Pair<QMMM_PRECISION_DOUBLE> {
+    __device__ static __forceinline__ void tile(const Cell64 &cell, double d2, double &run, float &) {
+        run += double_term(cell.w, d2);
+    }
+    __device__ static __forceinline__ void row(double q, double d2, double &run, float &) {
+        const double y0 = rs_seed(d2), e = fma(-d2, y0 * y0, 1.0);
+        run = fma(q * y0, fma(e, fma(e, 0.375, 0.5), 1.0), run);
+    }
+    __device__ static __forceinline__ double exact(double q, double d2, double self) {
+        return q * (d2 < kEps2 ? self : rs(d2));
+    }
+};
+template <>
+struct Pair<QMMM_PRECISION_MIXED> {
+    __device__ static __forceinline__ void tile(const MixedCell &cell, float d2, float &run, float &corr) {
+        mixed_term(cell.h.w, d2, run, corr);
+    }
+    __device__ static __forceinline__ void row(float q, float d2, float &run, float &corr) {
+        mixed_term(q, d2, run, corr);
+    }
+    // MIXED's careful sums keep near cells in double instead (mixed_careful).
+};
+
 // Sum over a warp, the same bits in every lane (xor butterfly: each step adds the same two values everywhere).
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
