@@ -193,7 +193,9 @@ public:
             std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
             xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
             seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
-            if (precision_ == QMMM_PRECISION_MIXED && !dc_.rows) {  // mixed_quarter_kernel's meeting place
+            // Where one-quarter blocks meet (SegmentJoin): the tile layout of a precision whose row of the tuning table
+            // takes them (a compile-time choice, sm90_tuning as in field_gpu_kernels.cu).
+            if (sm90_tuning(precision_).quarter_blocks && !dc_.rows) {
                 const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
                 join_totals_.ensure(kSub * qp, "quarter totals");
                 if (join_counts_.n < qp / 32) {  // new counters start at zero; every launch leaves them so
@@ -522,7 +524,7 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_, heavy_dev_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / MixedRowHead)
+    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / float4)
     int rows_mode_ = -1;  // QMMM_CUDA_ROWS: -1 by the cells and the tuning table, 0 tiles, 1 rows
     const FieldTuning *tuning_ = &field_tuning(QMMM_PRECISION_DOUBLE);  // set in build
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)

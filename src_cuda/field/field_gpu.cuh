@@ -141,9 +141,10 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
                               int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s);
 
-// Where MIXED's quarter blocks on the tile layout meet (launch_throughput, mixed_quarter_kernel): each block's quarter
-// totals, kSub * n_segments * quarter_points(n) doubles, and one counter per group of points and segment,
-// n_segments * quarter_points(n) / 32, zero before the first launch (each launch leaves them zero). Unused otherwise.
+// Where MIXED's quarter blocks on the tile layout meet (launch_throughput; SegmentJoin, field_join_gpu.cuh): each
+// block's quarter totals, kSub * n_segments * quarter_points(n) doubles, and one counter per group of points and
+// segment, n_segments * quarter_points(n) / 32, zero before the first launch (each launch leaves them zero). Unused
+// otherwise.
 struct QuarterJoin {
     double *totals = nullptr;
     unsigned *counts = nullptr;

@@ -5,7 +5,11 @@
 //   every chunk (join_quarters) and group 0 keeps the totals.
 // - SegmentJoin: one block per chunk quarter (grid z = quarter), G threads; each block sums its quarter over the
 //   segment's chunks and the kSub blocks of a group of points meet once, through global memory (QuarterJoin). No warp
-//   waits for another at a block barrier; field_tuning_gpu.cuh says which precision takes which.
+//   waits for another: in blocks of four groups a warp with a point near a cell (MIXED's careful sum) held the other
+//   three at the block's barrier, 34 % of MIXED's stall cycles there. Against BlockJoin on an H200: MIXED 5-8 %
+//   faster; SINGLE 4-6 % slower (more waits on the MUFU queue) and DOUBLE the same, so they keep BlockJoin
+//   (field_tuning_gpu.cuh, quarter_blocks); blocks that loop over several segments (fewer, longer-lived blocks) were
+//   14 % slower (docs/design/gpu-kernels.md).
 // A join policy gives the sweep: kThreads<G> (threads a block), kQuarterTile (whether a block loads one quarter),
 // sub<G>() and lane<G>() of the thread, Shared<Acc, P, G> (its shared memory), point (as a point's chunk partial is
 // final), chunk (after each chunk) and finish (the segment's partials).
@@ -21,7 +25,7 @@ namespace {
 
 
 // A chunk's quarter partials joined in group 0 as ((s0 + s1) + s2) + s3 and added to its totals; the block waits
-// for every group's partial first (tile_kernel, row_tile_kernel).
+// for every group's partial first (BlockJoin).
 template <class Acc, int P, int G>
 __device__ __forceinline__ void join_quarters(const Acc *partial, Acc (*red)[G * P], int sub, int lane, Acc *total) {
     if (sub > 0) {

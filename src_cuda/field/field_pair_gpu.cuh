@@ -26,7 +26,7 @@
 // (2) Offsets of the point and of the cells from the chunk origin are hi + lo float pairs with hi on a
 // 2^-16 bohr grid (field_mixed_cells, shared with the CPU): hi - hi is exact, so neither is rounded the
 // same way for many points. (3) Float charges are error-diffused within a chunk. (4) Cells within
-// sqrt(kNearRadius2) of the point are summed in double (chunk_near_mixed): a near term can be most of the sum.
+// sqrt(kNearRadius2) of the point are summed in double (mixed_careful, quarter_near_mixed): a near term can be most of the sum.
 // No floating-point atomics anywhere.
 #pragma once
 #include <cuda_runtime.h>

@@ -50,7 +50,7 @@ constexpr FieldTuning kSm90Single{
     // 8: <= 64 registers, 50 % occupancy with 128-thread blocks (the SINGLE kernels' budget since the first tuning).
     8,
     // false: one-quarter blocks were 4-6 % slower than blocks of four quarters for SINGLE on an H200 (more waits on
-    // the MUFU queue; the measurement that gave MIXED one-quarter blocks, field_sweep_gpu.cuh).
+    // the MUFU queue; the measurement that gave MIXED one-quarter blocks, field_join_gpu.cuh).
     false,
     // 4x32 from 512 points: H100, N = 8,192, 2,637 against 2,507-2,537 G pairs/s with 8 points a thread (the loop is
     // not bound by the shared loads that 8 points save). 2x32 from 128, 1x32 below: fewer points a block keep small
