@@ -1,5 +1,7 @@
-// field_gpu.cu -- the CUDA backend of the embedding field (host side; kernels in field_gpu_kernels.cu): device
-// layout at create, per handle one stream, pinned buffers and device buffers grown on demand.
+// field_gpu.cu -- the CUDA backend of the embedding field, host side: the device state (layout at create, per handle
+// one stream, pinned buffers and device buffers grown on demand) and the dispatch (path by n; tile shape and layout
+// from the tuning table, field_tuning_gpu.cuh). Kernels: field_gpu_kernels.cu (throughput),
+// field_latency_gpu_kernels.cu, field_persistent_gpu_kernels.cu.
 //
 // Paths, chosen by n:
 // - n <= kLatencyMaxPoints: the latency path. The points travel in the launch parameters; one block per chunk
@@ -34,6 +36,8 @@
 #include "error.hpp"
 #include "field_backend.hpp"
 #include "field_gpu.cuh"
+#include "field_tuning_gpu.cuh"
+#include "tuning_env.hpp"
 
 namespace qmmm::cuda {
 namespace {
@@ -121,10 +125,11 @@ public:
         // The device index was checked by the API (check_device).
         if (opt.device >= 0) dev_ = opt.device;
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
-        // Tuning only: QMMM_CUDA_TILE=P*1000+G forces the throughput tile shape (results are the same bits).
-        if (const char *t = std::getenv("QMMM_CUDA_TILE")) tile_config_ = std::atoi(t);
-        // Tuning and tests: QMMM_CUDA_ROWS=0 or 1 keeps the throughput path off or on the row layout, whatever the cells.
-        if (const char *r = std::getenv("QMMM_CUDA_ROWS")) rows_mode_ = std::atoi(r) != 0;
+        // Tuning only: QMMM_CUDA_TILE forces the throughput tile shape (results are the same bits). Tuning and tests:
+        // QMMM_CUDA_ROWS=0 or 1 keeps the throughput path off or on the row layout, whatever the cells. Parsed and
+        // range-checked by tuning_env (a bad value fails the create call).
+        forced_tile_ = qmmm::tuning::cuda_tile(kTileShapes, kNumTileShapes);
+        rows_mode_ = qmmm::tuning::cuda_rows();
         DeviceScope scope(dev_);
         try {
             build(d);
@@ -188,7 +193,9 @@ public:
             std::memcpy(xyz_host_.p, xyz, static_cast<size_t>(3 * n) * sizeof(double));
             xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
             seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
-            if (precision_ == QMMM_PRECISION_MIXED && !dc_.rows) {  // mixed_quarter_kernel's meeting place
+            // Where one-quarter blocks meet (SegmentJoin): the tile layout of a precision whose row of the tuning table
+            // takes them (a compile-time choice, sm90_tuning as in field_gpu_kernels.cu).
+            if (sm90_tuning(precision_).quarter_blocks && !dc_.rows) {
                 const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
                 join_totals_.ensure(kSub * qp, "quarter totals");
                 if (join_counts_.n < qp / 32) {  // new counters start at zero; every launch leaves them so
@@ -202,8 +209,10 @@ public:
                                   cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
             for (int64_t b = 0; b < n; b += batch) {
                 const int64_t m = std::min(batch, n - b);
+                // The tuning table's shape for the batch, or the forced one (the same bits either way).
+                const TileShape shape = forced_tile_.empty() ? tile_for(*tuning_, m) : forced_tile_;
                 check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
-                                        seg_part_.p, out_dev_.p + b, tile_config_,
+                                        seg_part_.p, out_dev_.p + b, shape,
                                         QuarterJoin{join_totals_.p, join_counts_.p}, stream_), "throughput kernel launch");
             }
             check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
@@ -292,6 +301,10 @@ private:
     void build(const FieldData &d) {
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaDeviceGetAttribute(&n_sm_, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
+        int cc_major = 0, cc_minor = 0;
+        check(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev_), "cudaDeviceGetAttribute");
+        check(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, dev_), "cudaDeviceGetAttribute");
+        tuning_ = &field_tuning(precision_, cc_major, cc_minor);
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
         nuclei_.heavy_xyz = d.heavy_xyz, nuclei_.heavy_q = d.heavy_q, nuclei_.cell_self_inv_r = d.cell_self_inv_r;
         out_.ensure(kLatencyMaxPoints, "results");
@@ -372,16 +385,19 @@ private:
         check(cudaDeviceSynchronize(), "field upload");
     }
 
-    // SINGLE, DOUBLE: the row layout, taken when rows are long: cube cells make ~7 a row per quarter (glycine, 4.1e-4
-    // e/bohr^3); cells in general position make rows of one, where the tile layout is faster.
+    // Whether the row layout may be taken at all: QMMM_CUDA_ROWS, else the tuning table's choice for lattice cells.
+    bool rows_wanted() const { return rows_mode_ > 0 || (rows_mode_ < 0 && tuning_->rows_on_lattice); }
+
+    // SINGLE, DOUBLE: the row layout, taken when rows are long (kMinCellsPerRow, field_tuning_gpu.cuh) and the
+    // tuning table takes rows on lattice cells, or when QMMM_CUDA_ROWS=1.
     template <class F, class C2, class PosFn, class QFn>
     void take_rows(const FieldData &d, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
                    std::vector<QuarterInfo> &quarters) {
-        if (rows_mode_ == 0) return;
+        if (!rows_wanted()) return;
         std::vector<C2> rc;
         std::vector<RowHead<F>> rw;
         const int64_t n_rows = build_rows<F>(d.n_cells, nc, X, Q, origin, quarters, rc, rw);
-        if (rows_mode_ < 0 && 3 * n_rows > d.n_cells) return;
+        if (rows_mode_ < 0 && kMinCellsPerRow * n_rows > d.n_cells) return;
         const size_t cell_bytes = rc.size() * sizeof(C2), row_bytes = rw.size() * sizeof(RowHead<F>);
         row_cells_.ensure(cell_bytes, "row cells");
         rows_.ensure(row_bytes, "rows");
@@ -390,13 +406,14 @@ private:
         dc_.row_cells = row_cells_.p, dc_.rows = rows_.p;
     }
 
-    // MIXED: the row layout (DeviceCells::rows) on the same condition as take_rows, from the tile cells h (twice
+    // MIXED: the row layout (DeviceCells::rows) on the same condition as take_rows (by default never: the tuning
+    // table keeps MIXED on tiles, measured faster on lattice cells too), from the tile cells h (twice
     // the low parts, as dist2 takes them): per quarter its cells sorted by (z, y, x); a cell that starts a row (where y
     // or z changes) carries the row's chunk-local index. Padding keeps its place (far, zero charge, no row). The tile
     // layout stays: the careful sum of near cells reads it.
     void take_mixed_rows(const MixedCells &m, const std::vector<MixedCell> &h, int64_t n_cells, int64_t nc,
                          std::vector<QuarterInfo> &quarters) {
-        if (rows_mode_ == 0) return;
+        if (!rows_wanted()) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
         const float none = bits_as_float(-1);
         std::vector<float4> rc(padded), rw(padded, float4{0, 0, 0, 0});
@@ -430,7 +447,7 @@ private:
                 }
             }
         }
-        if (rows_mode_ < 0 && 3 * total > n_cells) return;
+        if (rows_mode_ < 0 && kMinCellsPerRow * total > n_cells) return;
         const size_t bytes = padded * sizeof(float4);
         row_cells_.ensure(bytes, "row cells");
         rows_.ensure(bytes, "rows");
@@ -507,13 +524,14 @@ private:
     DeviceBuf<float4> cells_;  // raw storage; Cell64 / MixedCell for DOUBLE / MIXED (float4 units: 16-byte aligned)
     DeviceBuf<double> nuc_dev_, cells64_, heavy_dev_;
     DeviceBuf<QuarterInfo> quarters_;
-    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / MixedRowHead)
-    int rows_mode_ = -1;  // -1: by the cells
+    DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / float4)
+    int rows_mode_ = -1;  // QMMM_CUDA_ROWS: -1 by the cells and the tuning table, 0 tiles, 1 rows
+    const FieldTuning *tuning_ = &field_tuning(QMMM_PRECISION_DOUBLE);  // set in build
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;
-    int tile_config_ = 0;
+    TileShape forced_tile_;  // QMMM_CUDA_TILE, empty: the tuning table's by batch size
     bool latency_ = false, host_nuclear_ = true;
     bool ll_running_ = false;
     int64_t ll_launches_ = 0;

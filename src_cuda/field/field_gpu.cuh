@@ -1,5 +1,6 @@
-// field_gpu.cuh -- the device layout of the embedding field and the launchers of its kernels
-// (field_gpu_kernels.cu); the host side is field_gpu.cu.
+// field_gpu.cuh -- the device layout of the embedding field and the launchers of its kernels (throughput:
+// field_gpu_kernels.cu; latency: field_latency_gpu_kernels.cu; low-latency mode: field_persistent_gpu_kernels.cu);
+// the host side (device state and dispatch) is field_gpu.cu, the tuning table field_tuning_gpu.cuh.
 //
 // Cells are cut into chunks of kChunk (padded with zero charges far away), the same chunks as the CPU
 // backend, so MIXED uses the same per-chunk double origins. A chunk is the unit of fixed-order summation:
@@ -11,6 +12,7 @@
 #include <cstdint>
 
 #include "field_shared.hpp"
+#include "field_tuning_gpu.cuh"
 
 namespace qmmm::cuda::field {
 
@@ -139,9 +141,10 @@ cudaError_t launch_latency(int precision, const DeviceCells &c, const LatencyPoi
 cudaError_t launch_persistent(int precision, const DeviceCells &c, const Mailbox *mb, Relay *relay, LatencyOut out,
                               int blocks, unsigned last, unsigned long long idle_ns, cudaStream_t s);
 
-// Where MIXED's quarter blocks on the tile layout meet (launch_throughput, mixed_quarter_kernel): each block's quarter
-// totals, kSub * n_segments * quarter_points(n) doubles, and one counter per group of points and segment,
-// n_segments * quarter_points(n) / 32, zero before the first launch (each launch leaves them zero). Unused otherwise.
+// Where MIXED's quarter blocks on the tile layout meet (launch_throughput; SegmentJoin, field_join_gpu.cuh): each
+// block's quarter totals, kSub * n_segments * quarter_points(n) doubles, and one counter per group of points and
+// segment, n_segments * quarter_points(n) / 32, zero before the first launch (each launch leaves them zero). Unused
+// otherwise.
 struct QuarterJoin {
     double *totals = nullptr;
     unsigned *counts = nullptr;
@@ -151,10 +154,10 @@ inline int64_t quarter_points(int64_t n) { return (n + 255) / 256 * 256; }
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n * n_segments doubles (point-major);
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).
-// config: 0 = by n, or P * 1000 + G (points per thread, threads per chunk quarter) to force a tile shape for
-// tuning (8032, 4064, 4032, 2064, 2032, 1064, 1032); results do not depend on it.
+// shape: one of kTileShapes (field_tuning_gpu.cuh; the host picks it from the tuning table or QMMM_CUDA_TILE);
+// results do not depend on it. The layout is the cells': rows where c.rows is set, tiles otherwise.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
-                              int64_t n, const double *xyz, double *partials, double *out, int config,
+                              int64_t n, const double *xyz, double *partials, double *out, TileShape shape,
                               QuarterJoin join, cudaStream_t s);
 
 }  // namespace qmmm::cuda::field

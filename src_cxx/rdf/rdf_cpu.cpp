@@ -3,7 +3,7 @@
 // Built with -ffp-contract=off (src_cxx/rdf/CMakeLists.txt) so the bins equal the GPU's (rdf_shared.hpp). r^2 has
 // two FMAs by definition: the counting loops are compiled twice, for processors with the FMA instruction
 // (AVX2 + FMA, vectorised) and without (the library's fmaf, exact but slow), and picked at run time; the
-// environment variable QMMM_RDF_CPU_NO_FMA=1 forces the second (tests compare the two).
+// environment variable QMMM_RDF_CPU_NO_FMA=1 forces the second (tests compare the two; tuning_env.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
 #include "rdf_backend.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm::rdf {
 namespace {
@@ -81,8 +82,7 @@ void work_plain(const Frame &f, uint64_t *h) { work<Tri>(f, h); }
 template <bool Tri>
 void count_all(const Frame &f, int n_threads, std::vector<std::vector<uint64_t>> &priv) {
     static const bool hw = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const char *off = std::getenv("QMMM_RDF_CPU_NO_FMA");
-    const bool use_fma = hw && !(off && *off && *off != '0');
+    const bool use_fma = hw && !qmmm::tuning::rdf_cpu_no_fma();  // read before the threads start (it may throw)
 #pragma omp parallel num_threads(n_threads)
     {
         uint64_t *h = priv[omp_get_thread_num()].data();

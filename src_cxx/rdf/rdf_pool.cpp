@@ -25,6 +25,7 @@
 #include "error.hpp"
 #include "gpu_worker.hpp"
 #include "rdf_backend.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm::rdf {
 namespace {
@@ -91,9 +92,8 @@ void gpu_count(const Frame &f, const std::vector<int> &devices, uint64_t *hist, 
     std::lock_guard<std::mutex> use(pl.use);
     auto ws = workers_for(pl.workers, devices, open_device);
     // Too small to gain from more devices: fewer workers (the first listed ones). The environment variable
-    // QMMM_RDF_MIN_SPLIT_PAIRS overrides the threshold (tests split small frames with it).
-    double min_split = kMinSplitPairs;
-    if (const char *e = std::getenv("QMMM_RDF_MIN_SPLIT_PAIRS"); e && *e) min_split = std::max(0.0, std::atof(e));
+    // QMMM_RDF_MIN_SPLIT_PAIRS overrides the threshold (tests split small frames with it; tuning_env.hpp).
+    const double min_split = qmmm::tuning::rdf_min_split_pairs(kMinSplitPairs);
     const size_t useful =
         min_split > 0 ? static_cast<size_t>(std::max(1.0, f.pairs_visited / min_split)) : ws.size();
     if (ws.size() > useful) ws.resize(useful);
