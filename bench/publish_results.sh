@@ -27,7 +27,7 @@ publish() {
     field_direct)
       run $R/field/direct -- "$B/field_bench" --cells 268782 --points 1 1024 8192 --json $R/field/direct.json ;;
     cube_glycine_rows)
-      run $R/cube/glycine_rows -- env -u QMMM_CUDA_ROWS "$B/field_bench" --only-cuda --cube $CUBE \
+      run $R/cube/glycine_rows -- env QMMM_CUDA_ROWS=1 "$B/field_bench" --only-cuda --cube $CUBE \
         --points 1024 8192 --handles 0 --min-time 0.3 --json $R/cube/glycine_rows.json ;;
     cube_glycine_tiles)
       run $R/cube/glycine_tiles -- env QMMM_CUDA_ROWS=0 "$B/field_bench" --only-cuda --cube $CUBE \

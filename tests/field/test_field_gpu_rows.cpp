@@ -67,10 +67,11 @@ int64_t outside_claim(int prec, const System &s, double dv, const std::vector<do
 
 }  // namespace
 
-// Lattice cells take the row layout by default (the default's bits are those of QMMM_CUDA_ROWS=1, and differ from
-// the tile layout's), every value within the precision's claim, points on cell centres included; bits independent of
-// the batch, as on every throughput path.
-TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
+// Lattice cells take the layout the tuning table names by default: rows in SINGLE and DOUBLE (the default's bits are
+// those of QMMM_CUDA_ROWS=1, and differ from the tile layout's), tiles in MIXED (measured faster there: 1,040 vs
+// 1,011 G pairs/s at 8,192 points); every value within the precision's claim in both layouts, points on cell centres
+// included; bits independent of the batch, as on every throughput path.
+TEST(FieldCudaRows, LatticeCellsTakeTheTunedLayoutWithinTheClaim) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const double h = 0.175, dv = h * h * h;
     const System s = qmmm_test::lattice_system(48, 40, 36, h, 5);
@@ -79,8 +80,9 @@ TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
     for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
         const auto by_default = eval_cuda(prec, s, dv, "", pts), rows = eval_cuda(prec, s, dv, "1", pts),
                    tiles = eval_cuda(prec, s, dv, "0", pts);
-        EXPECT_EQ(std::memcmp(by_default.data(), rows.data(), rows.size() * sizeof(double)), 0)
-            << "default is not the rows, precision " << prec;
+        const auto &tuned = prec == QMMM_PRECISION_MIXED ? tiles : rows;
+        EXPECT_EQ(std::memcmp(by_default.data(), tuned.data(), tuned.size() * sizeof(double)), 0)
+            << "default is not the tuned layout, precision " << prec;
         int64_t differ = 0;
         for (size_t p = 0; p < rows.size(); ++p) differ += std::memcmp(&rows[p], &tiles[p], sizeof(double)) != 0;
         // Sums in another order round to the same value for many points (in SINGLE a third differed on the H100).
@@ -93,7 +95,7 @@ TEST(FieldCudaRows, LatticeCellsTakeTheRowLayoutWithinTheClaim) {
         // A prefix of another size: the same bits per point (the throughput path from 9 points on).
         const std::vector<double> head(pts.begin(), pts.begin() + 3 * 100);
         const auto hu = eval_cuda(prec, s, dv, "", head);
-        EXPECT_EQ(std::memcmp(hu.data(), rows.data(), hu.size() * sizeof(double)), 0) << "precision " << prec;
+        EXPECT_EQ(std::memcmp(hu.data(), tuned.data(), hu.size() * sizeof(double)), 0) << "precision " << prec;
         // The check can fail: a value off by 100 times the claim leaves it.
         double scale = 0, w = 0;
         qmmm_test::reference_u(s, &pts[21], dv, &scale);
@@ -160,4 +162,41 @@ TEST(FieldCudaRows, MixedRowsAverageOutOnWaterDimer) {
     EXPECT_LT(std::fabs(mt), qmmm_claims::kMixedMeanPerPoint);
     EXPECT_LT(er, qmmm_claims::kMixed);
     EXPECT_LT(et, qmmm_claims::kMixed);
+}
+
+// The tile-shape knob: "PxG" and the older "P*1000+G" name one shape and give the default's bits (every shape sums a
+// point's terms in one order); a shape the build does not have, or a rows value other than 0 and 1, fails the create
+// with QMMM_ERR_INVALID_ARG and a message naming the knob.
+TEST(FieldCudaRows, TileAndRowsKnobsAreCheckedAndKeepTheBits) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const System s = qmmm_test::random_system(5003, 3, 17);
+    const auto pts = points(s, 700, 18);
+    for (int prec : {QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED, QMMM_PRECISION_DOUBLE}) {
+        const auto by_default = eval_cuda(prec, s, 0, "", pts);
+        for (const char *tile : {"4x32", "4032", "8x32", "1x64"}) {
+            setenv("QMMM_CUDA_TILE", tile, 1);
+            const auto u = eval_cuda(prec, s, 0, "", pts);
+            unsetenv("QMMM_CUDA_TILE");
+            EXPECT_EQ(std::memcmp(u.data(), by_default.data(), u.size() * sizeof(double)), 0)
+                << "QMMM_CUDA_TILE=" << tile << ", precision " << prec;
+        }
+    }
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = QMMM_BACKEND_CUDA;
+    for (const char *bad_tile : {"3x32", "4x", "9999", "four"}) {
+        setenv("QMMM_CUDA_TILE", bad_tile, 1);
+        qmmm_field f = nullptr;
+        EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), 0, nullptr, nullptr, &o),
+                  QMMM_ERR_INVALID_ARG) << bad_tile;
+        EXPECT_NE(std::string(qmmm_error_message()).find("QMMM_CUDA_TILE"), std::string::npos) << qmmm_error_message();
+        EXPECT_EQ(f, nullptr);
+        unsetenv("QMMM_CUDA_TILE");
+    }
+    setenv("QMMM_CUDA_ROWS", "2", 1);
+    qmmm_field f = nullptr;
+    EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), 0, nullptr, nullptr, &o),
+              QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("QMMM_CUDA_ROWS"), std::string::npos) << qmmm_error_message();
+    unsetenv("QMMM_CUDA_ROWS");
 }

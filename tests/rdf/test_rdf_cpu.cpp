@@ -311,3 +311,22 @@ TEST(RdfCpuFrames, FmaAndLibraryFmafAgree) {
         rdfframes::expect_same(a, b, "fma instruction vs library fmaf");
     }
 }
+
+// A knob's value outside its accepted set fails the count that reads it, with a message naming the knob; nothing is
+// guessed (before, any value not starting with 0 meant 1).
+TEST(RdfCpuFrames, BadKnobValueFailsTheCount) {
+    const auto fs = rdfframes::frames(1, 300, false, 91);
+    for (const char *bad : {"2", "yes", "1x"}) {
+        setenv("QMMM_RDF_CPU_NO_FMA", bad, 1);
+        const auto r = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90);
+        unsetenv("QMMM_RDF_CPU_NO_FMA");
+        EXPECT_EQ(r.status, QMMM_ERR_INVALID_ARG) << bad;
+        EXPECT_NE(r.message.find("QMMM_RDF_CPU_NO_FMA"), std::string::npos) << r.message;
+        EXPECT_EQ(r.frames, 0) << bad;
+    }
+    setenv("QMMM_RDF_CPU_NO_FMA", "0", 1);
+    const auto ok = rdfframes::run(fs, true, QMMM_BACKEND_CPU, {}, 9.0, 90);
+    unsetenv("QMMM_RDF_CPU_NO_FMA");
+    EXPECT_EQ(ok.status, QMMM_SUCCESS) << ok.message;
+    EXPECT_EQ(ok.frames, 1);
+}
