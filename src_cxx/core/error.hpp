@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "qmmm_accel.h"
+#include "qmmm_accel_core.h"
 
 namespace qmmm {
 

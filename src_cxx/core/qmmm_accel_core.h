@@ -27,11 +27,21 @@
 
 #include <stdint.h>
 
-/** Marks the functions the shared library exports. */
-#if defined(_WIN32)
+/**
+ * Marks the functions of the shared library's interface. Building the library (QMMM_ACCEL_BUILDING, defined by
+ * its CMake target only) exports them; a program using it imports them on Windows and sees them with default
+ * visibility elsewhere (the library is compiled with hidden visibility, so only QMMM_API functions are exported).
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(QMMM_ACCEL_BUILDING)
 #define QMMM_API __declspec(dllexport)
 #else
+#define QMMM_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
 #define QMMM_API __attribute__((visibility("default")))
+#else
+#define QMMM_API
 #endif
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "qmmm_accel.h"
+#include "qmmm_accel_cube.h"
 
 namespace qmmm {
 

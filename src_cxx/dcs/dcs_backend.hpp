@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu_registry.hpp"
-#include "qmmm_accel.h"
+#include "qmmm_accel_dcs.h"
 
 namespace qmmm {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "qmmm_accel.h"
+#include "qmmm_accel_dcs.h"
 
 namespace qmmm {
 

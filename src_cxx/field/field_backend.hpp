@@ -8,7 +8,7 @@
 
 #include "field_shared.hpp"
 #include "gpu_registry.hpp"
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 
 namespace qmmm {
 

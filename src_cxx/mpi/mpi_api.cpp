@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "qmmm_accel_mpi.h"
 
 using qmmm::Error;
 using qmmm::strfmt;

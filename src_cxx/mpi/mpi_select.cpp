@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "qmmm_accel.h"
+#include "qmmm_accel_mpi.h"
 
 namespace {
 

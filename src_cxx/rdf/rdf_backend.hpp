@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpu_registry.hpp"
-#include "qmmm_accel.h"
+#include "qmmm_accel_rdf.h"
 #include "rdf_shared.hpp"
 
 namespace qmmm::rdf {

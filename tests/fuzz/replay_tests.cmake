@@ -46,7 +46,7 @@ if(_qmmm_fdp)
   find_package(nlohmann_json CONFIG REQUIRED)
   qmmm_fuzz_replay(fuzz_tool_cli SOURCES ${_qmmm_fz}/fuzz_tool_cli.cpp ${_qmmm_fz}/fuzz_tool_dcs_main.cpp
     ${_qmmm_fz}/fuzz_tool_rdf_main.cpp
-    LIBS qmmm_dcs_io qmmm_rdf_io qmmm_accel CLI11::CLI11 nlohmann_json::nlohmann_json OpenMP::OpenMP_CXX)
+    LIBS qmmm_dcs_io qmmm_rdf_io qmmm_cli_checks qmmm_accel CLI11::CLI11 nlohmann_json::nlohmann_json OpenMP::OpenMP_CXX)
   foreach(t fuzz_capi fuzz_magnitudes fuzz_tool_cli)
     target_include_directories(${t}_replay PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/fuzz_include)
   endforeach()

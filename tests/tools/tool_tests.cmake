@@ -1,6 +1,6 @@
 # Tests of the command-line programs' bad input, the installed pkg-config file and the main job's install.
-# Include from src_cxx/tools/CMakeLists.txt (after the tools; dcs_bench and rdf_bench are defined
-# earlier by their families) inside if(QMMM_BUILD_TESTS):  include(${PROJECT_SOURCE_DIR}/tests/tools/tool_tests.cmake)
+# Included by tests/CMakeLists.txt's tools folder (tests/tools/CMakeLists.txt; the tools and the benchmarks, from
+# bench/CMakeLists.txt, are defined before the tests).
 set(_qmmm_tt ${PROJECT_SOURCE_DIR}/tests/tools)
 
 # qmmm-dcs: every number option, the lattice size, the map format, file errors; exit codes and messages.

@@ -66,7 +66,7 @@ vmc_mpi_fail(vmc_mpi_device_error_one_rank "rank 1 of 3 \\([^)]*\\): .*QMMM_DEVI
   : -n 1 -env QMMM_DEVICE 99 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json
   : -n 1 $<TARGET_FILE:qmmm_vmc> ${MPI_T}/inputs/mpi_7walkers.nml ${VMC_OUT}/vmc_mpi_device_error_one_rank.json)
 
-# The device choice over a communicator (test_mpi_select) is registered by the mpi family (src_cxx/mpi).
+# The device choice over a communicator (test_mpi_select) is registered with the mpi family's tests (tests/mpi).
 
 
 # The same sharing through CUDA MPS: a private daemon started and stopped by the test (root).

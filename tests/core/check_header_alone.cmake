@@ -1,0 +1,27 @@
+# cmake -DHEADER=h -DINCLUDE_DIR=dir -DCC=cc -DCXX=c++ -DWORK=dir -P check_header_alone.cmake: a translation unit that
+# includes HEADER alone compiles as C99 and as C++17 with -Wall -Wextra -pedantic -Werror, with INCLUDE_DIR (the
+# public headers the library gives its users) as the only include folder of the project.
+string(MAKE_C_IDENTIFIER ${HEADER} id)
+file(MAKE_DIRECTORY ${WORK})
+set(bad 0)
+foreach(lang c cxx)
+  if(lang STREQUAL "c")
+    set(src ${WORK}/${id}.c)
+    set(cmd ${CC} -std=c99)
+  else()
+    set(src ${WORK}/${id}.cpp)
+    set(cmd ${CXX} -std=c++17)
+  endif()
+  # (a declaration after it: a header of macros alone would leave an empty translation unit, which ISO C forbids)
+  file(WRITE ${src} "#include \"${HEADER}\"\ntypedef int qmmm_header_alone_check;\n")
+  execute_process(COMMAND ${cmd} -Wall -Wextra -pedantic -Werror -fsyntax-only -I${INCLUDE_DIR} ${src}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message("header alone: ${HEADER} does not compile alone as ${lang}:\n${out}${err}")
+    set(bad 1)
+  endif()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "header alone: ${HEADER} failed")
+endif()
+message("header alone: ok (${HEADER}, C99 and C++17)")
