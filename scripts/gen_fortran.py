@@ -125,7 +125,7 @@ def parse_header(path, family, known_types):
                 skip.append(True)
             elif d.startswith(('ifndef', 'ifdef', 'if ')):
                 skip.append(False)
-            elif d.startswith('else'):
+            elif d.startswith(('else', 'elif')):  # the branches of the QMMM_API block
                 pass
             elif d.startswith('endif'):
                 if skip:

@@ -9,7 +9,8 @@
 #      project is a header of F or of a family F depends on (a programs family: also any public header); public
 #      headers include only public headers of their family's dependencies (the core header none);
 #   5. the umbrella header qmmm_accel.h includes exactly the public headers of the list, and nothing else; the
-#      library's own sources (src_cxx) include the narrowest header, never the umbrella.
+#      library's own sources (src_cxx) include the narrowest header, never the umbrella;
+#   6. every family with a public header has its Fortran module, and the umbrella module uses exactly those.
 set -u
 root=${1:?usage: check_layout.sh ROOT}
 cd "$root" || exit 2
@@ -120,6 +121,18 @@ want=$(awk '/^[a-z]/ && $3 != "-" { print $3 }' "$list" | sort)
 have=$(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]+)[">].*/\1/p' src_cxx/core/qmmm_accel.h | sort)
 if [[ $want != "$have" ]]; then
   echo "layout: src_cxx/core/qmmm_accel.h includes [$(echo $have)], the list's public headers are [$(echo $want)]"
+  bad=1
+fi
+# The Fortran side follows the same list: a hand-written module fortran_iface/qmmm_accel_<family>.f90 for every
+# family with a public header (fortran_iface/CMakeLists.txt builds them from the list), and the umbrella module
+# qmmm_accel uses exactly those.
+want=$(awk '/^[a-z]/ && $3 != "-" { print "qmmm_accel_" $1 }' "$list" | sort)
+for m in $want; do
+  [[ -f fortran_iface/$m.f90 ]] || { echo "layout: fortran_iface/$m.f90 is missing (a family with a public header)"; bad=1; }
+done
+have=$(sed -nE 's/^[[:space:]]*use[[:space:]]+(qmmm_accel_[a-z0-9_]+).*/\1/Ip' fortran_iface/qmmm_accel.f90 | sort)
+if [[ $want != "$have" ]]; then
+  echo "layout: fortran_iface/qmmm_accel.f90 uses [$(echo $have)], the list's families with a header are [$(echo $want)]"
   bad=1
 fi
 if [[ $bad == 0 ]]; then echo "layout: ok"; else exit 1; fi
