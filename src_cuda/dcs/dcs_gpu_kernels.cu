@@ -3,7 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "dcs_gpu.cuh"
-#include "qmmm_accel.h"
+#include "qmmm_accel_dcs.h"
 
 namespace qmmm::cuda::dcs {
 namespace {

@@ -13,7 +13,7 @@
 #include "field_layout_gpu.cuh"
 #include "field_pair_gpu.cuh"
 #include "field_tuning_gpu.cuh"
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 
 namespace qmmm::cuda::field {
 namespace {

@@ -3,7 +3,7 @@
 // The low-latency mode's persistent kernel computes the same bits (field_persistent_gpu_kernels.cu).
 #include "field_gpu.cuh"
 #include "field_latency_gpu.cuh"
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 
 namespace qmmm::cuda::field {
 namespace {

@@ -33,7 +33,7 @@
 
 #include "field_gpu.cuh"
 #include "field_tuning_gpu.cuh"
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 
 namespace qmmm::cuda::field {
 namespace {

@@ -4,7 +4,7 @@
 // chunks with the latency kernel's body (chunk_partials, field_latency_gpu.cuh), so both give the same bits.
 #include "field_gpu.cuh"
 #include "field_latency_gpu.cuh"
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 
 namespace qmmm::cuda::field {
 namespace {

@@ -10,7 +10,7 @@
 #pragma once
 #include <cstdint>
 
-#include "qmmm_accel.h"
+#include "qmmm_accel_field.h"
 #include "tuning_env.hpp"
 
 namespace qmmm::cuda::field {
