@@ -685,6 +685,8 @@ def check_wrappers(root, stamp):
         fail('fortran bindings', '\n  ' + '\n  '.join(errors))
     print(f'fortran bindings: {len(public)} public functions, {len(public) - len(raw)} wrapped, {len(raw)} raw only')
     if stamp:
+        # The check may run before the generator has made the output folder (parallel make in a fresh build).
+        os.makedirs(os.path.dirname(os.path.abspath(stamp)), exist_ok=True)
         with open(stamp, 'w') as f:
             f.write('ok\n')
 
