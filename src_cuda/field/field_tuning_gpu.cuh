@@ -57,7 +57,7 @@ constexpr FieldTuning kSm90Single{
     // batches' blocks many (no separate measurement recorded).
     {{512, {4, 32}}, {128, {2, 32}}, {0, {1, 32}}},
     // rows: glycine cube, H200, 8,192 points 2,864.3 against 2,682.1 G pairs/s on tiles; 1,024 points 2,178.3 against
-    // 2,113.6 (docs/performance.md, field_gpu_cube; bench/results/cube, a126dc1).
+    // 2,113.6 (docs/performance.md, table field_gpu_cube, run of a126dc1).
     true,
 };
 constexpr FieldTuning kSm90Mixed{
@@ -71,7 +71,7 @@ constexpr FieldTuning kSm90Mixed{
     // thread. 1x32 below (no separate measurement recorded).
     {{512, {2, 32}}, {0, {1, 32}}, {0, {1, 32}}},
     // tiles: glycine cube, H200, 8,192 points 1,015.7 G pairs/s on tiles against 1,000.9 on rows; 1,024 points 789.6
-    // against 702.9 (docs/performance.md, field_gpu_cube; bench/results/cube, a126dc1); 1,040 against 1,011 at 8,192
+    // against 702.9 (docs/performance.md, table field_gpu_cube, run of a126dc1); 1,040 against 1,011 at 8,192
     // in the measurement that made tiles the default.
     false,
 };
@@ -84,7 +84,7 @@ constexpr FieldTuning kSm90Double{
     // 4x32 from 4,096 points, 2x32 from 512, 1x32 below (no separate measurement recorded).
     {{4096, {4, 32}}, {512, {2, 32}}, {0, {1, 32}}},
     // rows: glycine cube, H200, 8,192 points 1,357.9 against 1,168.5 G pairs/s on tiles; 1,024 points 1,161.0 against
-    // 1,013.4 (docs/performance.md, field_gpu_cube; bench/results/cube, a126dc1).
+    // 1,013.4 (docs/performance.md, table field_gpu_cube, run of a126dc1).
     true,
 };
 

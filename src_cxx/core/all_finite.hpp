@@ -1,6 +1,7 @@
 // all_finite.hpp -- the API's NaN/Inf screen of caller arrays, at memory speed: it runs on every field evaluation
 // (8,192 points are 24,576 coordinates), where an element-by-element isfinite with an early exit cost ~1 ns a value.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace qmmm {
@@ -9,6 +10,11 @@ namespace qmmm {
 // those stay 0 exactly when all are finite (a loop without branches, which the compiler vectorises; v * 0 is not
 // folded without -ffast-math). The caller finds the offending element with a plain loop when this says false.
 inline bool all_finite(const double *a, int64_t n) {
+    if (n <= 8) {  // a legacy call site's few values: a plain test costs less than the eight sums and their tree
+        bool ok = true;
+        for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(a[i]);
+        return ok;
+    }
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const int64_t full = n - n % 8;
     for (int64_t i = 0; i < full; i += 8)

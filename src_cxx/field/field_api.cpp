@@ -169,13 +169,7 @@ void check_points(int64_t n, const double *xyz, const double *u, int precision) 
 // says which, for the first such point.
 void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const double *u) {
     const qmmm::FieldData &d = h.nuclei;
-    if (n <= 8) {  // a few values: a plain test, without all_finite's eight sums
-        bool ok = true;
-        for (int64_t p = 0; p < n; ++p) ok &= std::isfinite(u[p]);
-        if (ok) return;
-    } else if (qmmm::all_finite(u, n)) {
-        return;
-    }
+    if (qmmm::all_finite(u, n)) return;
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;
