@@ -161,7 +161,6 @@ contains
         call fail(rd, pair%line, key // ': index ''' // pair%index // ''' is not in 1..' // itoa(kt%count)); return
       end if
     end if
-    allocate(b(2, len(pair%value) / 2 + 1))
     call split_items(pair%value, n, b)
     do while (n > 0)   ! trailing null values change nothing
       if (b(1, n) > 0) exit

@@ -229,13 +229,16 @@ contains
 
   ! Items of a value, separated by blanks or commas outside strings: b(1:2, i) their first and last
   ! character. A null item (a comma after a comma, or a leading comma) has b(1, i) = 0: in a namelist read
-  ! it leaves its element unchanged.
+  ! it leaves its element unchanged. Every item starts at a character of its own, so there are at most len(v)
+  ! of them; b is allocated here to that size, whatever the caller expected.
   pure subroutine split_items(v, n, b)
     character(len=*), intent(in) :: v
-    integer, intent(out) :: n, b(:, :)
+    integer, intent(out) :: n
+    integer, allocatable, intent(out) :: b(:, :)
     integer :: i
     character(len=1) :: q
     logical :: inside, after_comma
+    allocate(b(2, max(1, len(v))))
     n = 0; q = ' '; inside = .false.; after_comma = .true.
     do i = 1, len(v)
       if (q /= ' ') then

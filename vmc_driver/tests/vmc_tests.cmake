@@ -187,6 +187,9 @@ vmc_bad(nan_real bad_nan_real.nml "bad_nan_real.nml:3: key 'b_ee' = NaN is not a
 vmc_bad(inf_real bad_inf_real.nml "bad_inf_real.nml:3: key 'move_length' = -Inf is not a finite number")
 vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000000000 is beyond the range of a 32-bit")
 vmc_bad(two_values bad_two_values.nml "bad_two_values.nml:3: key 'n_walkers' takes one value, not '5 6'")
+# Null items (commas) beyond any fixed share of the value's length: the trailing ones change nothing, one more
+# value after them is a second value.
+vmc_bad(null_items bad_null_items.nml "bad_null_items.nml:4: key 'seed' takes one value, not '7,,,")
 vmc_bad(sweeps bad_sweeps.nml "bad_sweeps.nml:3: key 'n_blocks' x steps_per_block \\+ n_equil = 10000000100 sweeps")
 vmc_bad(threads bad_threads.nml "bad_threads.nml:3: key 'n_threads' = 5000 must be in \\[0, 1024\\]")
 vmc_bad(field_method bad_field_method.nml "bad_field_method.nml:3: key 'field_method' must be 'direct' or 'split'")
