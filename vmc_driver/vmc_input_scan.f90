@@ -1,5 +1,6 @@
 ! vmc_input_scan.f90 -- the syntax of the namelist group &vmc, without knowledge of its keys: the group and its
-! end, comments dropped, every "key = value" or "key(i) = value" with its line, and the items of a value.
+! end (only comments and blank lines after it), comments dropped, every "key = value" or "key(i) = value" with
+! its line, and the items of a value.
 ! A compiler's namelist read names neither the line nor, for most faults, the key ("End of file" for a
 ! misspelt group or a missing '/'), so the driver reads the group itself (vmc_input.f90 gives the pairs
 ! their meaning from the key table). Nothing here stops the process: errors come back as stat and msg.
@@ -155,7 +156,45 @@ contains
     else if (.not. ended) then
       line = n
       msg = 'the &vmc group (line ' // itoa(first) // ') has no closing ''/'' (file truncated?)'
+    else
+      j = k + 1
+      if (lines(line)(k:k) == '&') j = k + 4
+      call after_group(lines, n, line, j, first, msg)
     end if
+  end subroutine
+
+  ! Past the group's end (line, from column j): blanks and comments only. A namelist read stops at the '/'
+  ! and never sees what follows, so a key there (or a second &vmc group) would be dropped without a word.
+  subroutine after_group(lines, n, line, j, first, msg)
+    character(len=*), intent(in) :: lines(:)
+    integer, intent(in) :: n, j, first
+    integer, intent(inout) :: line
+    character(len=:), allocatable, intent(inout) :: msg
+    integer :: i, c, k, e
+    character(len=:), allocatable :: rest
+    do i = line, n
+      c = 1
+      if (i == line) c = j
+      if (c > len_trim(lines(i))) cycle
+      rest = trim(adjustl(lines(i)(c:)))
+      if (rest(1:1) == '!') cycle
+      line = i
+      k = code_index(rest, '&')
+      if (k > 0) then
+        e = k
+        do while (e < len(rest))
+          if (index(NAME_CHARS, lower(rest(e+1:e+1))) == 0) exit
+          e = e + 1
+        end do
+        if (lower(rest(k+1:e)) == 'vmc') then
+          msg = 'a second &vmc group (the first is at line ' // itoa(first) // '): one group per file'; return
+        end if
+      end if
+      if (len(rest) > 60) rest = rest(1:57) // '...'
+      msg = '''' // rest // ''' after the end of the &vmc group (line ' // itoa(first) // &
+           '): only comments and blank lines may follow its ''/'''
+      return
+    end do
   end subroutine
 
   ! Every '=' outside strings starts a pair: key (and index) before it, value up to the next pair's key.

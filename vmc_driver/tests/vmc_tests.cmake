@@ -183,6 +183,11 @@ vmc_bad(no_input bad_does_not_exist.nml "cannot open input")
 vmc_bad(not_a_number bad_not_a_number.nml "bad_not_a_number.nml:3: key 'n_walkers' = abc is not an integer")
 vmc_bad(group_name bad_group_name.nml "bad_group_name.nml: no &vmc namelist group \\(found '&vmcc' at line 1\\)")
 vmc_bad(truncated bad_truncated.nml "bad_truncated.nml:3: the &vmc group \\(line 1\\) has no closing '/'")
+# Text after the group's '/' (a namelist read stops there: even n_walkers = -5 went unread), a second group.
+vmc_bad(after_group bad_after_group.nml
+  "bad_after_group.nml:6: 'n_walkers = -5' after the end of the &vmc group \\(line 1\\): only comments")
+vmc_bad(second_group bad_second_group.nml
+  "bad_second_group.nml:6: a second &vmc group \\(the first is at line 1\\): one group per file")
 vmc_bad(nan_real bad_nan_real.nml "bad_nan_real.nml:3: key 'b_ee' = NaN is not a finite number")
 vmc_bad(inf_real bad_inf_real.nml "bad_inf_real.nml:3: key 'move_length' = -Inf is not a finite number")
 vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000000000 is beyond the range of a 32-bit")
@@ -246,7 +251,8 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   namelist ok ${REF}/water/water_vmc.nml  namelist bad ${I}/bad_not_a_number.nml  namelist ok ${I}/small.nml
   namelist bad ${I}/bad_group_name.nml  namelist bad ${I}/bad_truncated.nml  namelist bad ${I}/bad_nan_real.nml
   namelist bad ${REF}/water/water.molden  namelist bad ${REF}/water_dimer/water2_density.cube.gz
-  namelist ok ${REF}/glycine_trimer/frag1_vmc.nml
+  namelist ok ${REF}/glycine_trimer/frag1_vmc.nml  namelist ok ${I}/comments_after_group.nml
+  namelist bad ${I}/bad_after_group.nml  namelist bad ${I}/bad_second_group.nml
   molden bad ${I}/mo_cut_inside.molden  molden bad ${I}/mo_duplicate_index.molden
   namelist bad ${I}/bad_duplicate_key.nml  namelist bad ${I}/bad_duplicate_cube.nml
   # Accepted by the readers, refused by the driver: the electron count needs both files, the memory the machine.
