@@ -111,7 +111,16 @@ contains
     if (len_trim(arg) == 0 .or. command_argument_count() > 2) call die(USAGE)
     call input_read(trim(arg), inp, st, msg)
     if (st /= 0) call die(msg)
-    if (command_argument_count() == 2) call get_command_argument(2, inp%output_json)
+    if (command_argument_count() == 2) then
+      call get_command_argument(2, inp%output_json, status=st)
+      if (st /= 0) call die('the result file name (second argument) is longer than ' // &
+           itoa(len(inp%output_json)) // ' characters')
+      if (par_root) call report_check_output(inp%output_json, 'the result file ''' // trim(inp%output_json) // &
+           ''' (second argument)')
+    else if (par_root) then
+      call report_check_output(inp%output_json, input_where(inp, 'output_json') // ': key ''output_json'' = ''' // &
+           trim(inp%output_json) // '''')
+    end if
     call molden_read(trim(inp%molden), bs, st, msg)
     if (st /= 0) call die(msg)
     if (inp%n_electrons >= 0 .and. inp%n_electrons /= bs%nalpha + bs%nbeta) &

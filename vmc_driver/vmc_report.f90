@@ -13,7 +13,8 @@ module vmc_report
   use qmmm_accel, only: qmmm_gpu_mps_active, QMMM_SUCCESS
   implicit none
   private
-  public :: run_info_t, gather_rank_info, gather_results, report_header, report_blocks_start, report_final
+  public :: run_info_t, gather_rank_info, gather_results, report_header, report_blocks_start, report_final, &
+       report_check_output
 
   ! What the report needs beyond the sampler's, accumulator's and field's own state (rank 0's copy).
   type run_info_t
@@ -30,6 +31,43 @@ module vmc_report
   character(len=7), parameter :: MPS_WORD(-1:2) = [character(len=7) :: 'none', 'off', 'on', 'unknown']
 
 contains
+
+  ! The temporary file the JSON is written to before it is renamed into place (the same folder: rename stays
+  ! within one file system).
+  function tmp_name(path) result(s)
+    character(len=*), intent(in) :: path
+    character(len=:), allocatable :: s
+    s = trim(path) // '.tmp'
+  end function
+
+  ! Before the run: the result path is not empty, not a folder or other non-file, and its folder takes a new
+  ! file (the temporary file is created and removed here). A run then cannot end in "cannot write" after all
+  ! its work, or leave its temporary file behind. what names the path in messages (key and line, or argument).
+  subroutine report_check_output(path, what)
+    character(len=*), intent(in) :: path, what
+    integer :: values(13), st, u, ios
+    integer, parameter :: S_IFMT = int(o'170000'), S_IFREG = int(o'100000'), S_IFDIR = int(o'040000')
+    character(len=256) :: msg
+    if (len_trim(path) == 0) call die(what // ' is empty: the JSON result needs a file name')
+    call stat(trim(path), values, st)   ! GNU extension; st /= 0: nothing there (yet)
+    if (st == 0) then
+      if (iand(values(3), S_IFMT) == S_IFDIR) call die(what // ' is a folder: the JSON result needs a file name')
+      if (iand(values(3), S_IFMT) /= S_IFREG) call die(what // ' exists and is not a regular file')
+    else if (path(len_trim(path):len_trim(path)) == '/') then
+      call die(what // ' names a folder: the JSON result needs a file name')
+    end if
+    open(newunit=u, file=tmp_name(path), status='replace', action='write', iostat=ios, iomsg=msg)
+    if (ios /= 0) call die(what // ': cannot create a file in its folder (' // trim(msg) // ')')
+    close(u, status='delete')
+  end subroutine
+
+  ! Removes path if it is there (a failed result's temporary file).
+  subroutine remove_file(path)
+    character(len=*), intent(in) :: path
+    integer :: u, ios
+    open(newunit=u, file=path, status='old', iostat=ios)
+    if (ios == 0) close(u, status='delete')
+  end subroutine
 
   ! Every rank's place (host, node-local rank, device, walkers, threads, MPS) to rank 0; after par_rebalance
   ! (rebalanced) only the numbers, and rank 0 prints the new shares.
@@ -154,7 +192,7 @@ contains
          maxval(info%rank_times(2, :)), '  wavefunction ', maxval(info%rank_times(3, :)), '  setup ', &
          maxval(info%rank_times(4, :))
 
-    tmp = trim(inp%output_json) // '.tmp'
+    tmp = tmp_name(inp%output_json)
     call js%open(tmp, ios, msg)
     if (ios /= 0) call die(trim(inp%output_json) // ': cannot write (' // trim(msg) // ')')
     call js%put('program', 'qmmm_vmc')
@@ -233,8 +271,10 @@ contains
     call js%put('block_energies', acc%block_mean)
     call js%put('final_position_checksum', info%checksum)
     call js%close()
-    if (rename(tmp, trim(inp%output_json)) /= 0) &   ! GNU extension; keeps the result file all-or-nothing
-         call die(trim(inp%output_json) // ': cannot rename ' // tmp // ' into place')
+    if (rename(tmp, trim(inp%output_json)) /= 0) then   ! GNU extension; keeps the result file all-or-nothing
+      call remove_file(tmp)
+      call die(trim(inp%output_json) // ': cannot rename ' // tmp // ' into place')
+    end if
 
   contains
 

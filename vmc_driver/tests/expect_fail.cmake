@@ -1,13 +1,25 @@
 # Runs qmmm_vmc on a bad input: it must exit with status 2 (the driver's status for every error), say REGEX on
 # stderr and leave no result file.
 # cmake -DEXE=... -DINPUT=... -DOUT=... -DREGEX=... [-DPRLIMIT=prlimit -DLIMIT_AS=bytes] [-DMAX_SECONDS=s]
-#   -P expect_fail.cmake   (run in the repository root)
+#   [-DRESULT=path | -DNO_RESULT_ARG=1] [-DFORBID=file|file...] -P expect_fail.cmake   (run in the repository root)
+# RESULT: the second argument instead of OUT; NO_RESULT_ARG: no second argument (the input's output_json).
+# FORBID: paths that must not exist after the run (removed before it).
 # LIMIT_AS: the run under that address-space limit (prlimit --as), so that a memory refusal does not depend on
 # the memory of the machine running the test (without the check the run would allocate and fail, or fill it).
 # MAX_SECONDS: the refusal must come within that wall time (checked after the run; a run that goes on is
 # stopped at 10 x MAX_SECONDS).
 file(REMOVE ${OUT})
-set(cmd ${EXE} ${INPUT} ${OUT})
+string(REPLACE "|" ";" FORBID "${FORBID}")
+foreach(f ${FORBID})
+  file(REMOVE ${f})
+endforeach()
+if(NO_RESULT_ARG)
+  set(cmd ${EXE} ${INPUT})
+elseif(RESULT)
+  set(cmd ${EXE} ${INPUT} ${RESULT})
+else()
+  set(cmd ${EXE} ${INPUT} ${OUT})
+endif()
 if(LIMIT_AS)
   set(cmd ${PRLIMIT} --as=${LIMIT_AS} ${cmd})
 endif()
@@ -20,6 +32,13 @@ string(TIMESTAMP t0 "%s.%f" UTC)
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err ${timeout})
 string(TIMESTAMP t1 "%s.%f" UTC)
 message("exit status ${rc}; stderr: ${err}")
+set(left)   # removed at once, so that a failing test leaves nothing in the source tree either
+foreach(f ${FORBID})
+  if(EXISTS ${f})
+    file(REMOVE_RECURSE ${f})
+    list(APPEND left ${f})
+  endif()
+endforeach()
 if(NOT rc STREQUAL "2")
   message(FATAL_ERROR "expected exit status 2")
 endif()
@@ -28,6 +47,9 @@ if(NOT err MATCHES "${REGEX}")
 endif()
 if(EXISTS ${OUT})
   message(FATAL_ERROR "a result file was written despite the error")
+endif()
+if(left)
+  message(FATAL_ERROR "left behind: ${left}")
 endif()
 if(MAX_SECONDS)
   # cmake's math is integer only: compare milliseconds

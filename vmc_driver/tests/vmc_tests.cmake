@@ -150,11 +150,23 @@ vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU L
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
-# within that time (expect_fail.cmake)
+# within that time (expect_fail.cmake); [RESULT path]: the second argument (default: a result file under
+# test_results); [NO_RESULT_ARG]: none (the input's output_json); [FORBID files...]: must not exist after the
+# run (a temporary file left behind); [ENV var=value...]: the run's environment
 find_program(VMC_PRLIMIT prlimit)
 function(vmc_bad name input regex)
-  cmake_parse_arguments(A "" "LIMIT_AS;MAX_SECONDS" "" ${ARGN})
+  cmake_parse_arguments(A "NO_RESULT_ARG" "LIMIT_AS;MAX_SECONDS;RESULT" "FORBID;ENV" ${ARGN})
   set(defs)
+  if(A_RESULT)
+    list(APPEND defs -DRESULT=${A_RESULT})
+  endif()
+  if(A_NO_RESULT_ARG)
+    list(APPEND defs -DNO_RESULT_ARG=1)
+  endif()
+  if(A_FORBID)
+    string(REPLACE ";" "|" forbid "${A_FORBID}")
+    list(APPEND defs "-DFORBID=${forbid}")
+  endif()
   if(A_LIMIT_AS)
     if(NOT VMC_PRLIMIT)
       qmmm_add_skip_test(vmc_bad_${name} "no prlimit (util-linux) to run it under an address-space limit"
@@ -170,6 +182,9 @@ function(vmc_bad name input regex)
     -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/bad_${name}.json "-DREGEX=${regex}" ${defs}
     -P ${VMC_T}/expect_fail.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(vmc_bad_${name} PROPERTIES LABELS "vmc;quick")
+  if(A_ENV)
+    set_tests_properties(vmc_bad_${name} PROPERTIES ENVIRONMENT "${A_ENV}")
+  endif()
 endfunction()
 vmc_bad(unknown_key bad_unknown_key.nml "bad_unknown_key.nml:4: unknown key 'n_walker'")
 vmc_bad(zero_walkers bad_zero_walkers.nml "bad_zero_walkers.nml:3: key 'n_walkers' = 0 must be in \\[1, 10000000\\]")
@@ -188,6 +203,16 @@ vmc_bad(after_group bad_after_group.nml
   "bad_after_group.nml:6: 'n_walkers = -5' after the end of the &vmc group \\(line 1\\): only comments")
 vmc_bad(second_group bad_second_group.nml
   "bad_second_group.nml:6: a second &vmc group \\(the first is at line 1\\): one group per file")
+# The result path is checked before the run (before: the error came after the whole run and left its temporary
+# file): a folder (as the second argument, and output_json = '.' in the input, whose temporary file was ..tmp), a
+# path in a missing folder.
+vmc_bad(output_folder tiny_run.nml "the result file '.*/test_results' \\(second argument\\) is a folder"
+  RESULT ${VMC_OUT} FORBID ${VMC_OUT}.tmp)
+vmc_bad(output_dot bad_output_dot.nml "bad_output_dot.nml:3: key 'output_json' = '\\.' is a folder"
+  NO_RESULT_ARG FORBID ${PROJECT_SOURCE_DIR}/..tmp)
+vmc_bad(output_missing_folder bad_output_missing_folder.nml
+  "bad_output_missing_folder.nml:3: key 'output_json' = 'no_such_folder/result.json': cannot create a file in its folder"
+  NO_RESULT_ARG FORBID ${PROJECT_SOURCE_DIR}/no_such_folder)
 vmc_bad(nan_real bad_nan_real.nml "bad_nan_real.nml:3: key 'b_ee' = NaN is not a finite number")
 vmc_bad(inf_real bad_inf_real.nml "bad_inf_real.nml:3: key 'move_length' = -Inf is not a finite number")
 vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000000000 is beyond the range of a 32-bit")
