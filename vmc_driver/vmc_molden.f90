@@ -24,6 +24,15 @@ module vmc_molden
   ! Limits that keep a damaged or hostile file from exhausting memory (all far beyond a QM fragment).
   integer, parameter :: LINE_LEN = 512, MAX_LINES = 1000000, MAX_ATOMS = 10000
   real(real64), parameter :: MAX_COORD = 1e6_real64   ! bohr
+  ! Two nuclei closer than this are a duplicated atom or a unit mistake, not a molecule (the shortest bond, H2's,
+  ! is 1.4 bohr): on top of each other their repulsion and the cusp radii (0.4 x the nearest-neighbour
+  ! distance) degenerate into a non-finite or absurd local energy.
+  real(real64), parameter :: MIN_NUCLEAR_DISTANCE = 0.1_real64   ! bohr
+  ! Gaussian exponents: from far more diffuse to far tighter than any basis set's (aug- and Rydberg functions
+  ! ~1e-3, heavy-atom cores ~1e8 bohr^-2); beyond, the normalisation over- or underflows (1e-300 made every
+  ! coefficient of its shell 0, 1e300 was read as a malformed line).
+  real(real64), parameter :: MIN_EXPONENT = 1e-6_real64, MAX_EXPONENT = 1e12_real64   ! bohr^-2
+  real(real64), parameter :: MAX_CONTRACTION = 1e12_real64   ! |contraction coefficient|
 
   type, public :: shell_t
     integer :: atom = 0, l = 0, nprim = 0, nfunc = 0, ncart = 0, bf0 = 0
@@ -216,6 +225,14 @@ contains
       end if
       bs%z(i) = zz
       bs%xyz(:, i) = x * scale
+      do j = 1, i - 1
+        if (sum((bs%xyz(:, i) - bs%xyz(:, j))**2) < MIN_NUCLEAR_DISTANCE**2) then
+          call fail(sec_atoms + i, 'atom ' // itoa(i) // ' is ' // short(norm2(bs%xyz(:, i) - bs%xyz(:, j))) // &
+               ' bohr from atom ' // itoa(j) // ' (line ' // itoa(sec_atoms + j) // '): nuclei closer than ' // &
+               short(MIN_NUCLEAR_DISTANCE) // ' bohr are refused (an atom given twice?)')
+          return
+        end if
+      end do
     end do
 
     ! ---- shells ----
@@ -256,9 +273,16 @@ contains
         allocate(tmp(nsh)%alpha(np), tmp(nsh)%coef(np))
         do k = 1, np
           read(lines(i + k), *, iostat=ios) tmp(nsh)%alpha(k), tmp(nsh)%coef(k)
-          if (ios /= 0 .or. .not. (tmp(nsh)%alpha(k) > 0 .and. tmp(nsh)%alpha(k) < 1e12_real64) .or. &
-               .not. (abs(tmp(nsh)%coef(k)) <= 1e12_real64)) then
-            call fail(i + k, 'expected "exponent coefficient" (finite, exponent > 0)'); return
+          if (ios /= 0) then
+            call fail(i + k, 'expected "exponent coefficient" (two numbers)'); return
+          end if
+          if (.not. (tmp(nsh)%alpha(k) >= MIN_EXPONENT .and. tmp(nsh)%alpha(k) <= MAX_EXPONENT)) then
+            call fail(i + k, 'exponent ' // short(tmp(nsh)%alpha(k)) // ' is outside [' // short(MIN_EXPONENT) // &
+                 ', ' // short(MAX_EXPONENT) // '] bohr^-2'); return
+          end if
+          if (.not. (abs(tmp(nsh)%coef(k)) <= MAX_CONTRACTION)) then
+            call fail(i + k, 'contraction coefficient ' // short(tmp(nsh)%coef(k)) // ' is not a finite number of ' // &
+                 'magnitude <= ' // short(MAX_CONTRACTION)); return
           end if
         end do
         i = i + np + 1
@@ -385,6 +409,19 @@ contains
     end subroutine
 
   end subroutine
+
+  ! A number for a message: 4 significant digits ("1.000E-12", "NaN").
+  function short(x) result(s)
+    real(real64), intent(in) :: x
+    character(len=:), allocatable :: s
+    character(len=16) :: b
+    if (abs(x) < 1e-99_real64 .and. x /= 0 .or. abs(x) >= 1e100_real64) then
+      write(b, '(es11.3e3)') x
+    else
+      write(b, '(es10.3)') x   ! also NaN and Inf
+    end if
+    s = trim(adjustl(b))
+  end function
 
   logical function is_section(s)
     character(len=*), intent(in) :: s

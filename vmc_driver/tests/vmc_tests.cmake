@@ -232,6 +232,17 @@ vmc_bad(field_split_single bad_field_split_single.nml
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
 vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
+# Nuclei on top of each other or 1e-12 bohr apart (before: "non-finite local energy", or energies printed as
+# asterisks with exit status 0) and exponents beyond any basis set's (1e300 was "expected exponent coefficient",
+# 1e-300 "cannot be normalised"): each refused at its line with the limit.
+vmc_bad(molden_nuclei_coincident bad_molden_nuclei_coincident.nml
+  "nuclei_coincident.molden:4: atom 2 is 0.000E\\+00 bohr from atom 1 \\(line 3\\): nuclei closer than 1.000E-01 bohr")
+vmc_bad(molden_nuclei_close bad_molden_nuclei_close.nml
+  "nuclei_close.molden:5: atom 3 is 1.000E-12 bohr from atom 2 \\(line 4\\): nuclei closer than 1.000E-01 bohr")
+vmc_bad(molden_exponent_huge bad_molden_exponent_huge.nml
+  "exponent_huge.molden:22: exponent 1.000E\\+300 is outside \\[1.000E-06, 1.000E\\+12\\] bohr\\^-2")
+vmc_bad(molden_exponent_tiny bad_molden_exponent_tiny.nml
+  "exponent_tiny.molden:22: exponent 1.000E-300 is outside \\[1.000E-06, 1.000E\\+12\\] bohr\\^-2")
 # Molden files cut inside an MO, between two MOs (water's first three of five: 6 electrons), with an index given
 # twice (line 98 repeats line 97's index 5): each ran before as a smaller or wrong water. The electrons must be
 # sum Z - charge (key 'charge', default 0).
@@ -279,6 +290,8 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   namelist ok ${REF}/glycine_trimer/frag1_vmc.nml  namelist ok ${I}/comments_after_group.nml
   namelist bad ${I}/bad_after_group.nml  namelist bad ${I}/bad_second_group.nml
   molden bad ${I}/mo_cut_inside.molden  molden bad ${I}/mo_duplicate_index.molden
+  molden bad ${I}/nuclei_coincident.molden  molden bad ${I}/nuclei_close.molden
+  molden bad ${I}/exponent_huge.molden  molden bad ${I}/exponent_tiny.molden
   namelist bad ${I}/bad_duplicate_key.nml  namelist bad ${I}/bad_duplicate_cube.nml
   # Accepted by the readers, refused by the driver: the electron count needs both files, the memory the machine.
   molden ok ${I}/mo_cut_between.molden  namelist ok ${I}/bad_charge.nml  namelist ok ${I}/bad_memory_walkers.nml)
