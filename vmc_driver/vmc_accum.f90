@@ -58,8 +58,8 @@ contains
     call sum_block(acc, (ib - 1) * acc%n_meas)
     acc%block_mean(ib) = sum(acc%series((ib - 1) * acc%n_meas + 1:ib * acc%n_meas)) / acc%n_meas
     call mean_err(acc%block_mean(1:ib), bmean, berr)
-    write(output_unit, '(2x,i5,2(1x,f19.10),1x,f16.10,1x,f10.4)') ib, acc%block_mean(ib), bmean, berr, &
-         real(cnt(1), real64) / cnt(2)
+    write(output_unit, '(a)') '  ' // right(itoa(ib), 5) // ' ' // fixed(acc%block_mean(ib), 19, 10) // ' ' // &
+         fixed(bmean, 19, 10) // ' ' // fixed(berr, 16, 10) // ' ' // fixed(real(cnt(1), real64) / cnt(2), 10, 4)
   end subroutine
 
   ! Rank 0: the block's measurements with walkers in global order (rank order = walker order).

@@ -122,8 +122,8 @@ contains
          ' nuclei; field backend ' // trim(fld%backend) // ', precision ' // trim(inp%precision) // ', calls ' // &
          trim(inp%field_calls)
     if (fld%split) call report_split_setup(inp, fld)
-    write(output_unit, '(a,l1,a,f8.4,a,f8.4,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ', inp%b_ee, '  b_en ', &
-         inp%b_en, '  cusp_correction ', inp%cusp_correction
+    write(output_unit, '(a,l1,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ' // fixed(inp%b_ee, 8, 4) // '  b_en ' // &
+         fixed(inp%b_en, 8, 4) // '  cusp_correction ', inp%cusp_correction
     write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', info%nw_total, ', equilibration sweeps ', &
          inp%n_equil, ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps (local energy every ', &
          inp%energy_every, '), seed ', inp%seed
@@ -138,18 +138,19 @@ contains
   subroutine report_split_setup(inp, fld)
     type(input_t), intent(in) :: inp
     type(env_field_t), intent(in) :: fld
-    write(output_unit, '(a,es8.1,a,f6.2,a,3f9.3,a,3f9.3,a)') '  field method  split, tolerance ', &
-         inp%field_tolerance, ', region = QM nuclei + ', inp%field_margin, ' bohr: (', fld%region(1:3), ') .. (', &
-         fld%region(4:6), ')'
-    write(output_unit, '(a,f7.3,a,f7.3,a,f7.4,a,es9.2,a,i0,a,f9.1,a,f8.3,a)') '                alpha ', fld%alpha, &
-         ' /bohr, r_cut ', fld%r_cut, ' bohr, spacing ', fld%spacing, ' bohr, error estimate ', fld%error_estimate, &
-         '; ', fld%grid_values, ' grid values, ', real(fld%bytes, real64) / 2.0_real64**20, ' MiB; setup ', &
-         fld%create_seconds, ' s'
+    write(output_unit, '(a,es8.1,a)') '  field method  split, tolerance ', inp%field_tolerance, &
+         ', region = QM nuclei + ' // fixed(inp%field_margin, 6, 2) // ' bohr: (' // fixed(fld%region(1), 9, 3) // &
+         fixed(fld%region(2), 9, 3) // fixed(fld%region(3), 9, 3) // ') .. (' // fixed(fld%region(4), 9, 3) // &
+         fixed(fld%region(5), 9, 3) // fixed(fld%region(6), 9, 3) // ')'
+    write(output_unit, '(a,es9.2,a,i0,a)') '                alpha ' // fixed(fld%alpha, 7, 3) // ' /bohr, r_cut ' // &
+         fixed(fld%r_cut, 7, 3) // ' bohr, spacing ' // fixed(fld%spacing, 7, 4) // ' bohr, error estimate ', &
+         fld%error_estimate, '; ', fld%grid_values, ' grid values, ' // &
+         fixed(real(fld%bytes, real64) / 2.0_real64**20, 9, 1) // ' MiB; setup ' // fixed(fld%create_seconds, 8, 3) // ' s'
   end subroutine
 
   subroutine report_blocks_start(delta)
     real(real64), intent(in) :: delta
-    write(output_unit, '(a,f8.4,a)') '  move length   ', delta, ' bohr (after equilibration)'
+    write(output_unit, '(a)') '  move length   ' // fixed(delta, 8, 4) // ' bohr (after equilibration)'
     write(output_unit, '(a)') ''
     write(output_unit, '(a)') '  block    E(block)            running mean        error (blocks)   acceptance'
   end subroutine
@@ -171,26 +172,26 @@ contains
     acceptance = real(acc%n_acc, real64) / acc%n_try
     t = info%rank_times(:, 1)   ! this rank's (rank 0's) total, field, wavefunction, setup
     write(output_unit, '(a)') ''
-    write(output_unit, '(a,f19.10,a,f14.10,a,i0,a,i0,a)') '  energy        ', acc%mean, ' +- ', acc%err, &
+    write(output_unit, '(a,i0,a,i0,a)') '  energy        ' // fixed(acc%mean, 19, 10) // ' +- ' // fixed(acc%err, 14, 10) // &
          ' hartree (reblocked, block length 2^', acc%level, ' local energies, ', size(acc%series) / 2**acc%level, &
          ' blocks)'
     if (.not. acc%converged) write(output_unit, '(a)') '  WARNING: the reblocking criterion was never met (too ' // &
          'short a run for its correlation time): the error bar is not reliable'
-    write(output_unit, '(a,f19.10)') '  variance      ', var
-    write(output_unit, '(a,f10.4,a,f10.4)') '  acceptance    ', acceptance, '   equilibration ', &
-         real(smp%n_acc_eq, real64) / max(smp%n_try_eq, 1_int64)
+    write(output_unit, '(a)') '  variance      ' // fixed(var, 19, 10)
+    write(output_unit, '(a)') '  acceptance    ' // fixed(acceptance, 10, 4) // '   equilibration ' // &
+         fixed(real(smp%n_acc_eq, real64) / max(smp%n_try_eq, 1_int64), 10, 4)
     write(output_unit, '(a)') '  parts (mean)  kinetic, e-e, e-n, n-n, electrons-environment, nuclei-environment:'
-    write(output_unit, '(16x,6f16.8)') mk, mee, men, smp%vnn, mf, fld%e_nuc_env
-    write(output_unit, '(a,6f16.8)') '  (error bars)  ', acc%part_err(2:4), 0.0_real64, acc%part_err(5), 0.0_real64
-    write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a,f10.3,a)') '  time (s)      total ', t(1), '  field ', t(2), &
-         '  wavefunction ', t(3), '  rest ', t(1) - t(2) - t(3)
-    write(output_unit, '(a,f10.3,a)') '                (of which setup: cubes, field, walkers ', t(4), ')'
-    if (fld%split) write(output_unit, '(a,i0,a,i0,a,f7.3,a)') '  split field   ', fld%n_points, &
-         ' points evaluated, ', fld%n_outside, ' outside the region (summed directly: ', &
-         100 * real(fld%n_outside, real64) / max(fld%n_points, 1_int64), ' %)'
-    if (par_size > 1) write(output_unit, '(a,f10.3,a,f10.3,a,f10.3,a)') '  ranks (max)   field ', &
-         maxval(info%rank_times(2, :)), '  wavefunction ', maxval(info%rank_times(3, :)), '  setup ', &
-         maxval(info%rank_times(4, :))
+    write(output_unit, '(a)') repeat(' ', 16) // row([mk, mee, men, smp%vnn, mf, fld%e_nuc_env])
+    write(output_unit, '(a)') '  (error bars)  ' // row([acc%part_err(2:4), 0.0_real64, acc%part_err(5), 0.0_real64])
+    write(output_unit, '(a)') '  time (s)      total ' // fixed(t(1), 10, 3) // '  field ' // fixed(t(2), 10, 3) // &
+         '  wavefunction ' // fixed(t(3), 10, 3) // '  rest ' // fixed(t(1) - t(2) - t(3), 10, 3)
+    write(output_unit, '(a)') '                (of which setup: cubes, field, walkers ' // fixed(t(4), 10, 3) // ')'
+    if (fld%split) write(output_unit, '(a,i0,a,i0,a)') '  split field   ', fld%n_points, &
+         ' points evaluated, ', fld%n_outside, ' outside the region (summed directly: ' // &
+         fixed(100 * real(fld%n_outside, real64) / max(fld%n_points, 1_int64), 7, 3) // ' %)'
+    if (par_size > 1) write(output_unit, '(a)') '  ranks (max)   field ' // fixed(maxval(info%rank_times(2, :)), 10, 3) // &
+         '  wavefunction ' // fixed(maxval(info%rank_times(3, :)), 10, 3) // '  setup ' // &
+         fixed(maxval(info%rank_times(4, :)), 10, 3)
 
     tmp = tmp_name(inp%output_json)
     call js%open(tmp, ios, msg)
@@ -277,6 +278,17 @@ contains
     end if
 
   contains
+
+    ! The energy parts' columns (16 characters each).
+    function row(x) result(s)
+      real(real64), intent(in) :: x(:)
+      character(len=:), allocatable :: s
+      integer :: i
+      s = ''
+      do i = 1, size(x)
+        s = s // fixed(x(i), 16, 8)
+      end do
+    end function
 
     subroutine put_times(tt, whole)
       real(real64), intent(in) :: tt(4)

@@ -6,7 +6,7 @@ module vmc_util
   use, intrinsic :: iso_fortran_env, only: error_unit, real64, int64
   implicit none
   private
-  public :: die, lower, itoa, rtoa, clock_ticks, clock_seconds, is_finite
+  public :: die, warn, lower, itoa, rtoa, fixed, right, clock_ticks, clock_seconds, is_finite
 
   ! Set by vmc_par when the run has several MPI ranks: the message names the rank and host, and the hook
   ! (MPI_Abort) stops every rank, so one failing rank cannot leave the others waiting in a collective.
@@ -35,6 +35,13 @@ contains
     if (associated(die_hook)) call die_hook()
     call exit(2)   ! GNU extension: a plain exit status, no "ERROR STOP" backtrace noise
     !$omp end critical (vmc_die)
+  end subroutine
+
+  ! A warning on stderr ("qmmm_vmc: warning: ..."): the run goes on, but its result needs a second look.
+  subroutine warn(msg)
+    character(len=*), intent(in) :: msg
+    write(error_unit, '(a)') 'qmmm_vmc: warning: ' // trim(msg)
+    flush(error_unit)
   end subroutine
 
   pure function lower(s) result(t)
@@ -71,6 +78,35 @@ contains
     character(len=32) :: b
     write(b, '(es24.16e3)') x
     s = trim(adjustl(b))
+  end function
+
+  ! x as the edit descriptor Fw.d writes it where that fits, else in ES form with w - 9 decimals (so that a blank
+  ! still leads and the column keeps its width), but at least min(d, 4) (then wider): never asterisks. NaN and Inf
+  ! as Fw.d writes them.
+  function fixed(x, w, d) result(s)
+    real(real64), intent(in) :: x
+    integer, intent(in) :: w, d
+    character(len=:), allocatable :: s
+    character(len=64) :: b
+    character(len=24) :: f
+    integer :: de
+    write(f, '(a,i0,a,i0,a)') '(f', w, '.', d, ')'
+    write(b, f) x
+    if (index(b(1:w), '*') == 0) then
+      s = b(1:w); return
+    end if
+    de = max(w - 9, min(d, 4))
+    write(f, '(a,i0,a,i0,a)') '(es', de + 9, '.', de, 'e3)'
+    write(b, f) x
+    s = b(1:de + 9)
+  end function
+
+  ! s right-justified in at least w characters (an integer column: itoa's digits, never asterisks).
+  function right(s, w) result(t)
+    character(len=*), intent(in) :: s
+    integer, intent(in) :: w
+    character(len=:), allocatable :: t
+    t = repeat(' ', max(0, w - len(s))) // s
   end function
 
   ! Neither NaN nor +-Inf (without ieee_arithmetic: NaN fails every comparison).

@@ -265,6 +265,27 @@ vmc_bad(memory_walkers bad_memory_walkers.nml
 vmc_bad(memory_blocks bad_memory_blocks.nml
   "bad_memory_blocks.nml:4: key 'n_blocks' = 100000000 .*2000000000 measurements.*: the run needs about [0-9.]+ GB"
   LIMIT_AS 8589934592 MAX_SECONDS 2)
+# Inputs that run, with what they must (or must not) print (expect_run.cmake): exit status 0 and a result file.
+# vmc_run(name input [STDERR regex] [STDERR_EMPTY] [STDOUT_NOT regex])
+function(vmc_run name input)
+  cmake_parse_arguments(A "STDERR_EMPTY" "STDERR;STDOUT_NOT" "" ${ARGN})
+  set(defs)
+  if(DEFINED A_STDERR)
+    list(APPEND defs "-DSTDERR=${A_STDERR}")
+  endif()
+  if(A_STDERR_EMPTY)
+    list(APPEND defs -DSTDERR_EMPTY=1)
+  endif()
+  if(DEFINED A_STDOUT_NOT)
+    list(APPEND defs "-DSTDOUT_NOT=${A_STDOUT_NOT}")
+  endif()
+  add_test(NAME vmc_run_${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc>
+    -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/run_${name}.json ${defs}
+    -P ${VMC_T}/expect_run.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(vmc_run_${name} PROPERTIES LABELS "vmc;quick")
+endfunction()
+# Every printed number fits its column or widens it (b_ee = 5000 did not fit F8.4: asterisks in the header).
+vmc_run(wide_numbers wide_numbers.nml STDOUT_NOT "\\*\\*")
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
