@@ -410,19 +410,6 @@ contains
 
   end subroutine
 
-  ! A number for a message: 4 significant digits ("1.000E-12", "NaN").
-  function short(x) result(s)
-    real(real64), intent(in) :: x
-    character(len=:), allocatable :: s
-    character(len=16) :: b
-    if (abs(x) < 1e-99_real64 .and. x /= 0 .or. abs(x) >= 1e100_real64) then
-      write(b, '(es11.3e3)') x
-    else
-      write(b, '(es10.3)') x   ! also NaN and Inf
-    end if
-    s = trim(adjustl(b))
-  end function
-
   logical function is_section(s)
     character(len=*), intent(in) :: s
     character(len=len(s)) :: t

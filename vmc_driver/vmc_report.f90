@@ -4,7 +4,7 @@ module vmc_report
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
   use vmc_json
-  use vmc_input, only: input_t
+  use vmc_input, only: input_t, input_where
   use vmc_field, only: env_field_t
   use vmc_sampler, only: sampler_t
   use vmc_accum, only: accum_t
@@ -67,6 +67,40 @@ contains
     integer :: u, ios
     open(newunit=u, file=path, status='old', iostat=ios)
     if (ios == 0) close(u, status='delete')
+  end subroutine
+
+  ! Warnings on stderr about a run whose numbers are not what they seem: an acceptance over the accumulation
+  ! outside [ACC_LOW, ACC_HIGH] (walkers that hardly move: successive local energies are nearly the same, and
+  ! the error bar cannot see it) or an error bar of exactly 0 (every walker-averaged local energy the same: no
+  ! error estimate at all). Each names the key to change.
+  subroutine warn_sampling(inp, smp, acc, acceptance)
+    type(input_t), intent(in) :: inp
+    type(sampler_t), intent(in) :: smp
+    type(accum_t), intent(in) :: acc
+    real(real64), intent(in) :: acceptance
+    real(real64), parameter :: ACC_LOW = 0.05_real64, ACC_HIGH = 0.95_real64
+    character(len=:), allocatable :: where, fix, what
+    where = input_where(inp, 'move_length') // ': '
+    if (.not. inp%tune_moves) then
+      fix = 'change key ''move_length'' (or set tune_moves = .true.)'
+    else if (inp%n_equil == 0) then
+      fix = 'n_equil = 0 left no sweeps to tune it: change key ''move_length'' or raise key ''n_equil'''
+    else
+      fix = 'the tuning had ' // itoa(inp%n_equil) // ' sweeps: raise key ''n_equil'' or change key ''move_length'''
+    end if
+    what = 'acceptance ' // trim(adjustl(fixed(acceptance, 6, 4))) // ' over the run with moves of ' // &
+         short(smp%delta) // ' bohr'
+    if (acceptance > ACC_HIGH) then
+      call warn(where // what // ' (above ' // short(ACC_HIGH) // '): the walkers hardly move, so the error bar ' // &
+           'is too small; ' // fix)
+    else if (.not. (acceptance >= ACC_LOW)) then
+      call warn(where // what // ' (below ' // short(ACC_LOW) // '): nearly every move is rejected, so the error ' // &
+           'bar is too small; ' // fix)
+    end if
+    ! 0 to ten digits of the energy: what is left is rounding in the sums, not a statistical error
+    if (.not. (acc%err > 1e-10_real64 * max(1.0_real64, abs(acc%mean)))) call warn(where // 'the error bar is ' // &
+         short(acc%err) // ' hartree, 0 to ten digits of the energy (' // what // '): it is not an error ' // &
+         'estimate; ' // fix)
   end subroutine
 
   ! Every rank's place (host, node-local rank, device, walkers, threads, MPS) to rank 0; after par_rebalance
@@ -171,6 +205,7 @@ contains
     mk = acc%sum_k / nsmp; mee = acc%sum_ee / nsmp; men = acc%sum_en / nsmp; mf = acc%sum_f / nsmp
     acceptance = real(acc%n_acc, real64) / acc%n_try
     t = info%rank_times(:, 1)   ! this rank's (rank 0's) total, field, wavefunction, setup
+    call warn_sampling(inp, smp, acc, acceptance)
     write(output_unit, '(a)') ''
     write(output_unit, '(a,i0,a,i0,a)') '  energy        ' // fixed(acc%mean, 19, 10) // ' +- ' // fixed(acc%err, 14, 10) // &
          ' hartree (reblocked, block length 2^', acc%level, ' local energies, ', size(acc%series) / 2**acc%level, &

@@ -6,7 +6,7 @@ module vmc_util
   use, intrinsic :: iso_fortran_env, only: error_unit, real64, int64
   implicit none
   private
-  public :: die, warn, lower, itoa, rtoa, fixed, right, clock_ticks, clock_seconds, is_finite
+  public :: die, warn, lower, itoa, rtoa, short, fixed, right, clock_ticks, clock_seconds, is_finite
 
   ! Set by vmc_par when the run has several MPI ranks: the message names the rank and host, and the hook
   ! (MPI_Abort) stops every rank, so one failing rank cannot leave the others waiting in a collective.
@@ -77,6 +77,29 @@ contains
     character(len=:), allocatable :: s
     character(len=32) :: b
     write(b, '(es24.16e3)') x
+    s = trim(adjustl(b))
+  end function
+
+  ! A number for a message, 4 significant digits: "0.05000", "99.90", "1.000E-12", "1.000E+300", "NaN".
+  function short(x) result(s)
+    real(real64), intent(in) :: x
+    character(len=:), allocatable :: s
+    character(len=24) :: b, f
+    integer :: k
+    if (abs(x) >= 1e-3_real64 .and. abs(x) < 1e4_real64) then
+      write(f, '(a,i0,a)') '(f0.', max(0, 3 - floor(log10(abs(x)))), ')'
+      write(b, f) x
+      s = trim(adjustl(b))
+      k = index(s, '.')
+      if (k == len(s)) s = s(1:k-1)
+      if (s(1:1) == '.') s = '0' // s             ! F0.d leaves the leading zero out
+      if (s(1:2) == '-.') s = '-0' // s(2:)
+      return
+    else if (abs(x) < 1e-99_real64 .and. x /= 0 .or. abs(x) >= 1e100_real64) then
+      write(b, '(es11.3e3)') x
+    else
+      write(b, '(es10.3)') x   ! also 0, NaN and Inf
+    end if
     s = trim(adjustl(b))
   end function
 

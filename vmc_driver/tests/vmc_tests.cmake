@@ -236,9 +236,9 @@ vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of at
 # asterisks with exit status 0) and exponents beyond any basis set's (1e300 was "expected exponent coefficient",
 # 1e-300 "cannot be normalised"): each refused at its line with the limit.
 vmc_bad(molden_nuclei_coincident bad_molden_nuclei_coincident.nml
-  "nuclei_coincident.molden:4: atom 2 is 0.000E\\+00 bohr from atom 1 \\(line 3\\): nuclei closer than 1.000E-01 bohr")
+  "nuclei_coincident.molden:4: atom 2 is 0.000E\\+00 bohr from atom 1 \\(line 3\\): nuclei closer than 0.1000 bohr")
 vmc_bad(molden_nuclei_close bad_molden_nuclei_close.nml
-  "nuclei_close.molden:5: atom 3 is 1.000E-12 bohr from atom 2 \\(line 4\\): nuclei closer than 1.000E-01 bohr")
+  "nuclei_close.molden:5: atom 3 is 1.000E-12 bohr from atom 2 \\(line 4\\): nuclei closer than 0.1000 bohr")
 vmc_bad(molden_exponent_huge bad_molden_exponent_huge.nml
   "exponent_huge.molden:22: exponent 1.000E\\+300 is outside \\[1.000E-06, 1.000E\\+12\\] bohr\\^-2")
 vmc_bad(molden_exponent_tiny bad_molden_exponent_tiny.nml
@@ -286,6 +286,14 @@ function(vmc_run name input)
 endfunction()
 # Every printed number fits its column or widens it (b_ee = 5000 did not fit F8.4: asterisks in the header).
 vmc_run(wide_numbers wide_numbers.nml STDOUT_NOT "\\*\\*")
+# A move length that leaves the walkers in place (1e-300 bohr: acceptance 1, error bar 4e-14) or rejects
+# nearly every move (99.9 bohr: acceptance 0), untuned: a warning naming the key (before: exit 0 without a word);
+# a tuned run gets none.
+vmc_run(move_length_tiny move_length_tiny.nml STDERR
+  "qmmm_vmc: warning: .*move_length_tiny.nml:4: acceptance 1.0000 over the run .* \\(above 0.95[0-9]*\\).*change key 'move_length'.*qmmm_vmc: warning: .*move_length_tiny.nml:4: the error bar is [-+.0-9E]+ hartree, 0 to ten digits of the energy")
+vmc_run(move_length_huge move_length_huge.nml STDERR
+  "qmmm_vmc: warning: .*move_length_huge.nml:4: acceptance 0.0[0-4][0-9]* over the run .* \\(below 0.05[0-9]*\\).*change key 'move_length'")
+vmc_run(no_warning tiny_run.nml STDERR_EMPTY)
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
