@@ -11,7 +11,7 @@ program qmmm_vmc
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
   use vmc_input
-  use vmc_input_keys, only: keys_markdown
+  use vmc_input_keys, only: keys_markdown, KEYS, key_index
   use vmc_molden
   use vmc_wavefunction
   use vmc_walkers
@@ -44,7 +44,7 @@ program qmmm_vmc
   call par_share(inp%n_walkers, par_rank, w0, nw)
   t_start = clock_ticks()
   call par_node_rank(local_rank, local_size)
-  nt = threads_start(inp%n_threads, local_size)
+  nt = threads_start(inp%n_threads, local_size, int(KEYS(key_index('n_threads'))%ihi))
   ! Before anything sized by the walkers, blocks or threads is allocated: a run that cannot fit stops here.
   call memory_check(inp, bs, par_size, nt, par_root, local_size)
   allocate(ws(0:nt - 1))

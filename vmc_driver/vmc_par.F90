@@ -44,9 +44,11 @@ contains
   ! The threads of this process: n if n > 0; else OMP_NUM_THREADS when set; else the node's cores shared
   ! out among the ranks on the node (local_size), so that ranks x threads fill the node without
   ! oversubscribing it. Sets OpenMP's default accordingly and returns the count (1 without OpenMP).
-  integer function threads_start(n, local_size) result(nt)
+  ! max_threads (key n_threads' cap) holds for OMP_NUM_THREADS too: libgomp takes any count and, at the first
+  ! parallel region, starts 30,000 threads, exits (50,000) or crashes (70,000). Called before any parallel region.
+  integer function threads_start(n, local_size, max_threads) result(nt)
     !$ use omp_lib, only: omp_get_max_threads, omp_get_num_procs, omp_set_num_threads
-    integer, intent(in) :: n, local_size
+    integer, intent(in) :: n, local_size, max_threads
     integer :: st
     nt = 1
     !$ if (n > 0) then
@@ -55,8 +57,11 @@ contains
     !$   call get_environment_variable('OMP_NUM_THREADS', status=st)
     !$   if (st == 0) then
     !$     nt = omp_get_max_threads()
+    !$     if (nt > max_threads) call die('OMP_NUM_THREADS asks for ' // itoa(nt) // ' threads, more than the ' // &
+    !$          itoa(max_threads) // ' that qmmm_vmc runs (the cap of key ''n_threads'', which overrides it): set ' // &
+    !$          'OMP_NUM_THREADS or key ''n_threads'' to at most ' // itoa(max_threads))
     !$   else
-    !$     nt = max(1, omp_get_num_procs() / max(1, local_size))
+    !$     nt = min(max_threads, max(1, omp_get_num_procs() / max(1, local_size)))
     !$   end if
     !$ end if
     !$ call omp_set_num_threads(nt)

@@ -222,6 +222,13 @@ vmc_bad(two_values bad_two_values.nml "bad_two_values.nml:3: key 'n_walkers' tak
 vmc_bad(null_items bad_null_items.nml "bad_null_items.nml:4: key 'seed' takes one value, not '7,,,")
 vmc_bad(sweeps bad_sweeps.nml "bad_sweeps.nml:3: key 'n_blocks' x steps_per_block \\+ n_equil = 10000000100 sweeps")
 vmc_bad(threads bad_threads.nml "bad_threads.nml:3: key 'n_threads' = 5000 must be in \\[0, 1024\\]")
+# The key's cap holds for OMP_NUM_THREADS too (before: 100,000 crashed libgomp, 50,000 exited, 30,000 started
+# 30,000 threads), refused before any parallel region.
+vmc_bad(omp_num_threads tiny_run.nml
+  "OMP_NUM_THREADS asks for 100000 threads, more than the 1024 that qmmm_vmc runs \\(the cap of key 'n_threads'"
+  ENV OMP_NUM_THREADS=100000)
+vmc_bad(omp_num_threads_1025 tiny_run.nml "OMP_NUM_THREADS asks for 1025 threads, more than the 1024"
+  ENV OMP_NUM_THREADS=1025)
 vmc_bad(field_method bad_field_method.nml "bad_field_method.nml:3: key 'field_method' must be 'direct' or 'split'")
 vmc_bad(field_tolerance bad_field_tolerance.nml
   "bad_field_tolerance.nml:3: key 'field_tolerance' = 0.0+ must be in \\[1.0E-11, 1.0E-03\\]")
@@ -266,9 +273,9 @@ vmc_bad(memory_blocks bad_memory_blocks.nml
   "bad_memory_blocks.nml:4: key 'n_blocks' = 100000000 .*2000000000 measurements.*: the run needs about [0-9.]+ GB"
   LIMIT_AS 8589934592 MAX_SECONDS 2)
 # Inputs that run, with what they must (or must not) print (expect_run.cmake): exit status 0 and a result file.
-# vmc_run(name input [STDERR regex] [STDERR_EMPTY] [STDOUT_NOT regex])
+# vmc_run(name input [STDERR regex] [STDERR_EMPTY] [STDOUT_NOT regex] [ENV var=value...])
 function(vmc_run name input)
-  cmake_parse_arguments(A "STDERR_EMPTY" "STDERR;STDOUT_NOT" "" ${ARGN})
+  cmake_parse_arguments(A "STDERR_EMPTY" "STDERR;STDOUT_NOT" "ENV" ${ARGN})
   set(defs)
   if(DEFINED A_STDERR)
     list(APPEND defs "-DSTDERR=${A_STDERR}")
@@ -283,6 +290,9 @@ function(vmc_run name input)
     -DINPUT=${VMC_T}/inputs/${input} -DOUT=${VMC_OUT}/run_${name}.json ${defs}
     -P ${VMC_T}/expect_run.cmake WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(vmc_run_${name} PROPERTIES LABELS "vmc;quick")
+  if(A_ENV)
+    set_tests_properties(vmc_run_${name} PROPERTIES ENVIRONMENT "${A_ENV}")
+  endif()
 endfunction()
 # Every printed number fits its column or widens it (b_ee = 5000 did not fit F8.4: asterisks in the header).
 vmc_run(wide_numbers wide_numbers.nml STDOUT_NOT "\\*\\*")
@@ -294,6 +304,8 @@ vmc_run(move_length_tiny move_length_tiny.nml STDERR
 vmc_run(move_length_huge move_length_huge.nml STDERR
   "qmmm_vmc: warning: .*move_length_huge.nml:4: acceptance 0.0[0-4][0-9]* over the run .* \\(below 0.05[0-9]*\\).*change key 'move_length'")
 vmc_run(no_warning tiny_run.nml STDERR_EMPTY)
+# Key n_threads overrides OMP_NUM_THREADS, whatever that says.
+vmc_run(threads_key_over_env threads_key_one.nml STDERR_EMPTY ENV OMP_NUM_THREADS=100000)
 foreach(arg --help -h)
   add_test(NAME vmc_usage${arg} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:qmmm_vmc> -DARG=${arg}
     -P ${VMC_T}/expect_usage.cmake)
