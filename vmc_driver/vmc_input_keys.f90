@@ -67,7 +67,8 @@ module vmc_input_keys
       '`field_calls = ''measured''`, the field''s'), &
     key_t(name='move_length', kind=K_REAL, default='0.5', lo=0.0_real64, hi=100.0_real64, ends='()', unit='bohr', &
       what='initial cube side of a move; scaled by min(1, d + 0.05), d = distance to the nearest nucleus'), &
-    key_t(name='tune_moves', kind=K_LOGICAL, default='.true.', what='tune `move_length` during equilibration'), &
+    key_t(name='tune_moves', kind=K_LOGICAL, default='.true.', what='tune `move_length` during equilibration ' // &
+      '(an acceptance over the run outside [0.05, 0.95], tuned or not, gets a warning naming the key to change)'), &
     key_t(name='seed', kind=K_INT64, default='1', what='random seed (every 64-bit integer is one)'), &
     key_t(name='first_walker', kind=K_INT64, default='0', ilo=0, ihi=2_int64**62, &
       what='global index of the first walker (for runs split over processes)'), &
@@ -99,8 +100,9 @@ module vmc_input_keys
       '(`qmmm_region_around`); points outside it are summed directly (correct, slower) and counted'), &
     key_t(name='n_threads', kind=K_INT, default='0', ilo=0, ihi=1024, unit='threads', what='OpenMP threads of ' // &
       'each process: its walkers are shared out over them, and the CPU field uses the same threads between the ' // &
-      'walkers'' parallel loops (field calls stay on one thread). `0`: `OMP_NUM_THREADS` if set, else the ' // &
-      'node''s cores divided by the MPI ranks on the node. Results are bitwise the same for any count'), &
+      'walkers'' parallel loops (field calls stay on one thread). `0`: `OMP_NUM_THREADS` if set (more than ' // &
+      '1024 is refused there too), else the node''s cores divided by the MPI ranks on the node. Results are ' // &
+      'bitwise the same for any count'), &
     key_t(name='n_electrons', kind=K_INT, default='-1', ilo=-1, ihi=100000, unit='electrons', &
       what='if >= 0, must equal the electrons the Molden occupations give (`-1`: not checked)'), &
     key_t(name='charge', kind=K_INT, default='0', ilo=-100000, ihi=100000, unit='e', what='total charge of the ' // &
@@ -108,7 +110,8 @@ module vmc_input_keys
     key_t(name='recompute_every', kind=K_INT, default='50', ilo=1, ihi=1000000000, unit='sweeps', &
       what='sweeps between full recomputations of the inverse Slater matrices'), &
     key_t(name='output_json', kind=K_STRING, default="'vmc_result.json'", nonempty=.true., &
-      what='JSON summary, written only after a successful run (a second command-line argument overrides it)')]
+      what='JSON summary, written only after a successful run (a second command-line argument overrides it); ' // &
+      'checked before the run: a folder, or a folder that takes no new file, is refused')]
 
 contains
 
