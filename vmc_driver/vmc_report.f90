@@ -71,8 +71,8 @@ contains
 
   ! Warnings on stderr about a run whose numbers are not what they seem: an acceptance over the accumulation
   ! outside [ACC_LOW, ACC_HIGH] (walkers that hardly move: successive local energies are nearly the same, and
-  ! the error bar cannot see it) or an error bar of exactly 0 (every walker-averaged local energy the same: no
-  ! error estimate at all). Each names the key to change.
+  ! the error bar cannot see it) or an error bar that is 0 to ten digits of the energy (every walker-averaged
+  ! local energy the same up to rounding: no error estimate at all). Each names the key to change.
   subroutine warn_sampling(inp, smp, acc, acceptance)
     type(input_t), intent(in) :: inp
     type(sampler_t), intent(in) :: smp
@@ -156,8 +156,8 @@ contains
          ' nuclei; field backend ' // trim(fld%backend) // ', precision ' // trim(inp%precision) // ', calls ' // &
          trim(inp%field_calls)
     if (fld%split) call report_split_setup(inp, fld)
-    write(output_unit, '(a,l1,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ' // fixed(inp%b_ee, 8, 4) // '  b_en ' // &
-         fixed(inp%b_en, 8, 4) // '  cusp_correction ', inp%cusp_correction
+    write(output_unit, '(a,l1,a,l1)') '  jastrow       ', inp%jastrow, '  b_ee ' // fixed(inp%b_ee, 8, 4) // &
+         '  b_en ' // fixed(inp%b_en, 8, 4) // '  cusp_correction ', inp%cusp_correction
     write(output_unit, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') '  walkers ', info%nw_total, ', equilibration sweeps ', &
          inp%n_equil, ', blocks ', inp%n_blocks, ' x ', inp%steps_per_block, ' sweeps (local energy every ', &
          inp%energy_every, '), seed ', inp%seed
@@ -179,7 +179,8 @@ contains
     write(output_unit, '(a,es9.2,a,i0,a)') '                alpha ' // fixed(fld%alpha, 7, 3) // ' /bohr, r_cut ' // &
          fixed(fld%r_cut, 7, 3) // ' bohr, spacing ' // fixed(fld%spacing, 7, 4) // ' bohr, error estimate ', &
          fld%error_estimate, '; ', fld%grid_values, ' grid values, ' // &
-         fixed(real(fld%bytes, real64) / 2.0_real64**20, 9, 1) // ' MiB; setup ' // fixed(fld%create_seconds, 8, 3) // ' s'
+         fixed(real(fld%bytes, real64) / 2.0_real64**20, 9, 1) // ' MiB; setup ' // &
+         fixed(fld%create_seconds, 8, 3) // ' s'
   end subroutine
 
   subroutine report_blocks_start(delta)
@@ -207,9 +208,9 @@ contains
     t = info%rank_times(:, 1)   ! this rank's (rank 0's) total, field, wavefunction, setup
     call warn_sampling(inp, smp, acc, acceptance)
     write(output_unit, '(a)') ''
-    write(output_unit, '(a,i0,a,i0,a)') '  energy        ' // fixed(acc%mean, 19, 10) // ' +- ' // fixed(acc%err, 14, 10) // &
-         ' hartree (reblocked, block length 2^', acc%level, ' local energies, ', size(acc%series) / 2**acc%level, &
-         ' blocks)'
+    write(output_unit, '(a,i0,a,i0,a)') '  energy        ' // fixed(acc%mean, 19, 10) // ' +- ' // &
+         fixed(acc%err, 14, 10) // ' hartree (reblocked, block length 2^', acc%level, ' local energies, ', &
+         size(acc%series) / 2**acc%level, ' blocks)'
     if (.not. acc%converged) write(output_unit, '(a)') '  WARNING: the reblocking criterion was never met (too ' // &
          'short a run for its correlation time): the error bar is not reliable'
     write(output_unit, '(a)') '  variance      ' // fixed(var, 19, 10)
@@ -224,9 +225,9 @@ contains
     if (fld%split) write(output_unit, '(a,i0,a,i0,a)') '  split field   ', fld%n_points, &
          ' points evaluated, ', fld%n_outside, ' outside the region (summed directly: ' // &
          fixed(100 * real(fld%n_outside, real64) / max(fld%n_points, 1_int64), 7, 3) // ' %)'
-    if (par_size > 1) write(output_unit, '(a)') '  ranks (max)   field ' // fixed(maxval(info%rank_times(2, :)), 10, 3) // &
-         '  wavefunction ' // fixed(maxval(info%rank_times(3, :)), 10, 3) // '  setup ' // &
-         fixed(maxval(info%rank_times(4, :)), 10, 3)
+    if (par_size > 1) write(output_unit, '(a)') '  ranks (max)   field ' // &
+         fixed(maxval(info%rank_times(2, :)), 10, 3) // '  wavefunction ' // &
+         fixed(maxval(info%rank_times(3, :)), 10, 3) // '  setup ' // fixed(maxval(info%rank_times(4, :)), 10, 3)
 
     tmp = tmp_name(inp%output_json)
     call js%open(tmp, ios, msg)
