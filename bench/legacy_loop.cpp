@@ -15,3 +15,16 @@ double legacy_point_charge_energy(int n_charges, const double *x, const double *
         }
     return e;
 }
+
+double legacy_screened_energy(int kind, int n_charges, const double *x, const double *y, const double *z,
+                              const double *q, const double *a, const double *b, int n_electrons, const double *coord) {
+    double e = 0;
+    for (int i = 0; i < n_electrons; ++i)
+        for (int m = 0; m < n_charges; ++m) {
+            const double dx = coord[3 * i] - x[m], dy = coord[3 * i + 1] - y[m], dz = coord[3 * i + 2] - z[m];
+            const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+            if (kind == 1) e -= q[m] * (1.0 - a[m] * std::exp(-b[m] * d * d)) / d;
+            else e -= q[m] * std::erf(d / a[m]) / d;
+        }
+    return e;
+}

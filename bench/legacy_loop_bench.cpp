@@ -7,8 +7,10 @@
 // present. Times are microseconds per call, the median of several timed blocks (each at least --min-time / 5).
 // A row passes when the one-thread library call costs at most max(0.8 x loop, loop + 0.1 us), and at most
 // 0.5 x loop from M x N >= 2,000 pair terms up. The values must agree to rounding (1e-13 + 1e-15 sqrt(pairs)).
+// --screening gives every charge a screening (the loop then is legacy_screened_energy): exp-soft (a = 1, b = 0.3
+// bohr^-2: most charges within their cut-off), exp-hard (a = 1, b = 5), gaussian (sigma = 1 bohr).
 //
-//   legacy_loop_bench [--charges M...] [--electrons N...] [--min-time s] [--json file]
+//   legacy_loop_bench [--charges M...] [--electrons N...] [--min-time s] [--screening kind] [--json file]
 //   legacy_loop_bench --one M N --threads T [--min-time s]      one configuration, one line (for many ranks at once)
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -62,15 +64,38 @@ double time_us(const std::function<void()> &f, double min_time, int n_blocks = 5
 
 struct System {
     std::vector<double> x, y, z, q, coord;
+    int screening = QMMM_SCREEN_NONE;
+    std::vector<double> a, b;  // per charge: EXP a, b; GAUSSIAN sigma in a
 };
 
-System make_system(int64_t m, int64_t n, unsigned seed) {
+// The screening kinds of --screening: name, QMMM_SCREEN_*, a (or sigma), b.
+struct Screening {
+    const char *name;
+    int kind;
+    double a, b;
+};
+constexpr Screening kScreenings[] = {{"none", QMMM_SCREEN_NONE, 0, 0},
+                                     {"exp-soft", QMMM_SCREEN_EXP, 1.0, 0.3},
+                                     {"exp-hard", QMMM_SCREEN_EXP, 1.0, 5.0},
+                                     {"gaussian", QMMM_SCREEN_GAUSSIAN, 1.0, 0.0}};
+
+System make_system(int64_t m, int64_t n, unsigned seed, const Screening &sc = kScreenings[0]) {
     std::mt19937_64 g(seed);
     std::uniform_real_distribution<double> box(-30, 30), inner(-10, 10), chg(-1, 1);
     System s;
     for (int64_t i = 0; i < m; ++i) s.x.push_back(box(g)), s.y.push_back(box(g)), s.z.push_back(box(g)), s.q.push_back(chg(g));
     for (int64_t i = 0; i < 3 * n; ++i) s.coord.push_back(inner(g));
+    s.screening = sc.kind;
+    if (sc.kind != QMMM_SCREEN_NONE) s.a.assign(static_cast<size_t>(m), sc.a), s.b.assign(static_cast<size_t>(m), sc.b);
     return s;
+}
+
+double loop_energy(const System &s) {
+    const int m = static_cast<int>(s.q.size()), n = static_cast<int>(s.coord.size() / 3);
+    if (s.screening == QMMM_SCREEN_NONE)
+        return legacy_point_charge_energy(m, s.x.data(), s.y.data(), s.z.data(), s.q.data(), n, s.coord.data());
+    return legacy_screened_energy(s.screening, m, s.x.data(), s.y.data(), s.z.data(), s.q.data(), s.a.data(),
+                                  s.b.data(), n, s.coord.data());
 }
 
 qmmm_field make_field(const System &s, int backend, int threads) {
@@ -78,8 +103,10 @@ qmmm_field make_field(const System &s, int backend, int threads) {
     ok(qmmm_options_default(&o), "qmmm_options_default");
     o.backend = backend, o.n_threads = threads;
     qmmm_field f;
+    const bool screened = s.screening != QMMM_SCREEN_NONE;
     ok(qmmm_field_create_charges(&f, static_cast<int64_t>(s.q.size()), s.x.data(), s.y.data(), s.z.data(), 1, s.q.data(),
-                                 QMMM_SCREEN_NONE, nullptr, nullptr, 0, nullptr, nullptr, &o),
+                                 s.screening, screened ? s.a.data() : nullptr,
+                                 s.screening == QMMM_SCREEN_EXP ? s.b.data() : nullptr, 0, nullptr, nullptr, &o),
        "qmmm_field_create_charges");
     return f;
 }
@@ -116,6 +143,9 @@ int main(int argc, char **argv) {
     std::string json_path;
     std::vector<int64_t> one;
     int threads = 0;
+    std::string screening_name = "none";
+    app.add_option("--screening", screening_name, "screening of every charge")
+        ->check(CLI::IsMember({"none", "exp-soft", "exp-hard", "gaussian"}));
     app.add_option("--charges", charges, "M values")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
     app.add_option("--electrons", electrons, "N values")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
     app.add_option("--min-time", min_time, "seconds per timing (5 blocks)")->check(CLI::Range(0.0, 3600.0));
@@ -123,9 +153,12 @@ int main(int argc, char **argv) {
     app.add_option("--one", one, "M N: one configuration, one line")->expected(2);
     app.add_option("--threads", threads, "n_threads for --one (0: the default)")->check(CLI::Range(0, 1024));
     CLI11_PARSE(app, argc, argv);
+    Screening screening = kScreenings[0];
+    for (const Screening &k : kScreenings)
+        if (screening_name == k.name) screening = k;
     try {
         if (!one.empty()) {
-            const System s = make_system(one[0], one[1], 7);
+            const System s = make_system(one[0], one[1], 7, screening);
             double e;
             const double t = lib_time(s, QMMM_BACKEND_CPU, threads, min_time, 5, &e);
             int dt = 0;
@@ -138,8 +171,8 @@ int main(int argc, char **argv) {
         ok(qmmm_cuda_device_count(&n_dev), "qmmm_cuda_device_count");
         int dt = 0;
         ok(qmmm_default_threads(&dt), "qmmm_default_threads");
-        std::printf("legacy_loop_bench: us per call (median of 5 blocks), double; default threads here: %d; GPU: %s\n",
-                    dt, n_dev ? "yes" : "no");
+        std::printf("legacy_loop_bench: us per call (median of 5 blocks), double; default threads here: %d; GPU: %s%s%s\n",
+                    dt, n_dev ? "yes" : "no", screening.kind ? "; screening: " : "", screening.kind ? screening.name : "");
         std::printf("%9s %6s %12s %12s %12s %12s %9s %9s %6s\n", "charges", "points", "loop", "lib 1 thr",
                     "lib default", "lib GPU", "1thr/loop", "dflt/1thr", "target");
         // Before the first row, the host's clock is brought to speed: the published run at a126dc1 timed its first
@@ -156,16 +189,13 @@ int main(int argc, char **argv) {
         int failed = 0;
         for (int64_t m : charges)
             for (int64_t n : electrons) {
-                const System s = make_system(m, n, static_cast<unsigned>(m * 31 + n));
+                const System s = make_system(m, n, static_cast<unsigned>(m * 31 + n), screening);
                 const double pairs = static_cast<double>(m) * static_cast<double>(n);
                 // The slowest loops (10^6 x 2,200: ~10 s a call) are timed once; large ones with a block's worth.
                 const double mt = pairs > 5e7 ? 0.0 : min_time;
                 const int blocks = pairs > 5e8 ? 1 : 5;
                 double e_loop = 0, e1 = 0, ed = 0, eg = 0;
-                const double t_loop = time_us([&] {
-                    e_loop = legacy_point_charge_energy(static_cast<int>(m), s.x.data(), s.y.data(), s.z.data(),
-                                                        s.q.data(), static_cast<int>(n), s.coord.data());
-                }, mt, blocks);
+                const double t_loop = time_us([&] { e_loop = loop_energy(s); }, mt, blocks);
                 const auto tc = lib_times_cpu(s, mt, blocks, &e1, &ed);
                 const double t1 = tc[0], td = tc[1];
                 const double tg = n_dev ? lib_time(s, QMMM_BACKEND_CUDA, 0, mt, 5, &eg) : NAN;
@@ -188,6 +218,7 @@ int main(int argc, char **argv) {
                                     {"lib_1thread_us", t1}, {"lib_default_us", td}, {"ratio_1thread_loop", t1 / t_loop},
                                     {"ratio_default_1thread", td / t1}, {"target_us", limit}, {"met", pass},
                                     {"default_threads", dt}, {"max_rel_diff", agree}};
+                if (screening.kind) r["screening"] = screening.name;
                 if (n_dev) r["lib_gpu_us"] = tg, r["ratio_gpu_loop"] = tg / t_loop;
                 rows.push_back(r);
             }

@@ -5,7 +5,7 @@
 # installs what is missing first.
 #   bash scripts/run_tests.sh            # build dir: ./build-tests (QMMM_BUILD_DIR overrides)
 #   QMMM_CTEST_ARGS="-R Dcs" bash scripts/run_tests.sh     # extra ctest arguments (a subset, say)
-#   QMMM_FUZZ_SECONDS=60 bash scripts/run_tests.sh          # each fuzz target this long (default 5)
+#   QMMM_FUZZ_SECONDS=60 bash scripts/run_tests.sh          # each fuzz target this long (default: a fixed count)
 # CUDA is built when nvcc is found (QMMM_CUDA=AUTO); tests labelled `gpu` run where a GPU is present and are
 # reported as skipped, with the reason, where there is none. The last lines are an honest summary
 # (scripts/test_summary.py): N passed, N skipped with each distinct reason once, N failed with their names.
@@ -37,10 +37,13 @@ readme_status=0
 python3 "$root/scripts/readme_tables.py" check || readme_status=$?
 scripts_status=0
 python3 -m unittest discover -s "$root/scripts/tests" -p 'test_*.py' || scripts_status=$?
-# Every libFuzzer target a few seconds with a fixed seed, and its regression inputs, under ASan + UBSan
-# (tests/fuzz/README.md; installs clang-14 if missing, builds in build-fuzz: about 1.5 min on 2 cores).
+# Every libFuzzer target a fixed number of inputs from a fixed seed (the same inputs on any machine), and its
+# regression inputs, under ASan + UBSan (tests/fuzz/README.md; installs clang-14 if missing, builds in
+# build-fuzz: about 1.5 min on 2 cores).
 fuzz_status=0
-bash "$root/tests/fuzz/run_fuzz.sh" --seconds "${QMMM_FUZZ_SECONDS:-5}" || fuzz_status=$?
+fuzz_budget=()
+[[ -n ${QMMM_FUZZ_SECONDS:-} ]] && fuzz_budget=(--seconds "$QMMM_FUZZ_SECONDS")
+bash "$root/tests/fuzz/run_fuzz.sh" "${fuzz_budget[@]}" || fuzz_status=$?
 
 status=0
 python3 "$root/scripts/test_summary.py" "$junit" --slowest 10 --check "readme_tables check=$readme_status" \

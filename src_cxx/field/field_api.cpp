@@ -462,6 +462,10 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
             if (screening == QMMM_SCREEN_EXP && b > max_charge(o.precision))
                 throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: b = %g bohr^-2 is beyond the %g bohr^-2 that this "
                                                          "precision takes", qmmm::ix(m), b, max_charge(o.precision)));
+            // a multiplies q in the term (q a exp(-b d^2) / d): the charges' limit, for the same reason.
+            if (screening == QMMM_SCREEN_EXP && std::fabs(a) > max_charge(o.precision))
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("charge %lld: |a| = %g is beyond the %g that this precision takes",
+                                                         qmmm::ix(m), std::fabs(a), max_charge(o.precision)));
             // sigma = 0 is an unscreened charge; a smaller sigma than 1e-6 bohr has the charge's value on top of it,
             // 2 q / (sqrt(pi) sigma), beyond float's range at 1e30 e (and every smearing in use is ~0.1-2 bohr).
             if (screening == QMMM_SCREEN_GAUSSIAN && (a < 0 || (a > 0 && a < kMinSigma)))

@@ -321,7 +321,8 @@ enum {
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG f, or an array that the counts and the screening need, is NULL
  * @retval QMMM_ERR_INVALID_ARG counts, stride, screening, b_m < 0, sigma_m < 0, no charge and no nucleus,
- *         cell_volume != 0, an option out of range, or a |charge| beyond 1e300 (DOUBLE) or 1e30 (SINGLE, MIXED)
+ *         cell_volume != 0, an option out of range, or a |charge|, b_m or |a_m| beyond 1e300 (DOUBLE) or 1e30
+ *         (SINGLE, MIXED)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a position, charge or screening parameter
  * @retval QMMM_ERR_UNSUPPORTED method SPLIT with screening other than QMMM_SCREEN_NONE
  * @retval QMMM_ERR_NO_CUDA backend CUDA in a build without CUDA

@@ -542,6 +542,78 @@ TEST(Field, EmptyFieldIsAnError) {
     EXPECT_EQ(f, nullptr);
 }
 
+// One EXP charge with a large amplitude a: the term -q (1 - a e^{-b d^2}) / d crosses zero at a e^{-b d^2} = 1 and
+// must keep its digits on both sides of the crossing. (1 - a) - a expm1(-b d^2) cancelled to the last bit of a: at
+// a = 1e20 the value lost every digit (0 or +-1e4 instead of ~-30 hartree).
+TEST_P(ChargesEveryPrecision, ExpLargeAmplitudeKeepsItsDigits) {
+    REQUIRE_BACKEND();
+    const int precision = GetParam();
+    Charges c;
+    c.screening = QMMM_SCREEN_EXP;
+    c.x = {0.0}, c.y = {0.0}, c.z = {0.0}, c.q = {0.5}, c.a = {1e20}, c.b = {0.5};
+    qmmm_field f = create(c, precision);
+    // d = 9.0: a e^{-b d^2} = 260; 9.6: ~1.2 (near the crossing); 11 and 12: ~5e-7 and ~1e-11; 15: beyond the cut-off.
+    const std::vector<double> pts = {9.0, 0, 0, 0, 9.3, 0, 0, 0, 11.0, 12.0, 0, 0, 0, 15.0, 0};
+    std::vector<double> u(5);
+    ASSERT_EQ(qmmm_field_eval(f, 5, pts.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    for (int i = 0; i < 5; ++i) {
+        const long double d = sqrtl((long double)pts[3 * i] * pts[3 * i] + (long double)pts[3 * i + 1] * pts[3 * i + 1] +
+                                    (long double)pts[3 * i + 2] * pts[3 * i + 2]);
+        const long double x = -0.5L * d * d, ae = 1e20L * expl(x);
+        const long double ref = -0.5L * (1 - ae) / d;
+        // The exponent b d^2 (~40) is rounded to the precision: exp's relative error is ~|x| eps, scaled by
+        // |a e| / |1 - a e| (the crossing's condition number).
+        const double eps = precision == QMMM_PRECISION_SINGLE ? 6e-8 : 1.1e-16;
+        const double bound = 8 * eps * (1 + static_cast<double>(fabsl(x))) * static_cast<double>((1 + fabsl(ae)) / fabsl(1 - ae));
+        EXPECT_LE(static_cast<double>(fabsl(u[i] - ref) / fabsl(ref)), bound) << "point " << i << ": " << u[i] << " vs "
+                                                                               << static_cast<double>(ref);
+    }
+    qmmm_field_destroy(f);
+}
+
+// Soft EXP screening (b = 0.05 bohr^-2: every charge within its 30-bohr cut-off): the one-pass sum (chosen when a
+// call's first point has most charges near) and the two-pass sum give a point the same bits; both agree with the
+// long-double reference.
+TEST_P(ChargesEveryPrecision, SoftExpOnePassAndTwoPassesAgreeToTheBit) {
+    REQUIRE_BACKEND();
+    const int precision = GetParam();
+    Charges c = make_charges(2000, QMMM_SCREEN_EXP, 1, 41);
+    for (size_t m = 0; m < c.q.size(); ++m) c.a[m] = m % 3 ? 0.7 : 1.0, c.b[m] = 0.05;
+    c.nuc_xyz.clear(), c.nuc_z.clear();
+    qmmm_field f = create(c, precision);
+    const double inside[3] = {0.3, -0.2, 0.1}, far[3] = {900.0, 10.0, -5.0};
+    const double in_far[6] = {inside[0], inside[1], inside[2], far[0], far[1], far[2]};
+    const double far_in[6] = {far[0], far[1], far[2], inside[0], inside[1], inside[2]};
+    double u_in_far[2], u_far_in[2], u_in, u_far;
+    ASSERT_EQ(qmmm_field_eval(f, 2, in_far, u_in_far), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 2, far_in, u_far_in), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 1, inside, &u_in), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 1, far, &u_far), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(u_in_far[0], u_in);
+    EXPECT_EQ(u_far_in[1], u_in);
+    EXPECT_EQ(u_in_far[1], u_far);
+    EXPECT_EQ(u_far_in[0], u_far);
+    const double bound = precision == QMMM_PRECISION_SINGLE ? 3e-5 : qmmm_claims::bound(precision);
+    EXPECT_LE(max_error(c, f, random_points(23, 9)), bound);
+    qmmm_field_destroy(f);
+}
+
+// EXP's amplitude multiplies the charge: beyond the precision's charge limit it is refused, as b is.
+TEST(ChargesErrors, ExpAmplitudeBeyondThePrecisionIsRefused) {
+    const double x = 0, y = 0, z = 0, q = 1, b = 1;
+    for (int precision : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+        const double a = precision == QMMM_PRECISION_DOUBLE ? -1e301 : 1e31;
+        qmmm_options o;
+        qmmm_options_default(&o);
+        o.backend = QMMM_BACKEND_CPU, o.precision = precision;
+        qmmm_field f = nullptr;
+        EXPECT_EQ(qmmm_field_create_charges(&f, 1, &x, &y, &z, 1, &q, QMMM_SCREEN_EXP, &a, &b, 0, nullptr, nullptr, &o),
+                  QMMM_ERR_INVALID_ARG);
+        EXPECT_NE(std::string(qmmm_error_message()).find("|a| = "), std::string::npos) << qmmm_error_message();
+        EXPECT_EQ(f, nullptr);
+    }
+}
+
 #ifndef QMMM_TEST_CUDA
 // The default thread count: OMP_NUM_THREADS when set, else cores / ranks on the node.
 TEST(Threads, DefaultFollowsNodeRanksAndOmpNumThreads) {
