@@ -249,6 +249,10 @@ PotSites parse_pot(const std::string &path, const std::string &text) {
                                                        static_cast<long long>(s.n)));
             if (len < 1 || len > 4096)
                 c.fail(cl.no, strfmt("exclusion list length %lld is out of range (1 .. 4096)", len));
+            // The padded table holds n * (len - 1) indices: at most 2^24 (128 MB), far above a real file's need.
+            if (static_cast<double>(s.n) * static_cast<double>(len - 1) > 16777216.0)
+                c.fail(cl.no, strfmt("exclusion lists of length %lld for %lld sites are too large (n x (length - 1) "
+                                     "above 2^24)", len, static_cast<long long>(s.n)));
             s.excl_width = static_cast<int32_t>(len - 1);
             s.excl.assign(static_cast<size_t>(s.n) * s.excl_width, -1);
             listed.assign(s.n, 0);

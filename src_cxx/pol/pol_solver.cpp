@@ -63,38 +63,57 @@ inline void sym_apply(const double *t, const double *x, double *y) {
     y[2] = t[2] * x[0] + t[4] * x[1] + t[5] * x[2];
 }
 
+// Calls f(m0, m1) for the runs [m0, m1) of [0, n) between the sorted exclusions ex[0..ne) and self: the inner
+// loops then have no branch and vectorize (their reductions in a fixed order for a given build).
+template <class F>
+inline void for_runs(const int64_t *ex, int64_t ne, int64_t self, int64_t n, F &&f) {
+    int64_t m0 = 0, e = 0;
+    bool self_done = false;
+    for (;;) {
+        int64_t next = e < ne ? ex[e] : n;
+        const bool at_self = !self_done && self <= next;
+        if (at_self) next = self;
+        if (next > m0) f(m0, next);
+        if (next >= n) break;
+        m0 = next + 1;
+        if (at_self) {
+            self_done = true;
+            if (e < ne && ex[e] == self) ++e;
+        } else {
+            ++e;
+        }
+    }
+}
+
 // y = (alpha^-1 - T) x over the polarizable sites (3 per site). Rows are summed by one thread each, in site order.
 template <bool Damp>
 void apply_b_rows(const PolSystem &s, const double *x, double *y, int64_t k0, int64_t k1) {
     const int64_t np = static_cast<int64_t>(s.pol_site.size());
-    const double *p = s.pxyz.data();
+    const double *p = s.pxyz.data(), *s6 = s.s6.data();
     const double a = s.opt.damping_induced;
     for (int64_t k = k0; k < k1; ++k) {
-        const double xi = p[3 * k], yi = p[3 * k + 1], zi = p[3 * k + 2];
+        const double xi = p[3 * k], yi = p[3 * k + 1], zi = p[3 * k + 2], ak = a * s6[k];
         double ex = 0, ey = 0, ez = 0;
-        int64_t e = s.pexcl_start[k];
-        const int64_t e_end = s.pexcl_start[k + 1];
-        for (int64_t m = 0; m < np; ++m) {
-            if (m == k) continue;
-            if (e < e_end && s.pexcl[e] == m) {
-                ++e;
-                continue;
-            }
-            const double dx = xi - p[3 * m], dy = yi - p[3 * m + 1], dz = zi - p[3 * m + 2];
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            const double rinv = 1.0 / std::sqrt(r2);
-            double rinv3 = rinv * rinv * rinv;
-            double t = 3.0 * (dx * x[3 * m] + dy * x[3 * m + 1] + dz * x[3 * m + 2]) * rinv3 * rinv * rinv;
-            if constexpr (Damp) {
-                double fe, ft;
-                thole(a * r2 * rinv * s.s6[k] * s.s6[m], fe, ft);
-                t *= ft;
-                rinv3 *= fe;
-            }
-            ex += t * dx - x[3 * m] * rinv3;
-            ey += t * dy - x[3 * m + 1] * rinv3;
-            ez += t * dz - x[3 * m + 2] * rinv3;
-        }
+        for_runs(s.pexcl.data() + s.pexcl_start[k], s.pexcl_start[k + 1] - s.pexcl_start[k], k, np,
+                 [&](int64_t m0, int64_t m1) {
+#pragma omp simd reduction(+ : ex, ey, ez)
+                     for (int64_t m = m0; m < m1; ++m) {
+                         const double dx = xi - p[3 * m], dy = yi - p[3 * m + 1], dz = zi - p[3 * m + 2];
+                         const double r2 = dx * dx + dy * dy + dz * dz;
+                         const double rinv = 1.0 / std::sqrt(r2);
+                         double rinv3 = rinv * rinv * rinv;
+                         double t = 3.0 * (dx * x[3 * m] + dy * x[3 * m + 1] + dz * x[3 * m + 2]) * rinv3 * rinv * rinv;
+                         if constexpr (Damp) {
+                             double fe, ft;
+                             thole(ak * r2 * rinv * s6[m], fe, ft);
+                             t *= ft;
+                             rinv3 *= fe;
+                         }
+                         ex += t * dx - x[3 * m] * rinv3;
+                         ey += t * dy - x[3 * m + 1] * rinv3;
+                         ez += t * dz - x[3 * m + 2] * rinv3;
+                     }
+                 });
         double ax[3];
         sym_apply(&s.alpha_inv[6 * k], &x[3 * k], ax);
         y[3 * k] = ax[0] - ex;
@@ -252,39 +271,47 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
     std::vector<int64_t> coincident_row(tiles, -1);
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t i0 = t * kRowsPerTile, i1 = std::min(n, i0 + kRowsPerTile);
-        const double *x = s.xyz.data(), *q = s.charge.data(), *p = s.dipole.data();
+        const double *x = s.xyz.data(), *q = s.charge.data(), *p = s.dipole.data(), *s6 = site_s6.data();
         for (int64_t i = i0; i < i1; ++i) {
+            const double xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
+            const bool damp_i = opt.damp_multipole && s6[i] > 0;
+            const double ai = opt.damping_multipole * s6[i];
             double ex = 0, ey = 0, ez = 0;
-            int64_t e = s.excl_start[i];
-            const int64_t e_end = s.excl_start[i + 1];
-            const bool damp_i = opt.damp_multipole && site_s6[i] > 0;
-            for (int64_t j = 0; j < n; ++j) {
-                if (j == i) continue;
-                if (e < e_end && s.excl[e] == j) {
-                    ++e;
-                    continue;
-                }
-                const double dx = x[3 * i] - x[3 * j], dy = x[3 * i + 1] - x[3 * j + 1];
-                const double dz = x[3 * i + 2] - x[3 * j + 2];
-                const double r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 == 0) {
-                    if (coincident[t] < 0) {
-                        coincident[t] = j;
-                        coincident_row[t] = i;
+            int64_t zero = 0;
+            const int64_t *ex_i = s.excl.data() + s.excl_start[i];
+            const int64_t ne = s.excl_start[i + 1] - s.excl_start[i];
+            for_runs(ex_i, ne, i, n, [&](int64_t j0, int64_t j1) {
+#pragma omp simd reduction(+ : ex, ey, ez, zero)
+                for (int64_t j = j0; j < j1; ++j) {
+                    const double dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+                    const double r2 = dx * dx + dy * dy + dz * dz;
+                    zero += r2 == 0 ? 1 : 0;
+                    const double rinv = 1.0 / std::sqrt(r2);
+                    double fe = 1, ft = 1;
+                    if (damp_i) {
+                        double de, dt;
+                        thole(ai * r2 * rinv * s6[j], de, dt);
+                        fe = s6[j] > 0 ? de : 1.0;
+                        ft = s6[j] > 0 ? dt : 1.0;
                     }
-                    continue;
+                    const double rinv3 = rinv * rinv * rinv;
+                    const double pr = dx * p[3 * j] + dy * p[3 * j + 1] + dz * p[3 * j + 2];
+                    const double t5 = 3.0 * pr * rinv3 * rinv * rinv * ft;
+                    const double c = q[j] * rinv3 * fe;
+                    ex += c * dx + t5 * dx - p[3 * j] * rinv3 * fe;
+                    ey += c * dy + t5 * dy - p[3 * j + 1] * rinv3 * fe;
+                    ez += c * dz + t5 * dz - p[3 * j + 2] * rinv3 * fe;
                 }
-                const double rinv = 1.0 / std::sqrt(r2);
-                double fe = 1, ft = 1;
-                if (damp_i && site_s6[j] > 0)
-                    thole(opt.damping_multipole * r2 * rinv * site_s6[i] * site_s6[j], fe, ft);
-                const double rinv3 = rinv * rinv * rinv;
-                const double pr = dx * p[3 * j] + dy * p[3 * j + 1] + dz * p[3 * j + 2];
-                const double t5 = 3.0 * pr * rinv3 * rinv * rinv * ft;
-                const double c = q[j] * rinv3 * fe;
-                ex += c * dx + t5 * dx - p[3 * j] * rinv3 * fe;
-                ey += c * dy + t5 * dy - p[3 * j + 1] * rinv3 * fe;
-                ez += c * dz + t5 * dz - p[3 * j + 2] * rinv3 * fe;
+            });
+            if (zero > 0 && coincident[t] < 0) {
+                // The first site on this one's spot, for the message (rare: a scalar pass).
+                for_runs(ex_i, ne, i, n, [&](int64_t j0, int64_t j1) {
+                    for (int64_t j = j0; j < j1 && coincident[t] < 0; ++j)
+                        if (x[3 * j] == xi && x[3 * j + 1] == yi && x[3 * j + 2] == zi) {
+                            coincident[t] = j;
+                            coincident_row[t] = i;
+                        }
+                });
             }
             s.e_mm[3 * i] = ex;
             s.e_mm[3 * i + 1] = ey;

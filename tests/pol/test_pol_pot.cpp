@@ -68,7 +68,8 @@ TEST(PotReader, Water3Angstrom) {
                 r[d] = (long double)xyz[3 * i + d] - xyz[3 * j + d];
                 r2 += r[d] * r[d];
             }
-            const long double rr = std::sqrt(r2), pr = r[0] * dip[3 * j] + r[1] * dip[3 * j + 1] + r[2] * dip[3 * j + 2];
+            const long double rr = std::sqrt(r2);
+            const long double pr = r[0] * dip[3 * j] + r[1] * dip[3 * j + 1] + r[2] * dip[3 * j + 2];
             for (int d = 0; d < 3; ++d)
                 e[d] += q[j] * r[d] / (r2 * rr) + 3 * pr * r[d] / (r2 * r2 * rr) - dip[3 * j + d] / (r2 * rr);
         }
@@ -226,7 +227,8 @@ TEST(PotReader, ErrorsNameFileAndLine) {
     for (const Bad &b : cases) {
         const std::string path = write(std::string(b.name) + ".pot", b.text);
         qmmm_pol p = nullptr;
-        EXPECT_EQ(qmmm_pol_create_from_pot(&p, path.c_str(), nullptr), b.status) << b.name << ": " << qmmm_error_message();
+        EXPECT_EQ(qmmm_pol_create_from_pot(&p, path.c_str(), nullptr), b.status)
+            << b.name << ": " << qmmm_error_message();
         EXPECT_EQ(p, nullptr);
         const std::string msg = qmmm_error_message();
         EXPECT_NE(msg.find(path + ":" + std::to_string(b.line) + ": "), std::string::npos) << b.name << ": " << msg;

@@ -284,7 +284,8 @@ TEST(PolSolver, DenseLongDoubleReference) {
             for (int64_t i = 0; i < s.n; ++i) {
                 LD r[3];
                 static_field_ld(s, i, dm, 2.1304L, r);
-                for (int d = 0; d < 3; ++d) EXPECT_NEAR(f[3 * i + d], double(r[d]), 1e-14 + 1e-13 * std::fabs(double(r[d])));
+                for (int d = 0; d < 3; ++d)
+                    EXPECT_NEAR(f[3 * i + d], double(r[d]), 1e-14 + 1e-13 * std::fabs(double(r[d])));
             }
             std::vector<double> mu(3 * s.n);
             qmmm_pol_stats st;
