@@ -85,33 +85,35 @@ inline void for_runs(const int64_t *ex, int64_t ne, int64_t self, int64_t n, F &
     }
 }
 
-// y = (alpha^-1 - T) x over the polarizable sites (3 per site). Rows are summed by one thread each, in site order.
+// y = (alpha^-1 - T) x over the polarizable sites (3 per site); xs, ys, zs: x's components, one array each (unit
+// stride, so the inner loop vectorizes without gathers). Rows are summed by one thread each, in site order.
 template <bool Damp>
-void apply_b_rows(const PolSystem &s, const double *x, double *y, int64_t k0, int64_t k1) {
+void apply_b_rows(const PolSystem &s, const double *x, const double *xs, const double *ys, const double *zs,
+                  double *y, int64_t k0, int64_t k1) {
     const int64_t np = static_cast<int64_t>(s.pol_site.size());
-    const double *p = s.pxyz.data(), *s6 = s.s6.data();
+    const double *px = s.px.data(), *py = s.py.data(), *pz = s.pz.data(), *s6 = s.s6.data();
     const double a = s.opt.damping_induced;
     for (int64_t k = k0; k < k1; ++k) {
-        const double xi = p[3 * k], yi = p[3 * k + 1], zi = p[3 * k + 2], ak = a * s6[k];
+        const double xi = px[k], yi = py[k], zi = pz[k], ak = a * s6[k];
         double ex = 0, ey = 0, ez = 0;
         for_runs(s.pexcl.data() + s.pexcl_start[k], s.pexcl_start[k + 1] - s.pexcl_start[k], k, np,
                  [&](int64_t m0, int64_t m1) {
 #pragma omp simd reduction(+ : ex, ey, ez)
                      for (int64_t m = m0; m < m1; ++m) {
-                         const double dx = xi - p[3 * m], dy = yi - p[3 * m + 1], dz = zi - p[3 * m + 2];
+                         const double dx = xi - px[m], dy = yi - py[m], dz = zi - pz[m];
                          const double r2 = dx * dx + dy * dy + dz * dz;
                          const double rinv = 1.0 / std::sqrt(r2);
                          double rinv3 = rinv * rinv * rinv;
-                         double t = 3.0 * (dx * x[3 * m] + dy * x[3 * m + 1] + dz * x[3 * m + 2]) * rinv3 * rinv * rinv;
+                         double t = 3.0 * (dx * xs[m] + dy * ys[m] + dz * zs[m]) * rinv3 * rinv * rinv;
                          if constexpr (Damp) {
                              double fe, ft;
                              thole(ak * r2 * rinv * s6[m], fe, ft);
                              t *= ft;
                              rinv3 *= fe;
                          }
-                         ex += t * dx - x[3 * m] * rinv3;
-                         ey += t * dy - x[3 * m + 1] * rinv3;
-                         ez += t * dz - x[3 * m + 2] * rinv3;
+                         ex += t * dx - xs[m] * rinv3;
+                         ey += t * dy - ys[m] * rinv3;
+                         ez += t * dz - zs[m] * rinv3;
                      }
                  });
         double ax[3];
@@ -124,11 +126,18 @@ void apply_b_rows(const PolSystem &s, const double *x, double *y, int64_t k0, in
 
 void apply_b(const PolSystem &s, int nt, const double *x, double *y) {
     const int64_t np = static_cast<int64_t>(s.pol_site.size());
+    std::vector<double> soa(3 * np);
+    double *xs = soa.data(), *ys = xs + np, *zs = ys + np;
+    for (int64_t k = 0; k < np; ++k) {
+        xs[k] = x[3 * k];
+        ys[k] = x[3 * k + 1];
+        zs[k] = x[3 * k + 2];
+    }
     const int64_t tiles = (np + kRowsPerTile - 1) / kRowsPerTile;
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t k0 = t * kRowsPerTile, k1 = std::min(np, k0 + kRowsPerTile);
-        if (s.opt.damp_induced) apply_b_rows<true>(s, x, y, k0, k1);
-        else apply_b_rows<false>(s, x, y, k0, k1);
+        if (s.opt.damp_induced) apply_b_rows<true>(s, x, xs, ys, zs, y, k0, k1);
+        else apply_b_rows<false>(s, x, xs, ys, zs, y, k0, k1);
     });
 }
 
@@ -211,7 +220,9 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
         const double abar = (s.alpha[6 * i] + s.alpha[6 * i + 3] + s.alpha[6 * i + 5]) / 3.0;
         compact[i] = static_cast<int64_t>(s.pol_site.size());
         s.pol_site.push_back(i);
-        s.pxyz.insert(s.pxyz.end(), &s.xyz[3 * i], &s.xyz[3 * i] + 3);
+        s.px.push_back(s.xyz[3 * i]);
+        s.py.push_back(s.xyz[3 * i + 1]);
+        s.pz.push_back(s.xyz[3 * i + 2]);
         s.alpha_inv.insert(s.alpha_inv.end(), inv, inv + 6);
         site_s6[i] = std::pow(abar, -1.0 / 6.0);
         s.s6.push_back(site_s6[i]);

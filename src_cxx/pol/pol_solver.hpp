@@ -15,7 +15,7 @@ struct PolSystem {
     std::vector<int64_t> excl_start, excl;
     // The polarizable sites (alpha not zero), in site order, and per polarizable site k (compact index):
     std::vector<int64_t> pol_site;   // site index of k
-    std::vector<double> pxyz;        // 3 per k: position, interleaved
+    std::vector<double> px, py, pz;  // per k: position
     std::vector<double> alpha_inv;   // 6 per k: the inverse polarizability
     std::vector<double> s6;          // per k: abar^(-1/6), abar = trace / 3 (the Thole length scale)
     std::vector<int64_t> pexcl_start, pexcl;  // the exclusions among polarizable sites, as compact indices
