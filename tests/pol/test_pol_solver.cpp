@@ -410,6 +410,15 @@ TEST(PolSolver, BadInput) {
     const double same[6] = {1, 1, 1, 1, 1, 1};
     EXPECT_EQ(qmmm_pol_create(&p, 2, same, q, nullptr, 1, alpha, 0, nullptr, nullptr), QMMM_ERR_INVALID_ARG);
     EXPECT_NE(std::string(qmmm_error_message()).find("same position"), std::string::npos);
+    // distinct positions whose squared distance underflows: a field that is not finite, refused at create
+    const double near[6] = {0, 0, 0, 0, 0, 1e-200};
+    EXPECT_EQ(qmmm_pol_create(&p, 2, near, q, nullptr, 1, alpha, 0, nullptr, nullptr), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("not finite"), std::string::npos) << qmmm_error_message();
+    // a finite field whose norm overflows at solve
+    Handle big;
+    ASSERT_EQ(qmmm_pol_create(&big.p, 2, xyz, nullptr, nullptr, 1, alpha, 0, nullptr, nullptr), QMMM_SUCCESS);
+    double e_big[6] = {1e300, 1e300, 0, 0, 0, 0}, mu_big[6];
+    EXPECT_EQ(qmmm_pol_solve(big.p, e_big, mu_big, nullptr), QMMM_ERR_INVALID_ARG);
     const int64_t ex_pair[2] = {1, 0};
     ASSERT_EQ(qmmm_pol_create(&p, 2, same, q, nullptr, 1, alpha, 1, ex_pair, nullptr), QMMM_SUCCESS);
     EXPECT_EQ(qmmm_pol_destroy(p), QMMM_SUCCESS);
