@@ -31,7 +31,7 @@ contains
   ! Sites from arrays: xyz(3,n); optional charge(n), dipole(3,n), alpha_iso(n) or alpha(6,n) (xx xy xz yy yz zz),
   ! excl(w,n) (1-based site numbers, 0 pads). Options from opt, then the keywords given.
   integer function qmmm_pol_create(p, xyz, charge, dipole, alpha_iso, alpha, excl, opt, n_threads, max_iter, &
-       tolerance, damp_induced, damp_multipole) result(s)
+       tolerance, damp_induced, damp_multipole, start_from_mu) result(s)
     type(qmmm_pol), intent(out) :: p
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(in), target, contiguous, optional :: charge(:), dipole(:,:), alpha_iso(:), alpha(:,:)
@@ -39,7 +39,7 @@ contains
     type(qmmm_pol_options), intent(in), optional :: opt
     integer, intent(in), optional :: n_threads, max_iter
     real(c_double), intent(in), optional :: tolerance
-    logical, intent(in), optional :: damp_induced, damp_multipole
+    logical, intent(in), optional :: damp_induced, damp_multipole, start_from_mu
     type(qmmm_pol_options), target :: o
     integer(c_int64_t), allocatable, target :: ex(:,:)
     type(c_ptr) :: pq, pd, pa, pe
@@ -51,6 +51,7 @@ contains
     if (present(tolerance)) o%tolerance = tolerance
     if (present(damp_induced)) o%damp_induced = merge(1, 0, damp_induced)
     if (present(damp_multipole)) o%damp_multipole = merge(1, 0, damp_multipole)
+    if (present(start_from_mu)) o%start_from_mu = merge(1, 0, start_from_mu)
     n = size(xyz, 2)
     s = QMMM_SUCCESS
     if (size(xyz, 1) /= 3) s = QMMM_ERR_INVALID_ARG
@@ -97,13 +98,13 @@ contains
 
   ! Sites from a potential file (.pot of PElib, CPPE and PyFraME).
   integer function qmmm_pol_create_from_pot(p, path, opt, n_threads, max_iter, tolerance, damp_induced, &
-       damp_multipole) result(s)
+       damp_multipole, start_from_mu) result(s)
     type(qmmm_pol), intent(out) :: p
     character(len=*), intent(in) :: path
     type(qmmm_pol_options), intent(in), optional :: opt
     integer, intent(in), optional :: n_threads, max_iter
     real(c_double), intent(in), optional :: tolerance
-    logical, intent(in), optional :: damp_induced, damp_multipole
+    logical, intent(in), optional :: damp_induced, damp_multipole, start_from_mu
     type(qmmm_pol_options), target :: o
     character(kind=c_char, len=:), allocatable, target :: cp
     if (present(opt)) o = opt
@@ -112,6 +113,7 @@ contains
     if (present(tolerance)) o%tolerance = tolerance
     if (present(damp_induced)) o%damp_induced = merge(1, 0, damp_induced)
     if (present(damp_multipole)) o%damp_multipole = merge(1, 0, damp_multipole)
+    if (present(start_from_mu)) o%start_from_mu = merge(1, 0, start_from_mu)
     cp = trim(path) // c_null_char
     s = c_qmmm_pol_create_from_pot(p%ptr, c_loc(cp), c_loc(o))
   end function
@@ -169,10 +171,11 @@ contains
     s = c_qmmm_pol_static_field(p%ptr, c_loc(field))
   end function
 
-  ! The induced dipoles mu(3,n) in the field e_ext(3,n) of the QM side (none when absent).
+  ! The induced dipoles mu(3,n) in the field e_ext(3,n) of the QM side (none when absent); with start_from_mu
+  ! set at create, mu's values on entry are the starting point.
   integer function qmmm_pol_solve(p, mu, e_ext, stats) result(s)
     type(qmmm_pol), intent(in) :: p
-    real(c_double), intent(out), target, contiguous :: mu(:,:)
+    real(c_double), intent(inout), target, contiguous :: mu(:,:)
     real(c_double), intent(in), target, contiguous, optional :: e_ext(:,:)
     type(qmmm_pol_stats), intent(out), optional, target :: stats
     type(qmmm_pol_stats), target :: st

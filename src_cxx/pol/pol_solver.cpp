@@ -162,6 +162,8 @@ void check_pol_options(const qmmm_pol_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->damp_induced = %d (0 or 1)", o.damp_induced));
     if (o.damp_multipole != 0 && o.damp_multipole != 1)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->damp_multipole = %d (0 or 1)", o.damp_multipole));
+    if (o.start_from_mu != 0 && o.start_from_mu != 1)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->start_from_mu = %d (0 or 1)", o.start_from_mu));
     const struct { double v; const char *name; double lo, hi; } vals[] = {
         {o.tolerance, "opt->tolerance", 1e-15, 0.1},
         {o.damping_induced, "opt->damping_induced", 1e-3, 1e3},
@@ -356,16 +358,27 @@ void solve_pol(const PolSystem &s, const double *e_ext, double *mu, qmmm_pol_sta
             if (e_ext) ext[3 * k + d] = e_ext[i];
             b[3 * k + d] = ext[3 * k + d] + s.e_mm[i];
         }
+    std::vector<double> x(3 * np, 0.0), r(3 * np), z(3 * np), p(3 * np), ap(3 * np);
+    if (s.opt.start_from_mu) {
+        for (int64_t k = 0; k < np; ++k)
+            for (int d = 0; d < 3; ++d) {
+                const int64_t i = 3 * s.pol_site[k] + d;
+                if (!std::isfinite(mu[i]))
+                    throw Error(QMMM_ERR_NONFINITE, strfmt("mu[%lld] is %g (the starting dipoles of start_from_mu)",
+                                                           ix(i), mu[i]));
+                x[3 * k + d] = mu[i];
+            }
+    }
     const double bnorm = std::sqrt(dot(b, b));
     if (!std::isfinite(bnorm))
         throw Error(QMMM_ERR_INVALID_ARG, "the total field at the sites overflows (|E_ext + E_mm| is not finite)");
-    std::vector<double> x(3 * np, 0.0), r(3 * np), z(3 * np), p(3 * np), ap(3 * np);
     const double goal = s.opt.tolerance * bnorm;
     double rnorm = 0;
     bool ok = bnorm == 0;
     bool breakdown = false;
+    if (ok) std::fill(x.begin(), x.end(), 0.0);  // no field: no dipoles, whatever the start
     if (!ok) {
-        precondition(s, b, x);  // x0 = alpha b
+        if (!s.opt.start_from_mu) precondition(s, b, x);  // x0 = alpha b
         apply_b(s, nt, x.data(), ap.data());
         for (int64_t i = 0; i < 3 * np; ++i) r[i] = b[i] - ap[i];
         rnorm = std::sqrt(dot(r, r));

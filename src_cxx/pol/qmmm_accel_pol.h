@@ -27,9 +27,9 @@
  * two polarizable sites.
  *
  * The solver: preconditioned conjugate gradients on (alpha^-1 - T) mu = E_ext + E_mm with the Jacobi
- * preconditioner alpha_i, starting from mu = alpha (E_ext + E_mm), stopped when the residual's 2-norm is at most
- * tolerance times the right-hand side's. Matrix-free O(N^2) products on the CPU; the sums have a fixed order,
- * so the dipoles are the same bits for any thread count.
+ * preconditioner alpha_i, starting from mu = alpha (E_ext + E_mm) or the caller's dipoles, stopped when the
+ * residual's 2-norm is at most tolerance times the right-hand side's. Matrix-free O(N^2) products on the CPU;
+ * the sums have a fixed order, so the dipoles are the same bits for any thread count.
  *
  * Energies (the polarization energy of CPPE and PElib): E_pol = -1/2 sum_i mu_i . (E_ext,i + E_mm,i), and its
  * parts -1/2 mu . E_ext and -1/2 mu . E_mm (qmmm_pol_stats).
@@ -50,7 +50,9 @@ typedef struct qmmm_pol_options {
     double tolerance;         /**< relative residual norm to reach, 1e-15 .. 1e-1 (default 1e-8) */
     double damping_induced;   /**< Thole parameter a of damp_induced, > 0 (default 2.1304) */
     double damping_multipole; /**< Thole parameter a of damp_multipole, > 0 (default 2.1304) */
-    int32_t reserved[8];      /**< zero; room for later options */
+    int32_t start_from_mu;    /**< 1: qmmm_pol_solve starts from the dipoles passed in mu (e.g. the last solve's, in a
+                                   self-consistent loop); 0 (default): from alpha (E_ext + E_mm) */
+    int32_t reserved[7];      /**< zero; room for later options */
 } qmmm_pol_options;
 
 /** What the last qmmm_pol_solve did. */
@@ -163,12 +165,13 @@ QMMM_API int qmmm_pol_static_field(qmmm_pol p, double *field);
  * @param p the sites
  * @param e_ext the field at every site from the QM side, 3*n_sites doubles (hartree / (e bohr)), or NULL for
  *        none; the values at non-polarizable sites are not used
- * @param[out] mu induced dipoles, 3*n_sites doubles (e bohr); 0 at non-polarizable sites
+ * @param[in,out] mu induced dipoles, 3*n_sites doubles (e bohr); 0 at non-polarizable sites. With
+ *        opt->start_from_mu, its values at the polarizable sites are the starting point (finite)
  * @param[out] stats iterations, residual and energies, or NULL
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE p is NULL or not a live qmmm_pol
  * @retval QMMM_ERR_NULL_ARG mu is NULL
- * @retval QMMM_ERR_NONFINITE NaN or Inf in e_ext
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in e_ext, or in the starting dipoles of start_from_mu
  * @retval QMMM_ERR_NOT_CONVERGED max_iter iterations did not reach the tolerance, or the system is not positive
  *         definite (a polarization catastrophe: sites too close for their polarizabilities without damping);
  *         mu and stats hold the last iterate, the message the residual reached

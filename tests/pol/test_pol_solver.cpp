@@ -347,6 +347,34 @@ TEST(PolSolver, ExclusionsAreSymmetric) {
     EXPECT_EQ(std::memcmp(ma.data(), mb.data(), ma.size() * sizeof(double)), 0);
 }
 
+// A start from the caller's dipoles: from the solution it stops at once with the same dipoles; from zero it
+// reaches the same solution; a NaN start is refused.
+TEST(PolSolver, StartFromMu) {
+    const System s = make_system(30, 13);
+    const std::vector<double> e = random_field(s.n, 14, 0.05);
+    Handle cold, warm;
+    ASSERT_EQ(create(cold, s, options(1e-10, false, false)), QMMM_SUCCESS);
+    qmmm_pol_options o = options(1e-10, false, false);
+    o.start_from_mu = 1;
+    ASSERT_EQ(create(warm, s, o), QMMM_SUCCESS);
+    std::vector<double> mu(3 * s.n, 0.0), again(3 * s.n), zero_start(3 * s.n, 0.0);
+    qmmm_pol_stats st, st2;
+    ASSERT_EQ(qmmm_pol_solve(cold.p, e.data(), mu.data(), &st), QMMM_SUCCESS);
+    again = mu;
+    ASSERT_EQ(qmmm_pol_solve(warm.p, e.data(), again.data(), &st2), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(st2.iterations, 0);
+    EXPECT_EQ(std::memcmp(again.data(), mu.data(), mu.size() * sizeof(double)), 0);
+    ASSERT_EQ(qmmm_pol_solve(warm.p, e.data(), zero_start.data(), &st2), QMMM_SUCCESS);
+    EXPECT_GT(st2.iterations, 2);
+    for (int64_t i = 0; i < 3 * s.n; ++i) EXPECT_NEAR(zero_start[i], mu[i], 1e-8 * 0.05);
+    again[4] = std::nan("");
+    ASSERT_NE(s.alpha6[6 * 1], 0.0);  // site 1 is polarizable: its start is read
+    EXPECT_EQ(qmmm_pol_solve(warm.p, e.data(), again.data(), nullptr), QMMM_ERR_NONFINITE);
+    o.start_from_mu = 2;
+    Handle bad;
+    EXPECT_EQ(create(bad, s, o), QMMM_ERR_INVALID_ARG);
+}
+
 // The same bits for 1, 2, 3 and 4 threads (600 sites: enough pair terms for the library to use them).
 TEST(PolSolver, BitwiseAcrossThreadCounts) {
     const System s = make_system(200, 21);
