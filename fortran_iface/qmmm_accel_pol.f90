@@ -20,11 +20,11 @@ module qmmm_accel_pol
 
 contains
 
-  ! The site count of p (0 when the call fails).
+  ! The site count of p; -1 when p is not a live handle (the C call's status and message are then the caller's).
   integer(c_int64_t) function n_of(p) result(n)
     type(qmmm_pol), intent(in) :: p
     integer(c_int64_t), target :: m
-    n = 0
+    n = -1
     if (c_qmmm_pol_sizes(p%ptr, c_loc(m), c_null_ptr) == QMMM_SUCCESS) n = m
   end function
 
@@ -135,6 +135,10 @@ contains
     type(c_ptr) :: px, pq, pd, pa
     integer(c_int64_t) :: n
     n = n_of(p)
+    if (n < 0) then
+      s = c_qmmm_pol_sizes(p%ptr, c_null_ptr, c_null_ptr)   ! QMMM_ERR_BAD_HANDLE with its message
+      return
+    end if
     s = QMMM_SUCCESS
     px = c_null_ptr; pq = c_null_ptr; pd = c_null_ptr; pa = c_null_ptr
     if (present(xyz)) then
@@ -164,6 +168,10 @@ contains
   integer function qmmm_pol_static_field(p, field) result(s)
     type(qmmm_pol), intent(in) :: p
     real(c_double), intent(out), target, contiguous :: field(:,:)
+    if (n_of(p) < 0) then
+      s = c_qmmm_pol_sizes(p%ptr, c_null_ptr, c_null_ptr)   ! QMMM_ERR_BAD_HANDLE with its message
+      return
+    end if
     if (size(field, 1) /= 3 .or. size(field, 2) /= n_of(p)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_pol_static_field: field must be (3, n) for the n sites of p')
       return
@@ -182,6 +190,10 @@ contains
     type(c_ptr) :: pe
     integer(c_int64_t) :: n
     n = n_of(p)
+    if (n < 0) then
+      s = c_qmmm_pol_sizes(p%ptr, c_null_ptr, c_null_ptr)   ! QMMM_ERR_BAD_HANDLE with its message
+      return
+    end if
     pe = c_null_ptr
     if (present(e_ext)) then
       if (size(e_ext, 1) /= 3 .or. size(e_ext, 2) /= n) n = -1

@@ -36,6 +36,7 @@ program test_pol_fortran
   s = qmmm_pol_solve(q, mu2, e_ext=e)
   call check(s == QMMM_SUCCESS .and. all(mu1 == mu2), 'same dipoles from the file and the arrays')
   call check(qmmm_pol_destroy(q) == QMMM_SUCCESS, 'destroy q')
+  call check(qmmm_pol_destroy(p) == QMMM_SUCCESS, 'destroy p')
   ! two isotropic sites on the z axis, field along z: mu = alpha E / (1 - 2 alpha / R^3)
   x2 = reshape([0d0, 0d0, 0d0, 0d0, 0d0, 4d0], [3, 2])
   e2 = reshape([0d0, 0d0, 0.01d0, 0d0, 0d0, 0.01d0], [3, 2])
@@ -53,6 +54,8 @@ program test_pol_fortran
   s = qmmm_pol_create_from_pot(p, trim(path) // '.missing')
   call check(s == QMMM_ERR_FILE_OPEN, 'missing file')
   call check(qmmm_pol_destroy(q) == QMMM_SUCCESS, 'destroy')
+  s = qmmm_pol_solve(q, mu, e_ext=e2)
+  call check(s == QMMM_ERR_BAD_HANDLE, 'solve on a destroyed handle')
   if (failures == 0) then
     print '(a)', 'pol_fortran: all passed'
   else
