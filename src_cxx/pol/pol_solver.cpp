@@ -1,8 +1,9 @@
 // pol_solver.cpp -- polarizable sites: input checks, exclusions, the permanent field and the induced-dipole solver
 // (preconditioned conjugate gradients with matrix-free O(N^2) dipole-field products).
 //
-// Determinism: a site's field is summed by one thread over the other sites in index order, and every dot product of
-// the solver is summed in site order on the calling thread, so the dipoles are the same bits for any thread count.
+// Determinism: a site's field is summed by one thread over the other sites, in index order within the vector lanes
+// of the build, and every dot product of the solver is summed in site order on the calling thread, so the dipoles
+// are the same bits for any thread count.
 #include "pol_solver.hpp"
 
 #include <algorithm>
@@ -23,10 +24,13 @@ constexpr int64_t kRowsPerTile = 16;
 
 // Thole damping of CPPE and PElib (exponential model): v = a r / (abar_i abar_j)^(1/6); f_E scales rank-1 field
 // terms (q r / r^3 and the -p / r^3 part of a dipole's field), f_T the rank-2 part 3 (r.p) r / r^5.
+// v is capped at 800, where exp(-v) is 0 and both factors 1 exactly: far apart, v^3 would overflow and 0 * Inf give
+// NaN.
 inline void thole(double v, double &fe, double &ft) {
-    const double ev = std::exp(-v);
-    fe = 1.0 - (1.0 + v + 0.5 * v * v) * ev;
-    ft = fe - (v * v * v / 6.0) * ev;
+    const double w = std::min(v, 800.0);
+    const double ev = std::exp(-w);
+    fe = 1.0 - (1.0 + w + 0.5 * w * w) * ev;
+    ft = fe - (w * w * w / 6.0) * ev;
 }
 
 void check_finite(const double *a, int64_t n, const char *what) {

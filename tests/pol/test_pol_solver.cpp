@@ -477,6 +477,18 @@ TEST(PolSolver, BadInput) {
     EXPECT_EQ(qmmm_pol_sizes(nullptr, nullptr, nullptr), QMMM_ERR_BAD_HANDLE);
 }
 
+// Damped sites very far apart (v = a r / alpha^(1/3) beyond where v^3 overflows): no coupling, no NaN.
+TEST(PolSolver, DampedFarApart) {
+    const double xyz[6] = {0, 0, 0, 0, 0, 1e120}, alpha[2] = {2, 2}, q[2] = {1, -1};
+    Handle h;
+    const qmmm_pol_options o = options(1e-12, true, true);
+    ASSERT_EQ(qmmm_pol_create(&h.p, 2, xyz, q, nullptr, 1, alpha, 0, nullptr, &o), QMMM_SUCCESS);
+    double e[6] = {0.01, 0, 0, 0, 0.02, 0}, mu[6];
+    ASSERT_EQ(qmmm_pol_solve(h.p, e, mu, nullptr), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(mu[0], 0.02);
+    EXPECT_EQ(mu[4], 0.04);
+}
+
 // A polarization catastrophe (two undamped sites closer than (4 alpha^2)^(1/6)) and too few iterations: a status
 // and a message, never NaN with success; the last iterate is finite.
 TEST(PolSolver, NotConverged) {
