@@ -1,5 +1,6 @@
 // fuzz_pot.cpp -- the potential-file (.pot) reader through the public C API (qmmm_accel_pol.h):
-// qmmm_pol_create_from_pot, then the sites, their permanent field and one induced-dipole solve. Input: the file.
+// qmmm_pol_create_from_pot, then the sites, their permanent field and one induced-dipole solve. Input: the file
+// (its size's parity switches Thole damping on or off).
 // Invariants:
 //   - a failed read returns FILE_FORMAT or UNSUPPORTED (the file), or INVALID_ARG (sites the constructor refuses:
 //     coincident sites, an indefinite polarizability, a field that overflows), leaves *p NULL, and its message
@@ -29,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qmmm_pol_options_default(&opt);
     opt.n_threads = 1;
     opt.max_iter = 100;
+    // Thole damping on for files of odd size (both paths of the solver, decided by the input itself).
+    opt.damp_induced = opt.damp_multipole = static_cast<int32_t>(size & 1);
     qmmm_pol p = reinterpret_cast<qmmm_pol>(&file);  // must come back NULL on failure
     int s = qmmm_pol_create_from_pot(&p, path.c_str(), &opt);
     if (s != QMMM_SUCCESS) {
