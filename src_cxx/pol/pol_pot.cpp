@@ -138,7 +138,7 @@ PotSites parse_pot(const std::string &path, const std::string &text) {
     Cursor c(path, text);
     PotSites s;
     if (c.at_end()) c.fail(1, "empty file (no @COORDINATES section)");
-    bool have_coords = false, have_pol = false, have_excl = false;
+    bool have_coords = false, have_mult = false, have_pol = false, have_excl = false;
     bool have_order[2] = {false, false};
     std::vector<char> listed;  // per site: already given in the current block
     while (!c.at_end()) {
@@ -181,7 +181,9 @@ PotSites parse_pot(const std::string &path, const std::string &text) {
         }
         if (!have_coords) c.fail(h.no, "'" + std::string(k) + "' before @COORDINATES (the sites come first)");
         if (keyword(k, "@MULTIPOLES")) {
+            if (have_mult) c.fail(h.no, "a second @MULTIPOLES section");
             c.fields(h, 1, "@MULTIPOLES");
+            have_mult = true;
             // ORDER blocks until the next section
             while (!c.at_end() && keyword(c.peek().f[0], "ORDER")) {
                 const Line &o = c.take("ORDER");

@@ -202,6 +202,8 @@ TEST(PotReader, ErrorsNameFileAndLine) {
          "fields"},
         {"dipole_missing_line", "@COORDINATES\n1\nAU\nA 0 0 0\n@MULTIPOLES\nORDER 1\n1\n", QMMM_ERR_FILE_FORMAT, 7,
          "file ends"},
+        {"two_multipoles", "@COORDINATES\n1\nAU\nA 0 0 0\n@MULTIPOLES\nORDER 0\n0\n@MULTIPOLES\nORDER 1\n0\n",
+         QMMM_ERR_FILE_FORMAT, 8, "second @MULTIPOLES"},
         {"order_twice", "@COORDINATES\n1\nAU\nA 0 0 0\n@MULTIPOLES\nORDER 0\n0\nORDER 0\n0\n", QMMM_ERR_FILE_FORMAT, 8,
          "second ORDER 0"},
         {"quadrupoles", "@COORDINATES\n1\nAU\nA 0 0 0\n@MULTIPOLES\nORDER 2\n0\n", QMMM_ERR_UNSUPPORTED, 6,
