@@ -76,6 +76,7 @@ QMMM_API const char *qmmm_status_string(int status) {
         case QMMM_ERR_UNSUPPORTED: return "QMMM_ERR_UNSUPPORTED";
         case QMMM_ERR_MPI: return "QMMM_ERR_MPI";
         case QMMM_ERR_BUSY: return "QMMM_ERR_BUSY";
+        case QMMM_ERR_NOT_CONVERGED: return "QMMM_ERR_NOT_CONVERGED";
         case QMMM_ERR_INTERNAL: return "QMMM_ERR_INTERNAL";
         default: return "QMMM_ERR_UNKNOWN_STATUS";
     }

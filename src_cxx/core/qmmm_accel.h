@@ -1,7 +1,7 @@
 /**
  * @file qmmm_accel.h
  * @brief C API of qmmm-accel, all of it: includes the core header and every family header (field, cube, dcs,
- * rdf, mpi), nothing else. A program may include only the family headers it uses instead; each is self-contained.
+ * rdf, mpi, pol), nothing else. A program may include only the family headers it uses instead; each is self-contained.
  *
  * Units: atomic units throughout (positions in bohr, charges in e, energies in hartree).
  */
@@ -14,5 +14,6 @@
 #include "qmmm_accel_dcs.h"
 #include "qmmm_accel_rdf.h"
 #include "qmmm_accel_mpi.h"
+#include "qmmm_accel_pol.h"
 
 #endif /* QMMM_ACCEL_H */

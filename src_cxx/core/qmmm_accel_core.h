@@ -66,6 +66,7 @@ enum {
     QMMM_ERR_UNSUPPORTED = 12,   /**< valid request that this build or backend cannot do */
     QMMM_ERR_MPI = 13,           /**< an MPI call failed */
     QMMM_ERR_BUSY = 14,          /**< an asynchronous evaluation is pending on this handle */
+    QMMM_ERR_NOT_CONVERGED = 15, /**< an iterative solver did not reach its tolerance (the message says how far) */
     QMMM_ERR_INTERNAL = 99       /**< a bug: please report it with the message */
 };
 

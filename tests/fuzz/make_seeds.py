@@ -178,3 +178,16 @@ for i, size in enumerate((16, 64, 256, 1024)):
     put("fuzz_magnitudes", "random%d" % i, bytes(rng.randrange(256) for _ in range(size)))
 for i, size in enumerate((8, 24, 64, 160)):
     put("fuzz_tool_cli", "random%d" % i, bytes(rng.randrange(256) for _ in range(size)))
+
+# ---- potential files (.pot): the test's water trimer, bohr with partial lists and padding, a site without
+# polarizability, an unsupported order, a truncated file (no random numbers: the seeds above stay as they were) ----
+with open(os.path.join(root, "tests", "data", "pol", "water3.pot")) as f:
+    put("fuzz_pot", "water3.pot", f.read())
+put("fuzz_pot", "bohr_partial.pot",
+    "! partial lists\n@COORDINATES\n4\nAU\nX 0.0 0.0 0.0\nX 0.0 0.0 4.0\nX 5.0 0.0 0.0\nX 0.0 6.0 1.5D+00\n"
+    "@MULTIPOLES\nORDER 0\n2\n1 0.5\n4 -0.25\nORDER 1\n1\n3 0.1 0.2 0.3\n@POLARIZABILITIES\nORDER 1 1\n3\n"
+    "1 3.0 0 0 3.0 0 3.0\n2 2.0 0.1 0 2.5 0 2.2\n4 1.0d0 0 0 1.0 0 1.0\nEXCLISTS\n4 3\n1 2 0\n2 1 0\n3 0 0\n4 0 0\n")
+put("fuzz_pot", "close_pair.pot",
+    "@COORDINATES\n2\nAA\nA 0 0 0 1\nB 0 0 0.5 2\n@POLARIZABILITIES\nORDER 1 1\n2\n1 5 0 0 5 0 5\n2 5 0 0 5 0 5\n")
+put("fuzz_pot", "quadrupoles.pot", "@COORDINATES\n1\nAU\nA 0 0 0\n@MULTIPOLES\nORDER 2\n1\n1 1 0 0 1 0 1\n")
+put("fuzz_pot", "truncated.pot", "@COORDINATES\n3\nAA\nO 0 0 0\nH 0 0 1\n")

@@ -30,6 +30,7 @@ function(qmmm_fuzz_replay name)
 endfunction()
 
 qmmm_fuzz_replay(fuzz_cube SOURCES ${_qmmm_fz}/fuzz_cube.cpp LIBS qmmm_accel)
+qmmm_fuzz_replay(fuzz_pot SOURCES ${_qmmm_fz}/fuzz_pot.cpp LIBS qmmm_accel)
 qmmm_fuzz_replay(fuzz_dcs_io SOURCES ${_qmmm_fz}/fuzz_dcs_io.cpp LIBS qmmm_dcs_io)
 qmmm_fuzz_replay(fuzz_rdf_io SOURCES ${_qmmm_fz}/fuzz_rdf_io.cpp LIBS qmmm_rdf_io)
 qmmm_fuzz_replay(fuzz_rdf_select SOURCES ${_qmmm_fz}/fuzz_rdf_select.cpp LIBS qmmm_rdf_io)
