@@ -25,21 +25,27 @@ constexpr int64_t kPointTile = 16;
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
 
-// out[0..3] += the U and dU/dr of sites [b, e) at p. Within the singular radius a density cell (k < n_self) gives
-// self_inv_r and no gradient (the cube's field vanishes at its centre); another site gives NaN (reported).
+// sqrt as the builtin: std::sqrt(float) is a <cmath> wrapper that GCC does not inline into functions compiled under
+// other optimize options (a call per pair, and no vectorisation).
+__attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
+__attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
+
+// out[0..3] += the U and dU/dr of sites [b, e) at p. Within the singular radius a site gives on_value for 1/d and no
+// gradient: self_inv_r for a density cell (the cube's field vanishes at its centre), NaN for another site (reported).
+// The caller splits its ranges where the density cells end, so that no lane needs a site's index (float lanes beside
+// 64-bit indices kept the float loop from vectorising).
 template <class T>
 __attribute__((always_inline)) inline void plain_body(int64_t b, int64_t e, const T *__restrict x, const T *__restrict y,
-                                                      const T *__restrict z, const T *__restrict c, int64_t n_self,
-                                                      T self, T px, T py, T pz, double *out) {
+                                                      const T *__restrict z, const T *__restrict c, T on_value, T px,
+                                                      T py, T pz, double *out) {
     T au[kLanes] = {}, ax[kLanes] = {}, ay[kLanes] = {}, az[kLanes] = {};
-    const T nan = std::numeric_limits<T>::quiet_NaN();
     auto pair = [&](int64_t k, int l) __attribute__((always_inline)) {
         const T dx = px - x[k], dy = py - y[k], dz = pz - z[k];
         const T d2 = dx * dx + dy * dy + dz * dz;
         const bool on = d2 < T(kSingularRadius2);
-        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
+        const T inv = T(1) / root(on ? T(1) : d2);
         const T ck = c[k];
-        au[l] += ck * (on ? (k < n_self ? self : nan) : inv);
+        au[l] += ck * (on ? on_value : inv);
         const T g = on ? T(0) : ck * inv * inv * inv;
         ax[l] -= g * dx, ay[l] -= g * dy, az[l] -= g * dz;
     };
@@ -53,20 +59,30 @@ __attribute__((always_inline)) inline void plain_body(int64_t b, int64_t e, cons
 }
 
 QMMM_CLONES void plain_double(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
-                              int64_t n_self, double self, double px, double py, double pz, double *out) {
-    plain_body<double>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+                              double on_value, double px, double py, double pz, double *out) {
+    plain_body<double>(b, e, x, y, z, c, on_value, px, py, pz, out);
 }
 QMMM_CLONES void plain_float(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
-                             int64_t n_self, float self, float px, float py, float pz, double *out) {
-    plain_body<float>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+                             float on_value, float px, float py, float pz, double *out) {
+    plain_body<float>(b, e, x, y, z, c, on_value, px, py, pz, out);
 }
-inline void plain(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
-                  int64_t n_self, double self, double px, double py, double pz, double *out) {
-    plain_double(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+inline void plain_run(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
+                      double on_value, double px, double py, double pz, double *out) {
+    plain_double(b, e, x, y, z, c, on_value, px, py, pz, out);
 }
-inline void plain(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c, int64_t n_self,
-                  float self, float px, float py, float pz, double *out) {
-    plain_float(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+inline void plain_run(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
+                      float on_value, float px, float py, float pz, double *out) {
+    plain_float(b, e, x, y, z, c, on_value, px, py, pz, out);
+}
+
+// Sites [b, e): the density cells among them (below n_self), then the others.
+template <class T>
+void plain(const ForceSourcesCpu<T> &s, int64_t b, int64_t e, T px, T py, T pz, double *out) {
+    const int64_t cut = std::min(std::max(s.n_self, b), e);
+    if (cut > b) plain_run(b, cut, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.self_inv_r, px, py, pz, out);
+    if (e > cut)
+        plain_run(cut, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), std::numeric_limits<T>::quiet_NaN(), px, py,
+                  pz, out);
 }
 
 #pragma GCC pop_options
@@ -111,8 +127,7 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
         for (int64_t b = 0; b < s.n_plain; b += kFieldChunk) {
             const int64_t e = std::min(s.n_plain, b + kFieldChunk);
             for (int64_t i = p0; i < p1; ++i)
-                plain(b, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.n_self, s.self_inv_r, p[i - p0][0],
-                      p[i - p0][1], p[i - p0][2], acc[i - p0]);
+                plain(s, b, e, p[i - p0][0], p[i - p0][1], p[i - p0][2], acc[i - p0]);
         }
         bool ok = true;
         for (int64_t i = p0; i < p1; ++i) {

@@ -23,44 +23,46 @@ constexpr int64_t kSiteTile = 256;
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
 
-// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a density cell
-// (index below n_self) takes w self_inv_r and no field; another site NaN (reported).
+// sqrt as the builtin: std::sqrt(float) is a <cmath> wrapper that GCC does not inline into functions compiled under
+// other optimize options (a call per pair, and no vectorisation).
+__attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
+__attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
+
+// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a site takes
+// w on_value and no field: self_inv_r for a density cell, NaN for another site (reported). The caller splits a tile
+// where the density cells end (no lane needs a site's index: float lanes beside 64-bit indices did not vectorise).
 template <class T>
-__attribute__((always_inline)) inline void plain_point_body(int64_t m, int64_t first, const T *__restrict x,
-                                                            const T *__restrict y, const T *__restrict z,
-                                                            int64_t n_self, T self, T px, T py, T pz, T w,
+__attribute__((always_inline)) inline void plain_point_body(int64_t m, const T *__restrict x, const T *__restrict y,
+                                                            const T *__restrict z, T on_value, T px, T py, T pz, T w,
                                                             T *__restrict ph, T *__restrict ex, T *__restrict ey,
                                                             T *__restrict ez) {
-    const T nan = std::numeric_limits<T>::quiet_NaN();
     for (int64_t k = 0; k < m; ++k) {
         const T dx = x[k] - px, dy = y[k] - py, dz = z[k] - pz;
         const T d2 = dx * dx + dy * dy + dz * dz;
         const bool on = d2 < T(kSingularRadius2);
-        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
-        ph[k] += w * (on ? (first + k < n_self ? self : nan) : inv);
+        const T inv = T(1) / root(on ? T(1) : d2);
+        ph[k] += w * (on ? on_value : inv);
         const T g = on ? T(0) : w * inv * inv * inv;
         ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
     }
 }
 
-QMMM_CLONES void plain_point_double(int64_t m, int64_t first, const double *x, const double *y, const double *z,
-                                    int64_t n_self, double self, double px, double py, double pz, double w, double *ph,
-                                    double *ex, double *ey, double *ez) {
-    plain_point_body<double>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+QMMM_CLONES void plain_point_double(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                                    double px, double py, double pz, double w, double *ph, double *ex, double *ey,
+                                    double *ez) {
+    plain_point_body<double>(m, x, y, z, on_value, px, py, pz, w, ph, ex, ey, ez);
 }
-QMMM_CLONES void plain_point_float(int64_t m, int64_t first, const float *x, const float *y, const float *z,
-                                   int64_t n_self, float self, float px, float py, float pz, float w, float *ph,
-                                   float *ex, float *ey, float *ez) {
-    plain_point_body<float>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+QMMM_CLONES void plain_point_float(int64_t m, const float *x, const float *y, const float *z, float on_value, float px,
+                                   float py, float pz, float w, float *ph, float *ex, float *ey, float *ez) {
+    plain_point_body<float>(m, x, y, z, on_value, px, py, pz, w, ph, ex, ey, ez);
 }
-inline void plain_point(int64_t m, int64_t first, const double *x, const double *y, const double *z, int64_t n_self,
-                        double self, double px, double py, double pz, double w, double *ph, double *ex, double *ey,
-                        double *ez) {
-    plain_point_double(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+inline void plain_point(int64_t m, const double *x, const double *y, const double *z, double on_value, double px,
+                        double py, double pz, double w, double *ph, double *ex, double *ey, double *ez) {
+    plain_point_double(m, x, y, z, on_value, px, py, pz, w, ph, ex, ey, ez);
 }
-inline void plain_point(int64_t m, int64_t first, const float *x, const float *y, const float *z, int64_t n_self,
-                        float self, float px, float py, float pz, float w, float *ph, float *ex, float *ey, float *ez) {
-    plain_point_float(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+inline void plain_point(int64_t m, const float *x, const float *y, const float *z, float on_value, float px, float py,
+                        float pz, float w, float *ph, float *ex, float *ey, float *ez) {
+    plain_point_float(m, x, y, z, on_value, px, py, pz, w, ph, ex, ey, ez);
 }
 
 #pragma GCC pop_options
@@ -93,9 +95,15 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
             std::fill(ez, ez + m, T(0));
             for (int64_t i = b; i < e; ++i) {
                 const T px = p[3 * i], py = p[3 * i + 1], pz = p[3 * i + 2], wi = wt[i];
-                if (!screened) {
-                    plain_point(m, first, &s.x[first], &s.y[first], &s.z[first], s.n_self, s.self_inv_r, px, py, pz,
-                                wi, ph, ex, ey, ez);
+                if (!screened) {  // the tile's density cells (self term on their centres), then its other sites
+                    const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
+                    if (cells > 0)
+                        plain_point(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, px, py, pz, wi, ph,
+                                    ex, ey, ez);
+                    if (m > cells)
+                        plain_point(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                    std::numeric_limits<T>::quiet_NaN(), px, py, pz, wi, ph + cells, ex + cells,
+                                    ey + cells, ez + cells);
                     continue;
                 }
                 for (int64_t k = 0; k < m; ++k) {
