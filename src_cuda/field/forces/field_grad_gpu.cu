@@ -115,9 +115,10 @@ __global__ void scatter_kernel(int64_t m, const int64_t *__restrict__ index, con
     if (!ok) atomicOr(flag, 1);
 }
 
+// acc += weight * call, the product rounded before the sum (no contraction into an FMA): the CPU's bits.
 __global__ void accumulate_kernel(int64_t m4, double weight, const double *__restrict__ call, double *__restrict__ acc) {
     const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (k < m4) acc[k] += weight * call[k];
+    if (k < m4) acc[k] = __dadd_rn(acc[k], __dmul_rn(weight, call[k]));
 }
 
 unsigned blocks(int64_t n, int per) { return static_cast<unsigned>((n + per - 1) / per); }
