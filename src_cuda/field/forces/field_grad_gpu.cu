@@ -30,7 +30,7 @@ constexpr int64_t kRound = 65536;
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                             double *__restrict__ part) {
-    __shared__ T sh[4][kBlock];
+    __shared__ Quad<T> sh[kBlock];
     const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
     const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
     T px = 0, py = 0, pz = 0;
@@ -43,16 +43,17 @@ __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         __syncthreads();
         const int64_t k = t0 + threadIdx.x;
-        if (k < e) sh[0][threadIdx.x] = s.x[k], sh[1][threadIdx.x] = s.y[k], sh[2][threadIdx.x] = s.z[k],
-                   sh[3][threadIdx.x] = s.c[k];
+        if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
         __syncthreads();
         const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+#pragma unroll 4
         for (int j = 0; j < cnt; ++j) {
-            const T dx = px - sh[0][j], dy = py - sh[1][j], dz = pz - sh[2][j];
+            const Quad<T> q = sh[j];
+            const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
             const T d2 = dx * dx + dy * dy + dz * dz;
             const bool on = d2 < T(kSingularRadius2);
             const T inv = on ? T(0) : inv_sqrt(d2);
-            const T ck = sh[3][j];
+            const T ck = q.w;
             au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
             const T g = ck * inv * inv * inv;
             ax -= g * dx, ay -= g * dy, az -= g * dz;

@@ -16,7 +16,7 @@ namespace {
 template <class T, bool kScreened>
 __global__ void __launch_bounds__(kBlock) sites_kernel(ForceDev<T> s, int64_t n, const T *__restrict__ pts,
                                                        double *__restrict__ out) {
-    __shared__ T sh[4][kBlock];
+    __shared__ Quad<T> sh[kBlock];
     const int64_t m = kScreened ? s.n_screened : s.n_plain;
     const int64_t k = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
     const bool live = k < m;
@@ -30,13 +30,17 @@ __global__ void __launch_bounds__(kBlock) sites_kernel(ForceDev<T> s, int64_t n,
     T ph = 0, ex = 0, ey = 0, ez = 0;
     for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
         __syncthreads();
-        if (t0 + threadIdx.x < n)
-            for (int j = 0; j < 4; ++j) sh[j][threadIdx.x] = pts[4 * (t0 + threadIdx.x) + j];
+        if (t0 + threadIdx.x < n) {
+            const T *q = pts + 4 * (t0 + threadIdx.x);
+            sh[threadIdx.x] = Quad<T>{q[0], q[1], q[2], q[3]};
+        }
         __syncthreads();
         const int cnt = static_cast<int>(n - t0 < kBlock ? n - t0 : kBlock);
         if (live) {
+#pragma unroll 4
             for (int j = 0; j < cnt; ++j) {
-                const T dx = X - sh[0][j], dy = Y - sh[1][j], dz = Z - sh[2][j], w = sh[3][j];
+                const Quad<T> q = sh[j];
+                const T dx = X - q.x, dy = Y - q.y, dz = Z - q.z, w = q.w;
                 const T d2 = dx * dx + dy * dy + dz * dz;
                 T g, h;
                 if (kScreened) {
