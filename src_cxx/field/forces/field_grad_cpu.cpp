@@ -10,6 +10,7 @@
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
 #include "field_forces.hpp"
+#include "field_forces_avx512.hpp"
 #include "field_forces_cpu.hpp"
 #include "field_forces_shared.hpp"
 
@@ -80,11 +81,19 @@ constexpr int kPass = sizeof(T) == 4 ? 4 : 2;
 
 inline void plain_run(int np, int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
                       double on_value, const double *pt, double *out) {
-    (np == 1 ? plain_double1 : plain_double2)(b, e, x, y, z, c, on_value, pt, out);
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::grad_plain<double, 1> : avx512_forces::grad_plain<double, 2>)(b, e, x, y, z, c,
+                                                                                              on_value, pt, out);
+    else
+        (np == 1 ? plain_double1 : plain_double2)(b, e, x, y, z, c, on_value, pt, out);
 }
 inline void plain_run(int np, int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
                       float on_value, const float *pt, double *out) {
-    (np == 1 ? plain_float1 : plain_float4)(b, e, x, y, z, c, on_value, pt, out);
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::grad_plain<float, 1> : avx512_forces::grad_plain<float, 4>)(b, e, x, y, z, c,
+                                                                                            on_value, pt, out);
+    else
+        (np == 1 ? plain_float1 : plain_float4)(b, e, x, y, z, c, on_value, pt, out);
 }
 
 // Sites [b, e) for np points (1 or kPass<T>): the density cells among them (below n_self), then the others.

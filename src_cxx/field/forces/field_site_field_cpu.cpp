@@ -10,6 +10,7 @@
 
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
+#include "field_forces_avx512.hpp"
 #include "field_forces_cpu.hpp"
 #include "field_forces_shared.hpp"
 
@@ -68,11 +69,19 @@ constexpr int kPass = 4;
 
 inline void plain_point(int np, int64_t m, const double *x, const double *y, const double *z, double on_value,
                         const double *pw, double *ph, double *ex, double *ey, double *ez) {
-    (np == 1 ? plain_point_double1 : plain_point_double4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::sites_plain<double, 1> : avx512_forces::sites_plain<double, 4>)(m, x, y, z, on_value,
+                                                                                                pw, ph, ex, ey, ez);
+    else
+        (np == 1 ? plain_point_double1 : plain_point_double4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
 }
 inline void plain_point(int np, int64_t m, const float *x, const float *y, const float *z, float on_value,
                         const float *pw, float *ph, float *ex, float *ey, float *ez) {
-    (np == 1 ? plain_point_float1 : plain_point_float4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::sites_plain<float, 1> : avx512_forces::sites_plain<float, 4>)(m, x, y, z, on_value,
+                                                                                              pw, ph, ex, ey, ez);
+    else
+        (np == 1 ? plain_point_float1 : plain_point_float4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
 }
 
 #pragma GCC pop_options
