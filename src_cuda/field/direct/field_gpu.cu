@@ -37,6 +37,7 @@
 #include "backend/field_backend.hpp"
 #include "backend/field_factory.hpp"
 #include "direct/field_gpu.cuh"
+#include "direct/field_layout.hpp"
 #include "direct/field_tuning_gpu.cuh"
 #include "tuning_env.hpp"
 
@@ -52,38 +53,19 @@ using Clock = std::chrono::steady_clock;
 constexpr unsigned long long kIdleNs = 200'000'000ULL;
 constexpr auto kReuseWindow = std::chrono::milliseconds(100);
 
-// QuarterInfo::bound for charges q of one quarter (see field_gpu.cuh).
-template <class T>
-float quarter_bound(const T *q, int n) {
-    double lo = std::numeric_limits<double>::infinity();
-    bool pos = false, neg = false;
-    for (int i = 0; i < n; ++i) {
-        const double v = static_cast<double>(q[i]);
-        if (v == 0) continue;
-        pos |= v > 0, neg |= v < 0;
-        lo = std::min(lo, std::fabs(v));
-    }
-    if (pos && neg) return 0.0f;
-    if (!pos && !neg) return std::numeric_limits<float>::infinity();
-    // Never 0 for one sign (0 means "mixed"): a tiny bound only sends more quarters down the careful path.
-    return static_cast<float>(std::max(5e9 * lo, 1e-30));
-}
-
-// The row layout (DeviceCells::rows) of SINGLE (F = float, C2 = float2) or DOUBLE (double, double2), for cells in
-// Morton order X(m, k), charges Q(m): per chunk the origin, per quarter its cells sorted by (z, y, x) and cut where y
-// or z changes. Returns the number of rows over all quarters. SINGLE's origin is the centre of the chunk's box, so
-// float offsets round by the chunk's size, not the box's. DOUBLE's is 0: an offset rounds by its own size, and a
-// point 1e-3 bohr from a cell would lose ~1e-13 of that term to two offsets rounded by the chunk's size (the
-// difference of the absolute coordinates rounds once, as in the tile layout).
+// The row layout (DeviceCells::rows) of SINGLE (F = float, C2 = float2) or DOUBLE (double, double2) from the rows
+// field_rows builds (direct/field_layout.hpp) for cells in Morton order X(m, k), charges Q(m): per chunk the origin,
+// per row its head (y, z offsets, first and end slot), per slot (x offset, q) of its cell. SINGLE's origin is the
+// centre of the chunk's box, so float offsets round by the chunk's size, not the box's. DOUBLE's is 0: an offset
+// rounds by its own size, and a point 1e-3 bohr from a cell would lose ~1e-13 of that term to two offsets rounded by
+// the chunk's size (the difference of the absolute coordinates rounds once, as in the tile layout).
 template <class F, class C2, class PosFn, class QFn>
-int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
-                   std::vector<QuarterInfo> &quarters, std::vector<C2> &cells, std::vector<RowHead<F>> &rows) {
-    const size_t padded = static_cast<size_t>(nc * kChunk);
+void row_words(const FieldRows &r, int64_t n_cells, PosFn X, QFn Q, std::vector<double> &origin,
+               std::vector<QuarterInfo> &quarters, std::vector<C2> &cells, std::vector<RowHead<F>> &rows) {
+    const size_t padded = static_cast<size_t>(r.n_chunks * kChunk);
     cells.assign(padded, C2{0, 0});  // padding: never in a row
     rows.assign(padded, RowHead<F>{0, 0, 0, 0});
-    int64_t total = 0;
-    std::vector<int64_t> idx;
-    for (int64_t ch = 0; ch < nc; ++ch) {
+    for (int64_t ch = 0; ch < r.n_chunks; ++ch) {
         const int64_t b = ch * kChunk, e = std::min(n_cells, b + kChunk);
         double *o = &origin[3 * ch];
         for (int k = 0; k < 3 && sizeof(F) == 4; ++k) {  // DOUBLE keeps o = 0
@@ -91,32 +73,22 @@ int64_t build_rows(int64_t n_cells, int64_t nc, PosFn X, QFn Q, std::vector<doub
             for (int64_t m = b; m < e; ++m) lo = std::min(lo, X(m, k)), hi = std::max(hi, X(m, k));
             o[k] = 0.5 * (lo + hi);
         }
-        int row = 0;
         for (int g = 0; g < kSub; ++g) {
-            QuarterInfo &info = quarters[static_cast<size_t>(ch * kSub + g)];
-            info.row_begin = row, info.n_rows = 0;
-            const int64_t qb = b + g * kQuarter, qe = std::min(e, qb + kQuarter);
-            idx.clear();
-            for (int64_t m = qb; m < qe; ++m) idx.push_back(m);
-            std::sort(idx.begin(), idx.end(), [&](int64_t u, int64_t v) {
-                for (int k : {2, 1, 0})
-                    if (X(u, k) != X(v, k)) return X(u, k) < X(v, k);
-                return u < v;
-            });
-            for (size_t i = 0; i < idx.size(); ++i) {
-                const int64_t m = idx[i], slot = qb + static_cast<int64_t>(i);
-                cells[static_cast<size_t>(slot)] = C2{static_cast<F>(X(m, 0) - o[0]), static_cast<F>(Q(m))};
-                const int local = static_cast<int>(slot - b);
-                if (i == 0 || X(m, 1) != X(idx[i - 1], 1) || X(m, 2) != X(idx[i - 1], 2)) {
-                    rows[static_cast<size_t>(b + row)] =
-                        RowHead<F>{static_cast<F>(X(m, 1) - o[1]), static_cast<F>(X(m, 2) - o[2]), local, local};
-                    ++row, ++info.n_rows, ++total;
-                }
-                rows[static_cast<size_t>(b + row - 1)].end = local + 1;
-            }
+            const size_t qi = static_cast<size_t>(ch * kSub + g);
+            quarters[qi].row_begin = r.quarter_row_begin[qi], quarters[qi].n_rows = r.quarter_rows[qi];
         }
+        const int n_rows = r.quarter_row_begin[static_cast<size_t>(ch * kSub + kSub - 1)] +
+                           r.quarter_rows[static_cast<size_t>(ch * kSub + kSub - 1)];
+        for (int row = 0; row < n_rows; ++row) {
+            const size_t at = static_cast<size_t>(b + row);
+            const int64_t head = r.cell[static_cast<size_t>(b + r.row_first[at])];
+            rows[at] = RowHead<F>{static_cast<F>(X(head, 1) - o[1]), static_cast<F>(X(head, 2) - o[2]), r.row_first[at],
+                                  r.row_end[at]};
+        }
+        for (int64_t slot = b; slot < b + kChunk; ++slot)
+            if (const int64_t m = r.cell[static_cast<size_t>(slot)]; m >= 0)
+                cells[static_cast<size_t>(slot)] = C2{static_cast<F>(X(m, 0) - o[0]), static_cast<F>(Q(m))};
     }
-    return total;
 }
 
 class FieldCudaBackend final : public FieldBackend {
@@ -349,7 +321,8 @@ private:
                 for (int64_t m = 0; m < d.n_cells; ++m) h[m] = Cell64{X(m, 0), X(m, 1), X(m, 2), d.cell_q[order[m]]};
                 std::vector<double> q(padded);
                 for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
-                for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
+                for (size_t qi = 0; qi < quarters.size(); ++qi)
+                    quarters[qi].bound = field_quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
                 take_rows<double, double2>(d, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; }, origin, quarters);
             } else {
@@ -359,7 +332,8 @@ private:
                                   static_cast<float>(d.cell_q[order[m]])};
                 std::vector<float> q(padded);
                 for (size_t i = 0; i < padded; ++i) q[i] = h[i].w;
-                for (size_t qi = 0; qi < quarters.size(); ++qi) quarters[qi].bound = quarter_bound(&q[qi * kQuarter], kQuarter);
+                for (size_t qi = 0; qi < quarters.size(); ++qi)
+                    quarters[qi].bound = field_quarter_bound(&q[qi * kQuarter], kQuarter);
                 upload(h);
                 take_rows<float, float2>(d, nc, X, [&](int64_t m) { return d.cell_q[order[m]]; }, origin, quarters);
             }
@@ -395,10 +369,14 @@ private:
     void take_rows(const FieldData &d, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
                    std::vector<QuarterInfo> &quarters) {
         if (!rows_wanted()) return;
+        std::vector<double> xyz(static_cast<size_t>(3 * d.n_cells));
+        for (int64_t m = 0; m < d.n_cells; ++m)
+            for (int k = 0; k < 3; ++k) xyz[static_cast<size_t>(3 * m + k)] = X(m, k);
+        const FieldRows r = field_rows(d.n_cells, xyz.data());
         std::vector<C2> rc;
         std::vector<RowHead<F>> rw;
-        const int64_t n_rows = build_rows<F>(d.n_cells, nc, X, Q, origin, quarters, rc, rw);
-        if (rows_mode_ < 0 && kMinCellsPerRow * n_rows > d.n_cells) return;
+        row_words<F>(r, d.n_cells, X, Q, origin, quarters, rc, rw);  // origin and quarters' rows set either way
+        if (rows_mode_ < 0 && kMinCellsPerRow * r.n_rows > d.n_cells) return;
         const size_t cell_bytes = rc.size() * sizeof(C2), row_bytes = rw.size() * sizeof(RowHead<F>);
         row_cells_.ensure(cell_bytes, "row cells");
         rows_.ensure(row_bytes, "rows");
@@ -409,46 +387,40 @@ private:
 
     // MIXED: the row layout (DeviceCells::rows) on the same condition as take_rows (by default never: the tuning
     // table keeps MIXED on tiles, measured faster on lattice cells too), from the tile cells h (twice
-    // the low parts, as dist2 takes them): per quarter its cells sorted by (z, y, x); a cell that starts a row (where y
-    // or z changes) carries the row's chunk-local index. Padding keeps its place (far, zero charge, no row). The tile
+    // the low parts, as dist2 takes them) in the order of field_rows, as SINGLE and DOUBLE; a cell that starts a row
+    // carries the row's chunk-local index. Padding keeps its place (far, zero charge, no row). The tile
     // layout stays: the careful sum of near cells reads it.
     void take_mixed_rows(const MixedCells &m, const std::vector<MixedCell> &h, int64_t n_cells, int64_t nc,
                          std::vector<QuarterInfo> &quarters) {
         if (!rows_wanted()) return;
+        std::vector<double> xyz(static_cast<size_t>(3 * n_cells));
+        for (int64_t i = 0; i < n_cells; ++i)
+            xyz[3 * i] = m.xd[i], xyz[3 * i + 1] = m.yd[i], xyz[3 * i + 2] = m.zd[i];
+        const FieldRows r = field_rows(n_cells, xyz.data());
+        for (size_t qi = 0; qi < quarters.size(); ++qi)  // set either way
+            quarters[qi].row_begin = r.quarter_row_begin[qi], quarters[qi].n_rows = r.quarter_rows[qi];
+        if (rows_mode_ < 0 && kMinCellsPerRow * r.n_rows > n_cells) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
         const float none = bits_as_float(-1);
         std::vector<float4> rc(padded), rw(padded, float4{0, 0, 0, 0});
-        for (size_t i = 0; i < padded; ++i) rc[i] = float4{h[i].h.x, h[i].l.x, h[i].h.w, none};
-        const double *pos[3] = {m.xd.data(), m.yd.data(), m.zd.data()};
-        int64_t total = 0;
-        std::vector<int64_t> idx;
+        for (size_t i = 0; i < padded; ++i) rc[i] = float4{h[i].h.x, h[i].l.x, h[i].h.w, none};  // padding in place
         for (int64_t ch = 0; ch < nc; ++ch) {
-            const int64_t b = ch * kChunk, e = std::min(n_cells, b + kChunk);
-            int row = 0;
+            const int64_t b = ch * kChunk;
             for (int g = 0; g < kSub; ++g) {
-                QuarterInfo &info = quarters[static_cast<size_t>(ch * kSub + g)];
-                info.row_begin = row, info.n_rows = 0;
-                const int64_t qb = b + g * kQuarter, qe = std::min(e, qb + kQuarter);
-                idx.clear();
-                for (int64_t i = qb; i < qe; ++i) idx.push_back(i);
-                std::sort(idx.begin(), idx.end(), [&](int64_t u, int64_t v) {
-                    for (int k : {2, 1, 0})
-                        if (pos[k][u] != pos[k][v]) return pos[k][u] < pos[k][v];
-                    return u < v;
-                });
-                for (size_t i = 0; i < idx.size(); ++i) {
-                    const size_t c = static_cast<size_t>(idx[i]), slot = static_cast<size_t>(qb) + i;
-                    float4 cell{h[c].h.x, h[c].l.x, h[c].h.w, none};
-                    if (i == 0 || m.yd[c] != m.yd[idx[i - 1]] || m.zd[c] != m.zd[idx[i - 1]]) {
-                        rw[static_cast<size_t>(b + row)] = float4{h[c].h.y, h[c].h.z, h[c].l.y, h[c].l.z};
-                        cell.w = bits_as_float(row);
-                        ++row, ++info.n_rows, ++total;
-                    }
-                    rc[slot] = cell;
+                const size_t qi = static_cast<size_t>(ch * kSub + g);
+                for (int row = r.quarter_row_begin[qi]; row < r.quarter_row_begin[qi] + r.quarter_rows[qi]; ++row) {
+                    const size_t at = static_cast<size_t>(b + row);
+                    const size_t c = static_cast<size_t>(r.cell[static_cast<size_t>(b + r.row_first[at])]);
+                    rw[at] = float4{h[c].h.y, h[c].h.z, h[c].l.y, h[c].l.z};
                 }
             }
+            for (int64_t slot = b; slot < b + kChunk; ++slot)
+                if (const int64_t c = r.cell[static_cast<size_t>(slot)]; c >= 0)
+                    rc[static_cast<size_t>(slot)] = float4{h[c].h.x, h[c].l.x, h[c].h.w, none};
+            for (int row = 0; row < r.quarter_row_begin[static_cast<size_t>(ch * kSub + kSub - 1)] +
+                                        r.quarter_rows[static_cast<size_t>(ch * kSub + kSub - 1)]; ++row)
+                rc[static_cast<size_t>(b + r.row_first[static_cast<size_t>(b + row)])].w = bits_as_float(row);
         }
-        if (rows_mode_ < 0 && kMinCellsPerRow * total > n_cells) return;
         const size_t bytes = padded * sizeof(float4);
         row_cells_.ensure(bytes, "row cells");
         rows_.ensure(bytes, "rows");

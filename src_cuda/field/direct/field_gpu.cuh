@@ -12,14 +12,16 @@
 #include <cstdint>
 
 #include "backend/field_shared.hpp"
+#include "direct/field_layout.hpp"
 #include "direct/field_tuning_gpu.cuh"
 
 namespace qmmm::cuda::field {
 
 constexpr int kChunk = kFieldChunk;
-// A chunk is summed in kSub quarters of kQuarter cells by different thread groups (throughput path).
-constexpr int kSub = 4;
-constexpr int kQuarter = kChunk / kSub;
+// A chunk is summed in kSub quarters of kQuarter cells by different thread groups (throughput path); the host
+// builds their layouts (direct/field_layout.hpp).
+constexpr int kSub = kFieldQuarters;
+constexpr int kQuarter = kFieldQuarterCells;
 // Latency paths (few points): one block per chunk, consecutive threads on consecutive cells (coalesced, as
 // the published FMO-QMC kernel orders them).
 constexpr int kLatencyThreads = 256;

@@ -373,7 +373,7 @@ struct RowLayout {
                 if (dmin[k] < kNearRadius2 || isnan(partial[k])) {
                     PointWords<QMMM_PRECISION_MIXED> pw;
 #pragma unroll
-                    for (int w = 0; w < 6; ++w) pw.v[w] = q[k][w];
+                    for (int w = 0; w < kPointWords<QMMM_PRECISION_MIXED>; ++w) pw.v[w] = q[k][w];
                     const int64_t at = ch * kChunk + sub * kQuarter;
                     const double *x = pts.at(k);
                     partial[k] = quarter_near_mixed(static_cast<const MixedCell *>(c.cells) + at, pw, c.cells64 + at,
