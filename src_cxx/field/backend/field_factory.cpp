@@ -2,11 +2,11 @@
 // the wrappers (local origin, point charges) around it.
 #include "backend/field_factory.hpp"
 
-#include <cstdlib>
-
 #include "charges/field_charges.hpp"
 #include "core_backend.hpp"
+#include "cpu_simd.hpp"
 #include "origin/field_local_origin.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm {
 
@@ -33,11 +33,18 @@ std::unique_ptr<FieldBackend> make_in_place(FieldData &d, const qmmm_options &o)
     return b;
 }
 
+// QMMM_CPU_ISA, checked once for every CPU field, whatever kernels it ends up with (screened charges alone run
+// none of the sets, and took any value before).
+void check_cpu_isa(const qmmm_options &o) {
+    if (o.backend == QMMM_BACKEND_CPU) cpu_isa_choose();
+}
+
 }  // namespace
 
 std::unique_ptr<FieldBackend> make_field_backend(FieldData &d, const qmmm_options &opt) {
     qmmm_options o = opt;
     o.backend = resolve_backend(o.backend);
+    check_cpu_isa(o);
     // SINGLE far from the origin: the cells and nuclei around a local origin, the points moved by the wrapper.
     double origin[3];
     if (!local_origin(d, o, origin)) return make_in_place(d, o);
@@ -49,10 +56,10 @@ std::unique_ptr<FieldBackend> make_charges_backend(FieldData &d, ScreenedCharges
     // AUTO with a small charge set: the CPU. A GPU call costs 9-40 us whatever its size (launch, copies), more than
     // a legacy loop's whole sum below ~10^3 charges (10 charges x 1 electron: 0.10 us loop, 8.9 us GPU; 2,048 x 128
     // on one CPU thread ~90 us: still 6x under the loop). QMMM_BACKEND or an explicit backend still decide.
-    const char *env = std::getenv("QMMM_BACKEND");
-    if (o.backend == QMMM_BACKEND_AUTO && !(env && *env) && d.n_cells + sc.n + d.n_nuclei <= kChargesAutoCpu)
+    if (o.backend == QMMM_BACKEND_AUTO && tuning::backend() < 0 && d.n_cells + sc.n + d.n_nuclei <= kChargesAutoCpu)
         o.backend = QMMM_BACKEND_CPU;
     o.backend = resolve_backend(o.backend);
+    check_cpu_isa(o);
     // SINGLE far from the origin: the cells, nuclei and screened charges around a local origin, the points moved by
     // the wrapper (origin/field_local_origin.hpp).
     double origin[3];
