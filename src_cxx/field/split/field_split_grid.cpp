@@ -251,44 +251,65 @@ struct BlockState {
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // extent clipped to the region
 };
 
-void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0,
-                SplitSamples &samples) {
-    const double budget = kSplitInterpShare * tol;
-    const double u = h0 / kSplitUnits;
-    const CellScale cells(d);
-    SplitGridView &g = m.gv;
-    g = SplitGridView{};
-    Lattice l0, lc;
-    l0.step = kSplitUnits, lc.step = 2 * kSplitUnits;
-    for (int k = 0; k < 3; ++k) {
-        g.lo[k] = region[k], g.hi[k] = region[3 + k];
-        const double want = std::ceil((region[3 + k] - region[k]) / h0 - 1e-9);
-        if (want > (NodeCache::kBias / kSplitUnits) / 2)
-            throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->region is %g bohr long along axis %d: more than %lld grid intervals of "
-                                                     "%g bohr; give a smaller region or a larger tolerance",
-                                                     region[3 + k] - region[k], k,
-                                                     static_cast<long long>(NodeCache::kBias / kSplitUnits / 2), h0));
-        // An even number of intervals, so that the parent lattice (2 h0) covers the same ones.
-        int64_t n = std::max<int64_t>(2, static_cast<int64_t>(want));
-        n += n % 2;
-        l0.n_int[k] = n, lc.n_int[k] = n / 2;
-        g.nint[k] = static_cast<int32_t>(n), g.nbrick[k] = static_cast<int32_t>((n + kSplitBrick - 1) / kSplitBrick);
+namespace {
+
+// One build of the grid (build_grid), in its steps: the level-0 lattice (and the early refusal of a grid that would
+// not fit), the level-0 bricks' estimates, refinement while an estimate is over the budget, the check at random
+// points (more refinement where one misses), and the view.
+class GridBuild {
+public:
+    GridBuild(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0)
+        : m_(m), d_(d), e_(e), region_(region), tol_(tol), h0_(h0), budget_(kSplitInterpShare * tol),
+          u_(h0 / kSplitUnits), cells_(d), cache_(region, h0 / kSplitUnits) {}
+
+    void run(SplitSamples &samples) {
+        size_lattices();
+        refuse_if_too_large();
+        level0();
+        refine_while_over();
+        check_at_samples(samples);
     }
-    g.h = h0, g.inv_h = 1.0 / h0, g.inv_u = 1.0 / u;
+
+private:
+    // The level-0 lattice (spacing h0) over the region and its parent (2 h0): an even number of intervals an axis.
+    void size_lattices() {
+        SplitGridView &g = m_.gv;
+        g = SplitGridView{};
+        l0_.step = kSplitUnits, lc_.step = 2 * kSplitUnits;
+        for (int k = 0; k < 3; ++k) {
+            g.lo[k] = region_[k], g.hi[k] = region_[3 + k];
+            const double want = std::ceil((region_[3 + k] - region_[k]) / h0_ - 1e-9);
+            if (want > (NodeCache::kBias / kSplitUnits) / 2)
+                throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->region is %g bohr long along axis %d: more than %lld grid intervals of "
+                                                         "%g bohr; give a smaller region or a larger tolerance",
+                                                         region_[3 + k] - region_[k], k,
+                                                         static_cast<long long>(NodeCache::kBias / kSplitUnits / 2), h0_));
+            // An even number of intervals, so that the parent lattice (2 h0) covers the same ones.
+            int64_t n = std::max<int64_t>(2, static_cast<int64_t>(want));
+            n += n % 2;
+            l0_.n_int[k] = n, lc_.n_int[k] = n / 2;
+            g.nint[k] = static_cast<int32_t>(n), g.nbrick[k] = static_cast<int32_t>((n + kSplitBrick - 1) / kSplitBrick);
+        }
+        g.h = h0_, g.inv_h = 1.0 / h0_, g.inv_u = 1.0 / u_;
+        nb_ = static_cast<int64_t>(g.nbrick[0]) * g.nbrick[1] * g.nbrick[2];
+    }
+
     // The cheap estimate, before any sum: the level-0 grid and its parent, times what refinement has added in the
     // measured cases. Refused here, the caller learns in well under a second (not after minutes of sums) what would
     // fit: a larger tolerance (level 0 grows as tol^(-3/8)) or a smaller region.
-    const double level0 = static_cast<double>(l0.count() + lc.count());
-    const double projected = kSplitRefineProjection * level0;
-    if (projected > static_cast<double>(kSplitMaxGridValues)) {
+    void refuse_if_too_large() const {
+        const double *region = region_;
+        const double level0 = static_cast<double>(l0_.count() + lc_.count());
+        const double projected = kSplitRefineProjection * level0;
+        if (projected <= static_cast<double>(kSplitMaxGridValues)) return;
         const double fit = 0.9 * static_cast<double>(kSplitMaxGridValues) / projected;  // 10 % to spare
-        const double tol_fit = std::min(kMaxTolerance, tol * std::pow(fit, -8.0 / 3.0));
+        const double tol_fit = std::min(kMaxTolerance, tol_ * std::pow(fit, -8.0 / 3.0));
         double side[3], lo = 0, hi = 0.5 * std::min({region[3] - region[0], region[4] - region[1], region[5] - region[2]});
         for (int k = 0; k < 3; ++k) side[k] = region[3 + k] - region[k];
         for (int it = 0; it < 60; ++it) {  // shrink s on every side: the volume's grid must fit
             const double sh = 0.5 * (lo + hi);
             double v = 1;
-            for (int k = 0; k < 3; ++k) v *= std::max(side[k] - 2 * sh, h0) / h0 + kSplitOrder;
+            for (int k = 0; k < 3; ++k) v *= std::max(side[k] - 2 * sh, h0_) / h0_ + kSplitOrder;
             (kSplitRefineProjection * 1.125 * v > 0.9 * static_cast<double>(kSplitMaxGridValues) ? lo : hi) = sh;
         }
         throw Error(QMMM_ERR_INVALID_ARG,
@@ -296,73 +317,77 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
                            "bohr), ~%.3g with refinement, over the limit of %lld (estimated before any sum). Would "
                            "fit: tolerance %.2g, or the region %.2g bohr smaller on every side (a smaller margin "
                            "around the QM atoms)",
-                           side[0], side[1], side[2], tol, level0, h0, projected,
+                           side[0], side[1], side[2], tol_, level0, h0_, projected,
                            static_cast<long long>(kSplitMaxGridValues), tol_fit, hi));
     }
-    NodeCache cache(region, u);
-    std::vector<double> c0, cl;
-    {
-        std::vector<std::vector<double>> L, C;
-        cache.fill(m, e, {&l0, &lc}, L, C);
-        m.g0.swap(L[0]), c0.swap(C[0]), cl.swap(L[1]);
-    }
-    const int64_t nb = static_cast<int64_t>(g.nbrick[0]) * g.nbrick[1] * g.nbrick[2];
-    std::vector<BlockState> bl(static_cast<size_t>(nb));
-    auto set_extent = [&](BlockState &s) {
+
+    void set_extent(BlockState &s) const {
         for (int k = 0; k < 3; ++k) {
-            s.lo[k] = region[k] + static_cast<double>(s.lat.o[k]) * u;
-            s.hi[k] = std::min(region[3 + k], s.lo[k] + static_cast<double>(s.lat.n_int[k] * s.lat.step) * u);
+            s.lo[k] = region_[k] + static_cast<double>(s.lat.o[k]) * u_;
+            s.hi[k] = std::min(region_[3 + k], s.lo[k] + static_cast<double>(s.lat.n_int[k] * s.lat.step) * u_);
         }
-    };
+    }
+
+    // The level-0 values (and the parent lattice's, for the estimate), one block a brick with its estimate.
+    void level0() {
+        const SplitGridView &g = m_.gv;
+        {
+            std::vector<std::vector<double>> L, C;
+            cache_.fill(m_, e_, {&l0_, &lc_}, L, C);
+            m_.g0.swap(L[0]), c0_.swap(C[0]), cl_.swap(L[1]);
+        }
+        bl_.resize(static_cast<size_t>(nb_));
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nb; ++b) {
-        const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
-                               b % g.nbrick[2]};
-        BlockState &s = bl[b];
-        int64_t first[3], last[3];
-        s.lat.step = kSplitUnits;
-        for (int k = 0; k < 3; ++k) {
-            s.lat.o[k] = bi[k] * kSplitBrick * kSplitUnits;
-            s.lat.n_int[k] = std::min<int64_t>(kSplitBrick, l0.n_int[k] - bi[k] * kSplitBrick);
-            first[k] = kSplitLow + bi[k] * kSplitBrick, last[k] = first[k] + s.lat.n_int[k];
+        for (int64_t b = 0; b < nb_; ++b) {
+            const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
+                                   b % g.nbrick[2]};
+            BlockState &s = bl_[b];
+            int64_t first[3], last[3];
+            s.lat.step = kSplitUnits;
+            for (int k = 0; k < 3; ++k) {
+                s.lat.o[k] = bi[k] * kSplitBrick * kSplitUnits;
+                s.lat.n_int[k] = std::min<int64_t>(kSplitBrick, l0_.n_int[k] - bi[k] * kSplitBrick);
+                first[k] = kSplitLow + bi[k] * kSplitBrick, last[k] = first[k] + s.lat.n_int[k];
+            }
+            set_extent(s);
+            s.estimate = estimate(d_, region_, u_, l0_, m_.g0.data(), c0_.data(), lc_, cl_.data(), s.lo, s.hi, first,
+                                  last, cells_.box(s.lo, s.hi));
+            s.lat = l0_;  // a level-0 block reads the global grid
+            for (int k = 0; k < 3; ++k) s.lat.n_int[k] = l0_.n_int[k];
         }
-        set_extent(s);
-        s.estimate = estimate(d, region, u, l0, m.g0.data(), c0.data(), lc, cl.data(), s.lo, s.hi, first, last,
-                              cells.box(s.lo, s.hi));
-        s.lat = l0;  // a level-0 block reads the global grid
-        for (int k = 0; k < 3; ++k) s.lat.n_int[k] = l0.n_int[k];
+        // The blocks' own corners (the level-0 ones keep l0 as their lattice, so remember their corners apart).
+        span_.resize(static_cast<size_t>(nb_));
+        for (int64_t b = 0; b < nb_; ++b) {
+            const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
+                                   b % g.nbrick[2]};
+            for (int k = 0; k < 3; ++k)
+                span_[b][k] = bi[k] * kSplitBrick * kSplitUnits,
+                span_[b][3 + k] = std::min<int64_t>(kSplitBrick, l0_.n_int[k] - bi[k] * kSplitBrick) * kSplitUnits;  // units
+        }
+        stored_ = l0_.count();
     }
-    // The blocks' own corners (the level-0 ones keep l0 as their lattice, so remember their corners apart).
-    std::vector<std::array<int64_t, 6>> span(static_cast<size_t>(nb));  // corner and intervals, in units / level units
-    for (int64_t b = 0; b < nb; ++b) {
-        const int64_t bi[3] = {b / (static_cast<int64_t>(g.nbrick[1]) * g.nbrick[2]), (b / g.nbrick[2]) % g.nbrick[1],
-                               b % g.nbrick[2]};
-        for (int k = 0; k < 3; ++k)
-            span[b][k] = bi[k] * kSplitBrick * kSplitUnits,
-            span[b][3 + k] = std::min<int64_t>(kSplitBrick, l0.n_int[k] - bi[k] * kSplitBrick) * kSplitUnits;  // units
-    }
-    int64_t stored = l0.count();
+
     // Refine: every block in `todo` gets its 2 x 2 x 2 children (those with intervals), all in one batch of sums.
-    auto refine = [&](const std::vector<int64_t> &todo) {
+    void refine(const std::vector<int64_t> &todo) {
         std::vector<int64_t> kids;
         for (int64_t p : todo) {
-            const int64_t first = static_cast<int64_t>(bl.size());
-            bl[p].child = first;
-            bl.resize(bl.size() + 8);
-            const BlockState &ps = bl[p];
+            const int64_t first = static_cast<int64_t>(bl_.size());
+            bl_[p].child = first;
+            bl_.resize(bl_.size() + 8);
+            const BlockState &ps = bl_[p];
             const int64_t half = (int64_t{kSplitBrick} * kSplitUnits) >> (ps.level + 1);  // units
             const int64_t step = kSplitUnits >> (ps.level + 1);
             for (int c = 0; c < 8; ++c) {
-                BlockState &s = bl[first + c];
+                BlockState &s = bl_[first + c];
                 s.level = ps.level + 1, s.parent = p;
                 s.lat.step = step;
                 bool empty = false;
-                span.push_back({});
+                span_.push_back({});
                 for (int k = 0; k < 3; ++k) {
                     const int64_t bit = (c >> (2 - k)) & 1;
-                    const int64_t o = span[p][k] + bit * half;
-                    const int64_t len = std::min(half, span[p][k] + span[p][3 + k] - o);
-                    span.back()[k] = o, span.back()[3 + k] = std::max<int64_t>(0, len);
+                    const int64_t o = span_[p][k] + bit * half;
+                    const int64_t len = std::min(half, span_[p][k] + span_[p][3 + k] - o);
+                    span_.back()[k] = o, span_.back()[3 + k] = std::max<int64_t>(0, len);
                     s.lat.o[k] = o, s.lat.n_int[k] = std::max<int64_t>(0, len) / step;
                     empty = empty || len <= 0;
                 }
@@ -371,111 +396,142 @@ void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double 
                     continue;
                 }
                 set_extent(s);
-                stored += s.lat.count();
+                stored_ += s.lat.count();
                 kids.push_back(first + c);
             }
         }
-        if (stored + cache.computed() > 2 * kSplitMaxGridValues)
+        if (stored_ + cache_.computed() > 2 * kSplitMaxGridValues)
             throw Error(QMMM_ERR_INVALID_ARG,
                         strfmt("tolerance %g needs more than %lld grid values in opt->region (refining near (%g, %g, %g) "
                                "bohr): give a smaller region or a larger tolerance",
-                               tol, static_cast<long long>(kSplitMaxGridValues), bl[todo[0]].lo[0], bl[todo[0]].lo[1],
-                               bl[todo[0]].lo[2]));
+                               tol_, static_cast<long long>(kSplitMaxGridValues), bl_[todo[0]].lo[0], bl_[todo[0]].lo[1],
+                               bl_[todo[0]].lo[2]));
         std::vector<const Lattice *> ptr;
-        for (int64_t k : kids) ptr.push_back(&bl[k].lat);
+        for (int64_t k : kids) ptr.push_back(&bl_[k].lat);
         std::vector<std::vector<double>> L, C;
-        cache.fill(m, e, ptr, L, C);
+        cache_.fill(m_, e_, ptr, L, C);
 #pragma omp parallel for schedule(dynamic, 1)
         for (size_t t = 0; t < kids.size(); ++t) {
-            BlockState &s = bl[kids[t]];
-            const BlockState &ps = bl[s.parent];
+            BlockState &s = bl_[kids[t]];
+            const BlockState &ps = bl_[s.parent];
             const int64_t first[3] = {0, 0, 0}, last[3] = {s.lat.nodes(0) - 1, s.lat.nodes(1) - 1, s.lat.nodes(2) - 1};
-            const double *pv = ps.level == 0 ? m.g0.data() : ps.v.data();
-            s.estimate = estimate(d, region, u, s.lat, L[t].data(), C[t].data(), ps.lat, pv, s.lo, s.hi, first, last,
-                                  cells.box(s.lo, s.hi));
+            const double *pv = ps.level == 0 ? m_.g0.data() : ps.v.data();
+            s.estimate = estimate(d_, region_, u_, s.lat, L[t].data(), C[t].data(), ps.lat, pv, s.lo, s.hi, first, last,
+                                  cells_.box(s.lo, s.hi));
             s.v.swap(L[t]);
         }
-    };
-    auto over = [&](const BlockState &s) { return s.child < 0 && s.estimate > budget && s.level < kSplitMaxLevel; };
-    for (;;) {
-        std::vector<int64_t> todo;
-        for (int64_t b = 0; b < static_cast<int64_t>(bl.size()); ++b)
-            if (over(bl[b])) todo.push_back(b);
-        if (todo.empty()) break;
-        refine(todo);
     }
-    // Assemble the view, then check at random points of the region against exact values; a leaf where a point misses
-    // the budget is refined (the estimate above is a model, this is a measurement).
-    std::mt19937_64 rng(20261123);
-    std::vector<double> sample(3 * kSamplePoints);
-    for (int i = 0; i < kSamplePoints; ++i)
-        for (int k = 0; k < 3; ++k)
-            sample[3 * i + k] = std::uniform_real_distribution<double>(region[k], region[3 + k])(rng);
-    std::vector<double> exact_c(kSamplePoints), exact_s(kSamplePoints);
-    // Through coulomb_rows, one point per row: the CUDA backend builds its direct fallback meanwhile (field_split_gpu.cu).
-    std::vector<int64_t> one_per_row(kSamplePoints + 1);
-    for (int i = 0; i <= kSamplePoints; ++i) one_per_row[i] = i;
-    e.coulomb_rows(kSamplePoints, sample.data(), one_per_row, exact_c.data());
-    e.short_range(m, kSamplePoints, sample.data(), m.build_self, exact_s.data());
-    std::vector<double> floor_s(kSamplePoints);
-#pragma omp parallel for schedule(dynamic, 8)
-    for (int i = 0; i < kSamplePoints; ++i) floor_s[i] = cells.point(&sample[3 * i]);
-    auto assemble = [&] {
-        m.brick.resize(static_cast<size_t>(nb));
-        for (int64_t b = 0; b < nb; ++b) m.brick[b] = static_cast<int32_t>(b);
-        m.blocks.assign(bl.size(), SplitBlock{});
-        m.pool.clear();
-        for (size_t b = 0; b < bl.size(); ++b) {
-            const BlockState &s = bl[b];
-            SplitBlock &o = m.blocks[b];
+
+    bool over(const BlockState &s) const { return s.child < 0 && s.estimate > budget_ && s.level < kSplitMaxLevel; }
+
+    // Refines every leaf whose estimate is over the budget until none is (the new leaves' own estimates may ask for
+    // more).
+    void refine_while_over() {
+        for (;;) {
+            std::vector<int64_t> todo;
+            for (int64_t b = 0; b < static_cast<int64_t>(bl_.size()); ++b)
+                if (over(bl_[b])) todo.push_back(b);
+            if (todo.empty()) break;
+            refine(todo);
+        }
+    }
+
+    // The view of the grid (m_.brick, blocks, pool, and the pointers of m_.gv).
+    void assemble() {
+        SplitGridView &g = m_.gv;
+        m_.brick.resize(static_cast<size_t>(nb_));
+        for (int64_t b = 0; b < nb_; ++b) m_.brick[b] = static_cast<int32_t>(b);
+        m_.blocks.assign(bl_.size(), SplitBlock{});
+        m_.pool.clear();
+        for (size_t b = 0; b < bl_.size(); ++b) {
+            const BlockState &s = bl_[b];
+            SplitBlock &o = m_.blocks[b];
             for (int k = 0; k < 3; ++k)
-                o.lo[k] = region[k] + static_cast<double>(span[b][k]) * u, o.o[k] = static_cast<int32_t>(span[b][k]),
+                o.lo[k] = region_[k] + static_cast<double>(span_[b][k]) * u_, o.o[k] = static_cast<int32_t>(span_[b][k]),
                 o.n_int[k] = static_cast<int32_t>(s.lat.n_int[k]);
-            o.h = static_cast<double>(s.lat.step) * u, o.inv_h = 1.0 / o.h;
+            o.h = static_cast<double>(s.lat.step) * u_, o.inv_h = 1.0 / o.h;
             o.level = s.level, o.child = static_cast<int32_t>(s.child);
             o.offset = -1;
             if (s.level > 0 && s.child < 0 && !s.v.empty()) {
-                o.offset = static_cast<int64_t>(m.pool.size());
-                m.pool.insert(m.pool.end(), s.v.begin(), s.v.end());
+                o.offset = static_cast<int64_t>(m_.pool.size());
+                m_.pool.insert(m_.pool.end(), s.v.begin(), s.v.end());
             }
         }
-        g.g0 = m.g0.data(), g.brick = m.brick.data(), g.blocks = m.blocks.data(), g.pool = m.pool.data();
-    };
-    double sampled = 0;
-    for (int round = 0;; ++round) {
-        assemble();
-        sampled = 0;
-        std::vector<int64_t> todo;
-        for (int i = 0; i < kSamplePoints; ++i) {
-            const double *p = &sample[3 * i];
-            const double err =
-                std::fabs(split_interp(g, p) - (exact_c[i] - exact_s[i])) / scale_bound(d, p, exact_c[i], floor_s[i]);
-            sampled = std::max(sampled, err);
-            const int64_t leaf = split_leaf(g, p);
-            if (err > budget && bl[leaf].level < kSplitMaxLevel && std::find(todo.begin(), todo.end(), leaf) == todo.end())
-                todo.push_back(leaf);
-        }
-        if (todo.empty() || round == 3) break;
-        refine(todo);
-        for (;;) {  // the new leaves' own estimates may ask for more
-            std::vector<int64_t> more;
-            for (int64_t b = 0; b < static_cast<int64_t>(bl.size()); ++b)
-                if (over(bl[b])) more.push_back(b);
-            if (more.empty()) break;
-            refine(more);
-        }
+        g.g0 = m_.g0.data(), g.brick = m_.brick.data(), g.blocks = m_.blocks.data(), g.pool = m_.pool.data();
     }
-    double est = 0;
-    int max_level = 0;
-    int64_t leaves = 0;
-    for (const BlockState &s : bl)
-        if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
-    m.info.interp_estimate = est, m.info.sampled_error = sampled;
-    samples.xyz = std::move(sample), samples.c = std::move(exact_c), samples.s = std::move(exact_s);
-    samples.floor = std::move(floor_s);
-    m.info.grid_values = cache.computed() + kSamplePoints;
-    m.info.leaves_refined = leaves, m.info.max_level = max_level;
-    m.info.spacing = h0;
+
+    // Assembles the view, then checks it at random points of the region against exact values; a leaf where a point
+    // misses the budget is refined (the estimate is a model, this is a measurement), up to three rounds. Fills m_.info's
+    // grid part and the samples (for split_build's MIXED rounding).
+    void check_at_samples(SplitSamples &samples) {
+        const SplitGridView &g = m_.gv;
+        std::mt19937_64 rng(20261123);
+        std::vector<double> sample(3 * kSamplePoints);
+        for (int i = 0; i < kSamplePoints; ++i)
+            for (int k = 0; k < 3; ++k)
+                sample[3 * i + k] = std::uniform_real_distribution<double>(region_[k], region_[3 + k])(rng);
+        std::vector<double> exact_c(kSamplePoints), exact_s(kSamplePoints);
+        // Through coulomb_rows, one point per row: the CUDA backend builds its direct fallback meanwhile
+        // (field_split_gpu.cu).
+        std::vector<int64_t> one_per_row(kSamplePoints + 1);
+        for (int i = 0; i <= kSamplePoints; ++i) one_per_row[i] = i;
+        e_.coulomb_rows(kSamplePoints, sample.data(), one_per_row, exact_c.data());
+        e_.short_range(m_, kSamplePoints, sample.data(), m_.build_self, exact_s.data());
+        std::vector<double> floor_s(kSamplePoints);
+#pragma omp parallel for schedule(dynamic, 8)
+        for (int i = 0; i < kSamplePoints; ++i) floor_s[i] = cells_.point(&sample[3 * i]);
+        double sampled = 0;
+        for (int round = 0;; ++round) {
+            assemble();
+            sampled = 0;
+            std::vector<int64_t> todo;
+            for (int i = 0; i < kSamplePoints; ++i) {
+                const double *p = &sample[3 * i];
+                const double err =
+                    std::fabs(split_interp(g, p) - (exact_c[i] - exact_s[i])) / scale_bound(d_, p, exact_c[i], floor_s[i]);
+                sampled = std::max(sampled, err);
+                const int64_t leaf = split_leaf(g, p);
+                if (err > budget_ && bl_[leaf].level < kSplitMaxLevel &&
+                    std::find(todo.begin(), todo.end(), leaf) == todo.end())
+                    todo.push_back(leaf);
+            }
+            if (todo.empty() || round == 3) break;
+            refine(todo);
+            refine_while_over();
+        }
+        double est = 0;
+        int max_level = 0;
+        int64_t leaves = 0;
+        for (const BlockState &s : bl_)
+            if (s.child < 0) est = std::max(est, s.estimate), max_level = std::max(max_level, s.level), leaves += s.level > 0;
+        m_.info.interp_estimate = est, m_.info.sampled_error = sampled;
+        samples.xyz = std::move(sample), samples.c = std::move(exact_c), samples.s = std::move(exact_s);
+        samples.floor = std::move(floor_s);
+        m_.info.grid_values = cache_.computed() + kSamplePoints;
+        m_.info.leaves_refined = leaves, m_.info.max_level = max_level;
+        m_.info.spacing = h0_;
+    }
+
+    SplitModel &m_;
+    const FieldData &d_;
+    SplitEngine &e_;
+    const double *region_;
+    double tol_, h0_, budget_, u_;  // u_: the lattices' unit (bohr), h0 / kSplitUnits
+    const CellScale cells_;
+    NodeCache cache_;
+    Lattice l0_{}, lc_{};           // level 0 and its parent
+    std::vector<double> c0_, cl_;   // the Coulomb sum at l0's nodes; L at lc's
+    int64_t nb_ = 0;                // level-0 bricks
+    std::vector<BlockState> bl_;    // blocks: the level-0 bricks first, then children in batches of 8
+    std::vector<std::array<int64_t, 6>> span_;  // per block: corner and intervals, in units
+    int64_t stored_ = 0;            // grid values kept
+};
+
+}  // namespace
+
+void build_grid(SplitModel &m, const FieldData &d, SplitEngine &e, const double *region, double tol, double h0,
+                SplitSamples &samples) {
+    GridBuild(m, d, e, region, tol, h0).run(samples);
 }
 
 }  // namespace qmmm::split
