@@ -1,9 +1,9 @@
 // core_backend.cpp -- backend and device choice shared by every family (core_backend.hpp).
 #include "core_backend.hpp"
 
-#include <cctype>
-#include <cstdlib>
 #include <string>
+
+#include "tuning_env.hpp"
 
 namespace qmmm {
 
@@ -13,15 +13,7 @@ int resolve_backend(int requested) {
     if (requested == QMMM_BACKEND_CPU || requested == QMMM_BACKEND_CUDA) return requested;
     if (requested != QMMM_BACKEND_AUTO)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("backend = %d is not a backend (0 AUTO, 1 CPU, 2 CUDA)", requested));
-    if (const char *env = std::getenv("QMMM_BACKEND"); env && *env) {
-        std::string v(env);
-        for (auto &c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (v == "cpu") return QMMM_BACKEND_CPU;
-        if (v == "cuda") return QMMM_BACKEND_CUDA;
-        if (v != "auto")
-            throw Error(QMMM_ERR_INVALID_ARG,
-                        "environment variable QMMM_BACKEND='" + std::string(env) + "' (use cpu, cuda or auto)");
-    }
+    if (const int env = tuning::backend(); env == QMMM_BACKEND_CPU || env == QMMM_BACKEND_CUDA) return env;
     return device_count() > 0 ? QMMM_BACKEND_CUDA : QMMM_BACKEND_CPU;
 }
 

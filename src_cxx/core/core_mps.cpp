@@ -9,14 +9,14 @@
 #include <string>
 
 #include "error.hpp"
+#include "tuning_env.hpp"
 
 extern "C" QMMM_API int qmmm_gpu_mps_active(int *active) {
     return qmmm::api_guard("qmmm_gpu_mps_active", [&]() -> int {
         if (!active) throw qmmm::Error(QMMM_ERR_NULL_ARG, "active is NULL");
         *active = 0;
         // Clients find the daemon where CUDA looks for it: $CUDA_MPS_PIPE_DIRECTORY, else CUDA's default.
-        const char *env = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-        const std::string control = std::string(env && *env ? env : "/tmp/nvidia-mps") + "/control";
+        const std::string control = qmmm::tuning::mps_pipe_directory() + "/control";
         struct stat st;
         if (::stat(control.c_str(), &st) != 0) {
             // No directory or no control pipe: no daemon for this client. Anything else (a directory this

@@ -1,11 +1,10 @@
 // cpu_simd.hpp -- the CPU's vector instruction set: which one a kernel family runs (chosen at run time), and
 // leaving the vector unit clean for the caller.
 #pragma once
-#include <cctype>
-#include <cstdlib>
 #include <string>
 
 #include "error.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm {
 
@@ -30,29 +29,21 @@ inline bool cpu_isa_supported(CpuIsa isa) {
 #endif
 }
 
-// The set to use: the environment variable QMMM_CPU_ISA=avx512|avx2|generic|auto (any case) if set, else the
-// widest this CPU runs. Throws INVALID_ARG for another value and UNSUPPORTED for a set this CPU lacks (a
-// forced choice must not silently become another: tests and benchmarks rely on it).
+// The set to use: the one QMMM_CPU_ISA asks for (tuning_env.hpp; auto: the widest) if set, else the widest this CPU
+// runs. Throws INVALID_ARG for another value and UNSUPPORTED for a set this CPU lacks (a forced choice must not
+// silently become another: tests and benchmarks rely on it). Every CPU field calls it at create (field_factory.cpp),
+// whatever kernels it ends up with.
 inline CpuIsa cpu_isa_choose() {
-    if (const char *env = std::getenv("QMMM_CPU_ISA"); env && *env) {
-        std::string v(env);
-        for (auto &c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        CpuIsa want;
-        if (v == "avx512") want = CpuIsa::Avx512;
-        else if (v == "avx2") want = CpuIsa::Avx2;
-        else if (v == "generic") want = CpuIsa::Generic;
-        else if (v == "auto") want = cpu_isa_supported(CpuIsa::Avx512) ? CpuIsa::Avx512
-                                     : cpu_isa_supported(CpuIsa::Avx2) ? CpuIsa::Avx2 : CpuIsa::Generic;
-        else
-            throw Error(QMMM_ERR_INVALID_ARG, "environment variable QMMM_CPU_ISA='" + std::string(env) +
-                                                  "' (use avx512, avx2, generic or auto)");
-        if (!cpu_isa_supported(want))
-            throw Error(QMMM_ERR_UNSUPPORTED, "environment variable QMMM_CPU_ISA='" + std::string(env) +
-                                                  "': this CPU does not run " + cpu_isa_name(want));
-        return want;
-    }
-    return cpu_isa_supported(CpuIsa::Avx512) ? CpuIsa::Avx512
-           : cpu_isa_supported(CpuIsa::Avx2) ? CpuIsa::Avx2 : CpuIsa::Generic;
+    const CpuIsa widest = cpu_isa_supported(CpuIsa::Avx512) ? CpuIsa::Avx512
+                          : cpu_isa_supported(CpuIsa::Avx2) ? CpuIsa::Avx2 : CpuIsa::Generic;
+    const tuning::CpuIsaEnv env = tuning::cpu_isa();
+    if (env.request == tuning::IsaRequest::Unset || env.request == tuning::IsaRequest::Auto) return widest;
+    const CpuIsa want = env.request == tuning::IsaRequest::Avx512 ? CpuIsa::Avx512
+                        : env.request == tuning::IsaRequest::Avx2 ? CpuIsa::Avx2 : CpuIsa::Generic;
+    if (!cpu_isa_supported(want))
+        throw Error(QMMM_ERR_UNSUPPORTED, "environment variable QMMM_CPU_ISA='" + env.value +
+                                              "': this CPU does not run " + cpu_isa_name(want));
+    return want;
 }
 
 // GCC 12 puts no vzeroupper at the returns of the AVX2/AVX-512 target clones of the CPU kernels, so the upper

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm {
 
@@ -17,25 +18,6 @@ namespace {
 
 std::atomic<int> g_node_ranks{0};  // set by qmmm_set_node_ranks; 0 = from the environment
 std::atomic<int> g_default{0};     // cached default_threads(); 0 = not computed yet
-
-// A positive integer from an environment variable, else 0.
-int env_count(const char *name) {
-    const char *v = std::getenv(name);
-    if (!v || !*v) return 0;
-    char *end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    return (*end == '\0' && n > 0 && n <= 1 << 20) ? static_cast<int>(n) : 0;
-}
-
-// Processes of this job on this node, from what the common launchers export: MPICH's and Intel MPI's Hydra
-// (MPI_LOCALNRANKS), Open MPI (OMPI_COMM_WORLD_LOCAL_SIZE), MVAPICH2, Cray PALS, PMIx-based launchers, and Slurm
-// when it gives one plain count per node.
-int env_node_ranks() {
-    for (const char *name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE",
-                             "PALS_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"})
-        if (int n = env_count(name)) return n;
-    return 1;
-}
 
 int usable_cores() {
     cpu_set_t set;
@@ -45,10 +27,10 @@ int usable_cores() {
 
 int compute_default() {
     int n;
-    if (const char *v = std::getenv("OMP_NUM_THREADS"); v && *v) {
+    if (tuning::omp_num_threads_set()) {
         n = omp_get_max_threads();
     } else {
-        const int ranks = g_node_ranks.load() > 0 ? g_node_ranks.load() : env_node_ranks();
+        const int ranks = g_node_ranks.load() > 0 ? g_node_ranks.load() : tuning::launcher_node_ranks();
         n = usable_cores() / ranks;
     }
     return std::clamp(n, 1, kMaxThreads);

@@ -1,12 +1,14 @@
 // tuning_env.cpp -- parsing and range checks of the tuning and test knobs (tuning_env.hpp).
 #include "tuning_env.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "error.hpp"
+#include "qmmm_accel_core.h"
 
 namespace qmmm::tuning {
 namespace {
@@ -32,7 +34,64 @@ long whole(const std::string &s) {
     return v;
 }
 
+// The value in lower case.
+std::string lower(const char *v) {
+    std::string s(v);
+    for (auto &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A positive whole number in 1 .. 2^20 from a variable, else 0.
+int env_count(const char *name) {
+    const char *v = std::getenv(name);
+    if (!v || !*v) return 0;
+    char *end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return (*end == '\0' && n > 0 && n <= 1 << 20) ? static_cast<int>(n) : 0;
+}
+
 }  // namespace
+
+int backend() {
+    const char *v = value_of("QMMM_BACKEND");
+    if (!v) return -1;
+    const std::string s = lower(v);
+    if (s == "cpu") return QMMM_BACKEND_CPU;
+    if (s == "cuda") return QMMM_BACKEND_CUDA;
+    if (s == "auto") return QMMM_BACKEND_AUTO;
+    throw Error(QMMM_ERR_INVALID_ARG, "environment variable QMMM_BACKEND='" + std::string(v) + "' (use cpu, cuda or auto)");
+}
+
+CpuIsaEnv cpu_isa() {
+    const char *v = value_of("QMMM_CPU_ISA");
+    if (!v) return {};
+    const std::string s = lower(v);
+    CpuIsaEnv e{IsaRequest::Unset, v};
+    if (s == "avx512") e.request = IsaRequest::Avx512;
+    else if (s == "avx2") e.request = IsaRequest::Avx2;
+    else if (s == "generic") e.request = IsaRequest::Generic;
+    else if (s == "auto") e.request = IsaRequest::Auto;
+    else
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    "environment variable QMMM_CPU_ISA='" + std::string(v) + "' (use avx512, avx2, generic or auto)");
+    return e;
+}
+
+const char *device_list() { return std::getenv("QMMM_DEVICE"); }
+
+bool omp_num_threads_set() { return value_of("OMP_NUM_THREADS") != nullptr; }
+
+int launcher_node_ranks() {
+    for (const char *name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE",
+                             "PALS_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"})
+        if (int n = env_count(name)) return n;
+    return 1;
+}
+
+std::string mps_pipe_directory() {
+    const char *v = value_of("CUDA_MPS_PIPE_DIRECTORY");
+    return v ? v : "/tmp/nvidia-mps";
+}
 
 TileShape cuda_tile(const TileShape *allowed, int n_allowed) {
     const char *name = "QMMM_CUDA_TILE";

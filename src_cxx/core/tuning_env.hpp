@@ -1,5 +1,7 @@
-// tuning_env.hpp -- the environment variables that steer the library's kernels for tuning and tests, each parsed and
-// range-checked here and nowhere else (docs/user-guide/tuning-knobs.md lists them).
+// tuning_env.hpp -- the environment variables the library reads, each read, parsed and range-checked here and nowhere
+// else, one reader a variable (docs/user-guide/tuning-knobs.md lists them): the knobs that steer the kernels for
+// tuning and tests (QMMM_CUDA_TILE, QMMM_CUDA_ROWS, QMMM_CPU_ISA, QMMM_RDF_*), the run's choices (QMMM_BACKEND,
+// QMMM_DEVICE) and what the library learns from its surroundings (OpenMP, MPI launchers, CUDA MPS).
 //
 // None of them changes what a result means. QMMM_CUDA_TILE and QMMM_RDF_MIN_SPLIT_PAIRS do not change the bits;
 // QMMM_CUDA_ROWS chooses the embedding field's layout on the GPU (its own fixed summation order, the same claim);
@@ -10,8 +12,39 @@
 // the reader throws qmmm::Error(QMMM_ERR_INVALID_ARG, "QMMM_...=\"value\": ...") and the API call that read it fails
 // with that status and message (error.hpp). Nothing is printed.
 #pragma once
+#include <string>
 
 namespace qmmm::tuning {
+
+// QMMM_BACKEND: "cpu", "cuda" or "auto" (any case) as QMMM_BACKEND_CPU, _CUDA or _AUTO; unset or empty: -1 (the
+// caller's choice stands). Another value: INVALID_ARG "environment variable QMMM_BACKEND='...' (use cpu, cuda or
+// auto)". Read by resolve_backend (core_backend.cpp) and by the field's rule for small charge sets.
+int backend();
+
+// QMMM_CPU_ISA: the CPU kernel set asked for, avx512, avx2, generic or auto (any case); Unset when unset or empty.
+// Another value: INVALID_ARG naming it. cpu_isa_choose (cpu_simd.hpp) checks that this CPU runs it.
+enum class IsaRequest { Unset, Auto, Generic, Avx2, Avx512 };
+struct CpuIsaEnv {
+    IsaRequest request = IsaRequest::Unset;
+    std::string value;  // as set (for messages)
+};
+CpuIsaEnv cpu_isa();
+
+// QMMM_DEVICE: the node's device list for qmmm_pick_device when its spec is NULL; null when unset (the value as set,
+// parsed by the caller: an empty or blank one means round robin too).
+const char *device_list();
+
+// OMP_NUM_THREADS: whether it is set (then the default thread count is OpenMP's, cpu_threads.cpp).
+bool omp_num_threads_set();
+
+// The ranks of this job on this node, as the common launchers export them (MPICH's and Intel MPI's Hydra
+// MPI_LOCALNRANKS, Open MPI OMPI_COMM_WORLD_LOCAL_SIZE, MVAPICH2, Cray PALS, PMIx-based launchers, Slurm when it gives
+// one plain count per node): the first that holds a whole number in 1 .. 2^20, else 1.
+int launcher_node_ranks();
+
+// CUDA_MPS_PIPE_DIRECTORY: where CUDA's clients find the MPS daemon; CUDA's default /tmp/nvidia-mps when unset or
+// empty.
+std::string mps_pipe_directory();
 
 // A throughput tile shape of the CUDA embedding field: points per thread (P) and threads per chunk quarter (G).
 struct TileShape {

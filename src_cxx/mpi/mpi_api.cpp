@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "tuning_env.hpp"
 #include "qmmm_accel_mpi.h"
 
 using qmmm::Error;
@@ -44,7 +45,7 @@ QMMM_API int qmmm_pick_device(int local_rank, int local_size, int n_devices, con
         if (n_devices < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_devices = %d is negative", n_devices));
         const char *from = "spec";
         if (!spec) {
-            spec = std::getenv("QMMM_DEVICE");
+            spec = qmmm::tuning::device_list();
             from = "environment variable QMMM_DEVICE";
         }
         if (!spec || !*spec || std::string(spec).find_first_not_of(" \t") == std::string::npos) {

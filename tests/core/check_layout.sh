@@ -4,7 +4,8 @@
 #      declared in src_cxx; the API reaches the GPU side through GpuRegistry, never by including it);
 #   2. no source anywhere (C, C++, CUDA, Fortran) includes through a relative "../" path (include paths are set
 #      by CMake);
-#   3. src_cxx/ and src_cuda/ hold one folder per family of cmake/qmmm_families.txt and no loose source files;
+#   3. src_cxx/ and src_cuda/ hold one folder per family of cmake/qmmm_families.txt and no loose source files; a
+#      family's sub-folders (its parts) on the GPU side mirror those of its CPU side;
 #   4. the family graph of that list: every #include "x" in src_cxx/F and src_cuda/F that names a header of the
 #      project is a header of F or of a family F depends on (a programs family: also any public header); public
 #      headers include only public headers of their family's dependencies (the core header none);
@@ -66,14 +67,19 @@ for top in src_cxx src_cuda; do
   done
 done
 # The GPU side of a family is named after its CPU twin: <family>[_part]_gpu.cu, _gpu.cuh or _gpu_kernels.cu
-# (field_gpu.cu beside field_cpu.cpp; field_split_gpu.cu beside field_split.cpp), in its folder or a sub-folder of it.
+# (field_gpu.cu beside field_cpu.cpp; field_split_gpu.cu beside field_split.cpp), in a sub-folder or not.
 for f in $(find src_cuda -type f); do
-  fam=$(echo "$f" | cut -d/ -f2)
+  fam=$(cut -d/ -f2 <<< "$f")
   case $(basename "$f") in
     "${fam}"_gpu.cu | "${fam}"_gpu.cuh | "${fam}"_gpu_kernels.cu | "${fam}"_*_gpu.cu | "${fam}"_*_gpu.cuh | \
       "${fam}"_*_gpu_kernels.cu) ;;
     *) echo "layout: $f does not follow <family>[_part]_gpu.cu / _gpu.cuh / _gpu_kernels.cu"; bad=1 ;;
   esac
+done
+# A family's sub-folders (src_cxx/field/direct, ...) are its parts: the GPU side of a part lives in the same
+# sub-folder of src_cuda (src_cuda/field/direct beside src_cxx/field/direct), never in one the CPU side lacks.
+for d in $(find src_cuda -mindepth 2 -type d); do
+  [[ -d src_cxx/${d#src_cuda/} ]] || { echo "layout: $d has no CPU twin src_cxx/${d#src_cuda/} (parts mirror)"; bad=1; }
 done
 # The family graph. Headers of the project: name -> family folder (a CMake template x.h.in stands for x.h).
 header_owners=$(find src_cxx src_cuda -mindepth 2 -type f \( -name '*.h' -o -name '*.hpp' -o -name '*.cuh' -o -name '*.h.in' \) |

@@ -379,6 +379,46 @@ TEST(FieldCpuIsaChoice, EnvironmentVariable) {
     }
 }
 
+// QMMM_CPU_ISA is checked by every CPU field, whatever kernels it ends up with: density cells, unscreened point
+// charges, and screened charges alone (which run no kernel set of their own and were created with any value).
+TEST(FieldCpuIsaChoice, EveryCpuFieldChecksTheVariable) {
+    const char *old = std::getenv("QMMM_CPU_ISA");
+    const std::string saved = old ? old : "";
+    const double xyz[6] = {0, 0, 0, 1.5, 0, 0}, q[2] = {0.4, -0.6}, sigma[2] = {0.5, 0.8}, z[1] = {1};
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU;
+    // creates the four kinds of field with the variable at `isa`; their statuses
+    auto statuses = [&](const char *isa) {
+        setenv("QMMM_CPU_ISA", isa, 1);
+        std::vector<int> st;
+        qmmm_field f = nullptr;
+        st.push_back(qmmm_field_create(&f, 2, xyz, q, 1, xyz, z, &o));
+        qmmm_field_destroy(f);
+        st.push_back(qmmm_field_create_charges(&f, 2, xyz, xyz + 1, xyz + 2, 3, q, QMMM_SCREEN_NONE, nullptr, nullptr,
+                                               0, nullptr, nullptr, &o));
+        qmmm_field_destroy(f);
+        st.push_back(qmmm_field_create_charges(&f, 2, xyz, xyz + 1, xyz + 2, 3, q, QMMM_SCREEN_GAUSSIAN, sigma,
+                                               nullptr, 0, nullptr, nullptr, &o));
+        qmmm_field_destroy(f);
+        st.push_back(qmmm_field_create_charges(&f, 2, xyz, xyz + 1, xyz + 2, 3, q, QMMM_SCREEN_GAUSSIAN, sigma,
+                                               nullptr, 1, xyz + 3, z, &o));
+        qmmm_field_destroy(f);
+        return st;
+    };
+    const char *what[4] = {"cells", "unscreened charges", "screened charges alone", "screened charges and a nucleus"};
+    const std::vector<int> bad = statuses("sse9");
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(bad[k], QMMM_ERR_INVALID_ARG) << what[k];
+    const std::vector<int> good = statuses("generic");
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(good[k], QMMM_SUCCESS) << what[k];
+    if (!cpu_runs("avx512")) {
+        const std::vector<int> lacking = statuses("avx512");
+        for (int k = 0; k < 4; ++k) EXPECT_EQ(lacking[k], QMMM_ERR_UNSUPPORTED) << what[k];
+    }
+    if (old) setenv("QMMM_CPU_ISA", saved.c_str(), 1);
+    else unsetenv("QMMM_CPU_ISA");
+}
+
 namespace {
 // The widest kernel set by the kernel's own view of the CPU (/proc/cpuinfo), independent of the library.
 std::string widest_from_cpuinfo() {

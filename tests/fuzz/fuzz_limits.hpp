@@ -1,6 +1,6 @@
 // fuzz_limits.hpp -- the documented magnitude limits of the C API, as the fuzz targets predict them (fuzz_capi,
 // fuzz_magnitudes): what each precision takes before a call is refused with QMMM_ERR_INVALID_ARG.
-//   field (qmmm_accel_field.h, src_cxx/field/field_api.cpp): |charge| and |Z| up to 1e300 (DOUBLE) or 1e30 (SINGLE,
+//   field (qmmm_accel_field.h, src_cxx/field/api/field_checks.cpp): |charge| and |Z| up to 1e300 (DOUBLE) or 1e30 (SINGLE,
 //     MIXED); every coordinate of a cell, nucleus, point charge (at create) and point (eval, eval_sum, async) up to
 //     1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED), so that a squared distance does not overflow.
 //   DCS (qmmm_accel_dcs.h, src_cxx/dcs/dcs_limits.cpp): |q| as the field; a spacing, the lattice's extent

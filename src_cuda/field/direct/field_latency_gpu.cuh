@@ -1,0 +1,58 @@
+// field_latency_gpu.cuh -- a chunk's partials for a few points with one block (the latency kernel's and the persistent
+// kernel's body): consecutive threads on consecutive cells, a fixed block reduction (cub::BlockReduce), the result
+// straight to the host as LL words (field_gpu.cuh). The pair terms are field_pair_gpu.cuh's.
+#pragma once
+#include <cub/block/block_reduce.cuh>
+
+#include "direct/field_gpu.cuh"
+#include "direct/field_pair_gpu.cuh"
+
+namespace qmmm::cuda::field {
+namespace {
+
+// The partials of chunk ch for n points with one block of kLatencyThreads threads (consecutive threads on
+// consecutive cells: every load is coalesced), to the host as LL words of sequence number seq.
+template <int PREC>
+__device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch, const double *xyz, int n,
+                                               const LatencyOut &out, unsigned seq,
+                                               typename cub::BlockReduce<typename Traits<PREC>::Acc,
+                                                                         kLatencyThreads>::TempStorage &tmp) {
+    using T = Traits<PREC>;
+    using F = typename T::F;
+    using Acc = typename T::Acc;
+    using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
+    const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
+    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
+    for (int p = 0; p < n; ++p) {
+        F q[kPointWords<PREC>];
+        local_point<PREC>(c, ch, &xyz[3 * p], q);
+        Acc a = 0;
+        float corr = 0;  // MIXED
+#pragma unroll
+        for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
+            const auto cell = cells[j];
+            const F d2 = dist2<PREC>(q, cell);
+            if constexpr (PREC == QMMM_PRECISION_MIXED) {
+                double near = 0;
+                float t = 0;
+                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &xyz[3 * p], c.self, t, corr, near);
+                a += static_cast<double>(t) + near;
+            } else {
+                const F inv = d2 < eps2 ? self : rs(d2);
+                a += static_cast<Acc>(cell.w * inv);
+            }
+        }
+        if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
+        const Acc b = Reduce(tmp).Sum(a);
+        if (threadIdx.x == 0) {  // two LL words in one 16-byte store, straight to the host
+            const auto bits = static_cast<unsigned long long>(__double_as_longlong(static_cast<double>(b)));
+            unsigned long long *w = &out.result[2 * (p * c.n_chunks + ch)];
+            const unsigned long long lo = ll_word(seq, static_cast<unsigned>(bits)), hi = ll_word(seq, static_cast<unsigned>(bits >> 32));
+            asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(lo), "l"(hi) : "memory");
+        }
+        __syncthreads();  // tmp is reused
+    }
+}
+
+}  // namespace
+}  // namespace qmmm::cuda::field

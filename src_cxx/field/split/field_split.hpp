@@ -1,0 +1,127 @@
+// field_split.hpp -- the range-split field (QMMM_METHOD_SPLIT; docs/design/split.md): the tables built once at
+// create (cell list, f-table, interpolation grid of the long-range part), how they are built (field_split.cpp and the
+// steps of field_split_build.hpp, the same for both backends), and the backends (CPU: field_split_cpu.cpp; CUDA:
+// src_cuda/field/split/field_split_gpu.cu through FieldSplitGpu, backend/field_factory.hpp). The formulas are in field_split_shared.hpp.
+//
+// Error budget (normwise, relative to sum_m |q_m|/d_m + sum_b Z_b/d_b, as the README defines it):
+// - truncation of S at R_c: |sum_{d > R_c} q erfc(a d)/d| <= erfc(a R_c) sum |q|/d, so erfc(a R_c) =
+//   kSplitTruncShare * tolerance bounds it rigorously;
+// - interpolation of L: estimated per brick from the difference between each grid level and the one twice as
+//   coarse at the finer level's nodes (|I_2h L - L| / 2^8, times a safety factor), refined where too large,
+//   then checked against exact values at random points of the region;
+// - rounding: ~1e-15 in DOUBLE. MIXED (CUDA) computes each near cell's term in single precision, as
+//   q (1/d) exp(-a^2 d^2) h(d) with h = exp(a^2 d^2) erfc(a d) from a float polynomial: a few ulps of the term
+//   itself (no cancellation), measured at create on the check points against the double short-range sum and added
+//   to the estimate (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/field_backend.hpp"
+#include "split/field_split_shared.hpp"
+
+namespace qmmm {
+
+// opt->tolerance as qmmm_options_default sets it (SPLIT only; DIRECT never reads it).
+constexpr double kSplitDefaultTolerance = 1e-7;
+// Shares of the tolerance: the truncation's rigorous bound and the interpolation's estimate, the rest (0.2) for MIXED's
+// measured rounding. The short-range cost grows as R_c^3 = (erfc^-1(share tol) / a)^3: a truncation share of 0.1 left
+// half the tolerance unused (glycine at 1e-7: estimate 5.0e-8) and summed 14 % more near cells than 0.4 (R_c 1.013
+// against 0.971 bohr); the measured errors did not move.
+constexpr double kSplitTruncShare = 0.4;
+constexpr double kSplitInterpShare = 0.4;
+// The single-precision terms' rounding enters the estimate as this multiple of its largest value at the check points
+// (the error of a point is a sum of many terms' roundings: its largest over the region exceeds that of 512 samples;
+// at alpha 4.5 the water dimer's 10^4 test points reached 4.2 times it, hence 8: docs/design/precision.md).
+constexpr double kSplitRoundingSafety = 8.0;
+// Largest interpolation grid (values, all levels): 512 MB.
+constexpr int64_t kSplitMaxGridValues = int64_t{1} << 26;
+
+// What create chose and what it measured; reported by qmmm_field_split_params / _stats.
+struct SplitInfo {
+    double alpha = 0, r_cut = 0, spacing = 0, tolerance = 0;
+    double error_estimate = 0;  // truncation bound + max(interpolation estimate, sampled error) [+ rounding]
+    double trunc_bound = 0, interp_estimate = 0, sampled_error = 0;
+    bool single_pairs = false;  // MIXED: near cells' terms in single precision (within the tolerance, see above)
+    int64_t grid_values = 0, leaves_refined = 0;  // values computed; leaf blocks of level >= 1
+    int max_level = 0;
+    double setup_seconds = 0;
+};
+
+// The tables, on the host (the GPU backend copies them).
+struct SplitModel {
+    SplitInfo info;
+    double self = 0;        // the caller's singular-cell 1/r (C/h, or NaN when cell_volume is 0)
+    double build_self = 0;  // the one the grid was built with (finite: self, or 0)
+    // cell list
+    SplitCellsView cv;
+    std::vector<int64_t> start;
+    std::vector<double> x, y, z, q;
+    // f(s) = erf(a sqrt s)/sqrt s
+    std::vector<double> table;
+    SplitTableView tv;
+    // MIXED's single-precision term (split_h_single): h's coefficients, 2 / R_c, and -a^2 / ln 2
+    std::vector<float> table_single;
+    float scale_single = 0, exp_single = 0;
+    // grid
+    SplitGridView gv;
+    std::vector<double> g0, pool;
+    std::vector<int32_t> brick;
+    std::vector<SplitBlock> blocks;
+
+    SplitView view() const;  // host pointers
+    int64_t bytes() const;   // the tables' host memory
+};
+
+// What building the grid needs from a backend: the direct sum of the cells (no nuclei) with build_self on
+// cell centres, and the short-range sum S with a given self, at many points.
+class SplitEngine {
+public:
+    virtual ~SplitEngine() = default;
+    virtual void coulomb(int64_t n, const double *xyz, double *out) = 0;
+    // The same sum at lattice nodes in rows: nodes row[r] .. row[r + 1] - 1 share x and y (bitwise) and differ in z,
+    // so a backend can compute each cell's x-y distance once for several nodes (the grid's nodes come this way; the
+    // CPU and CUDA backends do, at ~1e-12 and ~1e-13 relative, against ~1e-16 for coulomb).
+    virtual void coulomb_rows(int64_t n, const double *xyz, const std::vector<int64_t> &row, double *out) = 0;
+    // Called once the cell list and f-table are final (the GPU uploads them).
+    virtual void cells_ready(const SplitModel &m) = 0;
+    virtual void short_range(const SplitModel &m, int64_t n, const double *xyz, double self, double *out) = 0;
+    // The same sum as a MIXED evaluation computes it; false where the backend has no such path (it then evaluates
+    // MIXED in double).
+    virtual bool short_range_mixed(const SplitModel &, int64_t, const double *, double, double *) { return false; }
+};
+
+// Checks opt->method, tolerance and region (throws INVALID_ARG / NONFINITE / NULL_ARG / UNSUPPORTED naming the
+// option); a DIRECT request passes when its split fields are unset.
+void check_split_options(const qmmm_options &o);
+
+// The FieldData of the direct sum the split falls back to and builds its grid from: the cells only, with a
+// finite singular-cell 1/r (the caller's, or 0).
+FieldData split_direct_data(const FieldData &d);
+
+// Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region.
+void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine);
+
+// Sum over the cells on p's centre (within kSingularRadius) of q (self - build_self): what a point outside the
+// grid adds to the direct sum (NaN there when self is NaN: the API reports QMMM_ERR_SINGULAR).
+double split_singular_fix(const SplitModel &m, const double *p);
+
+// The points' indices in a spatial order (Morton order of boxes of side `box`, or larger where the grid's region is
+// more than 32 boxes a side; points outside the region clamped to its faces), so that points evaluated one after
+// another share their near cells and grid values in the caches. Only the order of work changes: a point's value does
+// not depend on it. threads: the evaluation's own (the handle's option), never more.
+void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, int threads,
+                       std::vector<int64_t> &order);
+
+// The backend's view of the split (qmmm_field_split_params / _stats).
+class SplitStats {
+public:
+    virtual ~SplitStats() = default;
+    virtual const SplitInfo &split_info() const = 0;
+    virtual int64_t points() const = 0;
+    virtual int64_t points_outside() const = 0;
+    virtual int64_t bytes() const = 0;  // host and device memory of the tables and the direct fallback
+};
+
+}  // namespace qmmm
