@@ -15,7 +15,7 @@ module qmmm_accel_field
   ! Public by default: the generated constants, types and interfaces pass through; this file's helpers are private.
   public
   private :: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, c_double, c_intptr_t, c_sizeof
-  private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset
+  private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset, site_count
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
   type :: qmmm_field
@@ -342,6 +342,154 @@ contains
     call fortran_indices(.true.)
     s = c_qmmm_field_eval_sum_async(f%ptr, int(n, c_int64_t), p, c_loc(usum))
     call fortran_indices(.false.)
+  end function
+
+  ! ---- forces: the gradient at points, the field at the sites (forces.md in docs/user-guide) ----
+
+  ! u(i) = U_ES(xyz(:,i)) in hartree and grad(:,i) = dU_ES/dr there in hartree/bohr (U is an electron's energy: the
+  ! force on an electron is -grad(:,i), on a QM nucleus of charge Z it is +Z grad(:,i)).
+  integer function qmmm_field_eval_grad(f, xyz, u, grad) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:)
+    real(c_double), intent(out), target, contiguous :: u(:), grad(:,:)
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u) .or. size(grad, 1) /= 3 .or. size(grad, 2) /= size(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_grad: xyz and grad must be (3, size(u))')
+      return
+    end if
+    if (size(u) == 0) then
+      s = c_qmmm_field_eval_grad(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr, c_null_ptr)
+      return
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_grad(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u), c_loc(grad))
+    call fortran_indices(.false.)
+  end function
+
+  ! Starts a gradient evaluation; u and grad must stay allocated and untouched until qmmm_field_wait returns.
+  integer function qmmm_field_eval_grad_async(f, xyz, u, grad) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:)
+    real(c_double), intent(inout), target, contiguous :: u(:), grad(:,:)
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u) .or. size(grad, 1) /= 3 .or. size(grad, 2) /= size(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_grad_async: xyz and grad must be (3, size(u))')
+      return
+    end if
+    if (size(u) == 0) then
+      s = c_qmmm_field_eval_grad_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr, c_null_ptr)
+      return
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_grad_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u), c_loc(grad))
+    call fortran_indices(.false.)
+  end function
+
+  ! usum = sum over i = 1..n of U(coord(:, i)) and grad(:, i) = dU/dr there, as qmmm_field_eval_sum keeps a
+  ! configuration (coord(3,*), an explicit count).
+  integer function qmmm_field_eval_grad_sum(f, n, coord, usum, grad) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: n
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(out), target :: usum
+    real(c_double), intent(out), target :: grad(3, *)
+    type(c_ptr) :: p, g
+    p = c_null_ptr; g = c_null_ptr
+    if (n > 0) then
+      p = c_loc(coord(1, 1)); g = c_loc(grad(1, 1))
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_eval_grad_sum(f%ptr, int(n, c_int64_t), p, c_loc(usum), g)
+    call fortran_indices(.false.)
+  end function
+
+  ! The sites of f: its cells or charges as given, then its nuclei.
+  integer function site_count(f, where, m) result(s)
+    type(qmmm_field), intent(in) :: f
+    character(*), intent(in) :: where
+    integer(c_int64_t), intent(out) :: m
+    integer(c_int64_t), target :: nc, nn
+    m = 0
+    s = c_qmmm_field_sizes(f%ptr, c_loc(nc), c_loc(nn))
+    if (s /= QMMM_SUCCESS) return
+    m = nc + nn
+    if (m == 0) s = fortran_error(QMMM_ERR_INVALID_ARG, where // ': the field has no sites')
+  end function
+
+  ! phi(k) and efield(:,k): the potential (hartree/e) and the field (hartree/(e bohr)) that the points xyz(:,i) of
+  ! physical charges w(i) (-1 for electrons, +Z for nuclei) put on site k (cells or charges as given, then the
+  ! nuclei). The force on a site of physical charge Q is Q efield(:,k).
+  integer function qmmm_field_site_field(f, xyz, w, phi, efield) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:), w(:)
+    real(c_double), intent(out), target, contiguous :: phi(:), efield(:,:)
+    integer(c_int64_t) :: m
+    type(c_ptr) :: px, pw
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(w)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_field: xyz must be (3, size(w))')
+      return
+    end if
+    s = site_count(f, 'qmmm_field_site_field', m)
+    if (s /= QMMM_SUCCESS) return
+    if (size(phi, kind=c_int64_t) /= m .or. size(efield, 1) /= 3 .or. size(efield, 2, kind=c_int64_t) /= m) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_field: phi must be (n_sites) and efield (3, n_sites), '&
+           // 'n_sites = n_cells + n_nuclei of qmmm_field_sizes')
+      return
+    end if
+    px = c_null_ptr; pw = c_null_ptr
+    if (size(w) > 0) then
+      px = c_loc(xyz); pw = c_loc(w)
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_site_field(f%ptr, int(size(w), c_int64_t), px, pw, c_loc(phi), c_loc(efield))
+    call fortran_indices(.false.)
+  end function
+
+  ! Zeroes the site accumulator of f (its sums, summed weight and count of calls).
+  integer function qmmm_field_site_accum_reset(f) result(s)
+    type(qmmm_field), intent(in) :: f
+    s = c_qmmm_field_site_accum_reset(f%ptr)
+  end function
+
+  ! Adds weight (default 1) times the sites' phi and E of these points to the accumulator (kept where f computes).
+  integer function qmmm_field_site_accum_add(f, xyz, w, weight) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:), w(:)
+    real(c_double), intent(in), optional :: weight
+    real(c_double) :: wt
+    type(c_ptr) :: px, pw
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(w)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_accum_add: xyz must be (3, size(w))')
+      return
+    end if
+    wt = 1d0
+    if (present(weight)) wt = weight
+    px = c_null_ptr; pw = c_null_ptr
+    if (size(w) > 0) then
+      px = c_loc(xyz); pw = c_loc(w)
+    end if
+    call fortran_indices(.true.)
+    s = c_qmmm_field_site_accum_add(f%ptr, int(size(w), c_int64_t), px, pw, wt)
+    call fortran_indices(.false.)
+  end function
+
+  ! The accumulator's sums: phi(n_sites), efield(3, n_sites); weight_sum and n_calls if asked. Averages: / weight_sum.
+  integer function qmmm_field_site_accum_read(f, phi, efield, weight_sum, n_calls) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(out), target, contiguous :: phi(:), efield(:,:)
+    real(c_double), intent(out), optional :: weight_sum
+    integer(c_int64_t), intent(out), optional :: n_calls
+    real(c_double), target :: ws
+    integer(c_int64_t), target :: nc
+    integer(c_int64_t) :: m
+    s = site_count(f, 'qmmm_field_site_accum_read', m)
+    if (s /= QMMM_SUCCESS) return
+    if (size(phi, kind=c_int64_t) /= m .or. size(efield, 1) /= 3 .or. size(efield, 2, kind=c_int64_t) /= m) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_accum_read: phi must be (n_sites) and efield '&
+           // '(3, n_sites), n_sites = n_cells + n_nuclei of qmmm_field_sizes')
+      return
+    end if
+    s = c_qmmm_field_site_accum_read(f%ptr, c_loc(phi), c_loc(efield), c_loc(ws), c_loc(nc))
+    if (present(weight_sum)) weight_sum = ws
+    if (present(n_calls)) n_calls = nc
   end function
 
 end module qmmm_accel_field

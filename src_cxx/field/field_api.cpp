@@ -17,6 +17,7 @@
 #include "field_charges.hpp"
 #include "field_local_origin.hpp"
 #include "field_split.hpp"
+#include "forces/field_forces.hpp"
 #include "handle_registry.hpp"
 
 struct qmmm_field_s {
@@ -36,6 +37,8 @@ struct qmmm_field_s {
     // Calls inside f now (eval, eval_sum, their async forms, wait), so that a destroy from another thread meanwhile is
     // QMMM_ERR_BUSY instead of freeing what they use (a destroy that slips in before the count rises stays undefined).
     std::atomic<int> in_use{0};
+    // The gradient and the field at the sites (forces/field_forces.hpp): the sources as given, kernels on first use.
+    std::unique_ptr<qmmm::ForceEngine> forces;
 };
 
 namespace {
@@ -305,6 +308,8 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         qmmm_options o = o0;
         o.backend = qmmm::resolve_backend(o.backend);
         auto h = std::make_unique<qmmm_field_s>();
+        h->forces = std::make_unique<qmmm::ForceEngine>(
+            qmmm::force_sources_cells(n_cells, cell_xyz, cell_q, n_nuclei, nuc_xyz, nuc_z, o));
         h->impl = make_backend(d, o);
         d.n_cells = n_cells;  // as given (qmmm_field_sizes), heavy cells included
         h->nuclei = std::move(d);
@@ -346,6 +351,10 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
         const InUse in_use(h);
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
+        if (h->forces->pending()) {  // an asynchronous gradient
+            h->forces->wait();
+            return QMMM_SUCCESS;
+        }
         double *sum = h->pending_sum;
         h->pending_sum = nullptr;
         if (int s = h->impl->wait()) return s;
@@ -495,6 +504,8 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (o.backend == QMMM_BACKEND_AUTO && !(env && *env) && n_charges + n_nuclei <= kChargesAutoCpu)
             o.backend = QMMM_BACKEND_CPU;
         o.backend = qmmm::resolve_backend(o.backend);
+        h->forces = std::make_unique<qmmm::ForceEngine>(qmmm::force_sources_charges(
+            n_charges, x, y, z, stride, q, screening, screen_a, screen_b, n_nuclei, nuc_xyz, nuc_z, o));
         // SINGLE far from the origin: the cells, nuclei and screened charges around a local origin, the points moved
         // by the wrapper (field_local_origin.hpp); the API's copies for messages stay absolute.
         double origin[3];
@@ -606,3 +617,9 @@ QMMM_API int qmmm_field_destroy(qmmm_field f) {
 }
 
 }  // extern "C"
+
+int qmmm::field_forces_call(qmmm_field f, int (*body)(qmmm::ForceEngine &, bool &pending, void *ctx), void *ctx) {
+    qmmm_field_s *h = live(f);
+    const InUse in_use(h);
+    return body(*h->forces, h->pending, ctx);
+}

@@ -366,6 +366,157 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
  */
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
 
+/* ---- forces: the gradient at points, the field at the sites ---- */
+/**
+ * @brief The value and the gradient of the field at n_points points: u[i] = U_ES(r_i) (hartree) and
+ * grad[3i..3i+2] = dU_ES/dr at r_i (hartree/bohr).
+ *
+ * U is the energy of an electron, so the force of the environment on an electron at r is -grad, and on a point of
+ * physical charge Q (a QM nucleus: Q = Z) it is +Q grad. Every source kind (density cells, MM charges with any
+ * screening, nuclei), every method and precision; forces.md (docs/user-guide) has the conventions.
+ * The sum is direct on every method: a SPLIT field's gradient (and its u here) is the direct sum, exact, so within
+ * the split's tolerance for each component relative to sum |q_m|/d_m^2 (it costs what a DIRECT call costs).
+ * Precisions: DOUBLE and MIXED evaluate in double (normwise error per component ~1e-15 relative to
+ * sum |q|/d^2 and sum |q|/d); SINGLE uses float pair terms (offsets from the centre of the sites' box) and float
+ * sums over runs of 1,024 sources, added in double (~1e-6 relative to the same norms). u agrees with qmmm_field_eval
+ * within the precision's and method's error, not bit for bit. A point's values depend only on the point, the field,
+ * its backend and precision: not on the other points, nor on thread counts or batch sizes.
+ * Singular points: as qmmm_field_eval. On a density cell centre with cell_volume set the cell adds its self
+ * potential to u and nothing to grad (the cube's field vanishes at its centre); on an EXP-screened charge with a = 1
+ * or a GAUSSIAN one the gradient is finite (EXP with a = 1 is a cone, |grad| -> |q| b, and exactly on the charge its
+ * term is 0; GAUSSIAN's term -> 0 linearly); a point on a nucleus, an unscreened charge, an EXP charge with a != 1,
+ * or a cell centre with cell_volume 0 is QMMM_ERR_SINGULAR. On any error u and grad are unspecified.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles, x y z interleaved (bohr)
+ * @param[out] u the values, n_points doubles (hartree); may be NULL (then not written)
+ * @param[out] grad the gradients, 3*n_points doubles, x y z interleaved (hartree/bohr)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG xyz or grad is NULL with n_points > 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0, or a coordinate beyond 1e150 bohr (DOUBLE) or 1e18 bohr (SINGLE, MIXED)
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point, or a value beyond the precision's range
+ * @retval QMMM_ERR_SINGULAR a point on a site without a finite potential (see above)
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f (call qmmm_field_wait)
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle; different fields may be evaluated from different threads.
+ */
+QMMM_API int qmmm_field_eval_grad(qmmm_field f, int64_t n_points, const double *xyz, double *u, double *grad);
+/**
+ * @brief Asynchronous form of qmmm_field_eval_grad: xyz is copied before the return; u and grad are written by the
+ * time qmmm_field_wait(f) returns success (on the CPU backend the work is done inside this call). The same values,
+ * bit for bit, as qmmm_field_eval_grad. At most one evaluation (value or gradient) may be pending per handle.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr); may be reused as soon as the call returns
+ * @param[out] u the values, n_points doubles (hartree), or NULL; valid after qmmm_field_wait succeeds
+ * @param[out] grad the gradients, 3*n_points doubles (hartree/bohr), valid after qmmm_field_wait succeeds
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BUSY an evaluation is already pending on f
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_CUDA as
+ *         qmmm_field_eval_grad (singular points are reported by qmmm_field_wait)
+ * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
+ */
+QMMM_API int qmmm_field_eval_grad_async(qmmm_field f, int64_t n_points, const double *xyz, double *u, double *grad);
+/**
+ * @brief *sum_u = sum_i U(r_i) added in point order, and the per-point gradients: qmmm_field_eval_grad without a
+ * caller array for the values (the same values and gradients, bit for bit; *sum_u as qmmm_field_eval_sum adds them).
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr)
+ * @param[out] sum_u the sum of the values (hartree); 0 for n_points = 0
+ * @param[out] grad the gradients, 3*n_points doubles (hartree/bohr)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG sum_u is NULL, or xyz or grad with n_points > 0
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
+ *         QMMM_ERR_CUDA as qmmm_field_eval_grad
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum_u, double *grad);
+
+/**
+ * @brief The potential and the electric field that n_points points of physical charges w put on every site of the
+ * field (the reverse of qmmm_field_eval_grad).
+ *
+ * Sites, M = n_cells + n_nuclei of qmmm_field_sizes, in this order: the density cells (qmmm_field_create) or the MM
+ * charges (qmmm_field_create_charges) as the caller gave them, then the nuclei. With g_k the site's kernel (1/d,
+ * or its screening's form: the same pair term as the forward call):
+ *   phi[k] = sum_i w_i g_k(|R_k - r_i|)                 (hartree/e: the potential of the points at R_k)
+ *   efield[3k..3k+2] = E_k = -grad_{R_k} phi[k]          (hartree/(e bohr))
+ * so the force on a site of physical charge Q_k is Q_k E_k (Q_k = q_m of an MM charge, Z_b of a nucleus, -q_m of a
+ * density cell); for electrons w_i = -1, for QM nuclei w_i = +Z. Newton's third law holds between the two calls:
+ * sum_k Q_k E_k + sum_i w_i grad_i = 0 (grad_i from qmmm_field_eval_grad at r_i). A point on a site without a finite
+ * potential is QMMM_ERR_SINGULAR as in qmmm_field_eval_grad; a point on a cell centre with cell_volume set adds
+ * w C / h to that cell's phi and nothing to its field.
+ * Per site a fixed order: the points in index order (DOUBLE and MIXED: double; SINGLE: float terms and float sums
+ * over runs of 1,024 points, added in double); the same bits whatever the thread count. Errors as
+ * qmmm_field_eval_grad's, relative to sum_i |w_i|/d^2 per component.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr)
+ * @param w the points' physical charges, n_points doubles (e)
+ * @param[out] phi the potential at each site, M doubles (hartree/e)
+ * @param[out] efield the field at each site, 3*M doubles, x y z interleaved (hartree/(e bohr))
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG phi or efield is NULL, or xyz or w with n_points > 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0, a coordinate beyond the precision's reach, or |w_i| beyond 1e300
+ *         (DOUBLE) or 1e30 (SINGLE, MIXED)
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in a point or a weight, or a value beyond the precision's range
+ * @retval QMMM_ERR_SINGULAR a point on a site without a finite potential
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_field(qmmm_field f, int64_t n_points, const double *xyz, const double *w, double *phi,
+                                   double *efield);
+/**
+ * @brief Sets the site accumulator of f to zero: its sums of phi and E at every site, its summed weight and its
+ * count of calls (a field starts with them zero).
+ * @param f the field
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_accum_reset(qmmm_field f);
+/**
+ * @brief Adds weight times qmmm_field_site_field's phi and E of these points to the site accumulator, and weight to
+ * its summed weight. The sums stay where the field computes (on the GPU for CUDA): a run adds at every step and
+ * reads once (qmmm_field_site_accum_read). Each site's sums grow by the call's values in call order: the same calls
+ * give the same bits. A failed call leaves the accumulator as it was.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr)
+ * @param w the points' physical charges, n_points doubles (e)
+ * @param weight the configuration's weight (1 for VMC; a DMC walker's weight), finite
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NONFINITE weight is NaN or Inf
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR,
+ *         QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_site_field (NULL phi and efield excepted: there are none)
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_accum_add(qmmm_field f, int64_t n_points, const double *xyz, const double *w,
+                                       double weight);
+/**
+ * @brief Reads the site accumulator: the weighted sums of phi (M doubles) and E (3*M doubles), the summed weight and
+ * the count of calls since the last reset. The averages are phi / weight_sum and efield / weight_sum.
+ * @param f the field
+ * @param[out] phi sum of weight * phi per site, M doubles (hartree/e)
+ * @param[out] efield sum of weight * E per site, 3*M doubles (hartree/(e bohr))
+ * @param[out] weight_sum the summed weight; may be NULL
+ * @param[out] n_calls the calls added; may be NULL
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG phi or efield is NULL
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_accum_read(qmmm_field f, double *phi, double *efield, double *weight_sum,
+                                        int64_t *n_calls);
+
 #ifdef __cplusplus
 }
 #endif

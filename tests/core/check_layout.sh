@@ -66,9 +66,9 @@ for top in src_cxx src_cuda; do
   done
 done
 # The GPU side of a family is named after its CPU twin: <family>[_part]_gpu.cu, _gpu.cuh or _gpu_kernels.cu
-# (field_gpu.cu beside field_cpu.cpp; field_split_gpu.cu beside field_split.cpp).
+# (field_gpu.cu beside field_cpu.cpp; field_split_gpu.cu beside field_split.cpp), in its folder or a sub-folder of it.
 for f in $(find src_cuda -type f); do
-  fam=$(basename "$(dirname "$f")")
+  fam=$(echo "$f" | cut -d/ -f2)
   case $(basename "$f") in
     "${fam}"_gpu.cu | "${fam}"_gpu.cuh | "${fam}"_gpu_kernels.cu | "${fam}"_*_gpu.cu | "${fam}"_*_gpu.cuh | \
       "${fam}"_*_gpu_kernels.cu) ;;

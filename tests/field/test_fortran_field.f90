@@ -6,6 +6,8 @@ program test_fortran_field
   use, intrinsic :: iso_fortran_env, only: error_unit
   implicit none
   real(8) :: cells(3,8), q(8), nuc(3,2), z(2), pts(3,3), u(3), v(3), empty(3,0), noq(0)
+  real(8) :: g(3,3), g2(3,3), usum, w(1), phi(10), ef(3,10), phi2(10), ef2(3,10), wsum, tot(3)
+  integer(8) :: ncalls
   type(qmmm_field) :: f
   type(qmmm_options) :: opt
   integer :: i, j, k, n, s, b, p, d, failures
@@ -62,6 +64,47 @@ program test_fortran_field
   opt%precision = 9
   call check(qmmm_field_create(f, cells, q, nuc, z, opt=opt) == QMMM_ERR_INVALID_ARG, 'bad precision')
   call check(index(qmmm_error_message(), 'precision') > 0, 'message names precision')
+
+  ! Forces: the gradient at the cube's centre (the cells cancel; the nuclei give Z (r - R)/|r - R|^3) and the field
+  ! of one electron there at the 10 sites (8 cells, then 2 nuclei): phi = w / d, E = w (R - r) / d^3.
+  call check(qmmm_field_create(f, cells, q, nuc, z, backend=QMMM_BACKEND_CPU) == QMMM_SUCCESS, 'create for forces')
+  call check(qmmm_field_eval_grad(f, pts, v, g) == QMMM_SUCCESS, 'eval_grad')
+  call check(maxval(abs(g(:, 1) - [0d0, -0.125d0, -1d0 / 9d0])) < 1d-15, 'gradient at the centre')
+  call check(qmmm_field_eval(f, pts, u) == QMMM_SUCCESS, 'eval for the gradient')
+  call check(maxval(abs(u - v)) < 1d-14, 'eval_grad values')
+  ! (a status in its own statement: Fortran may evaluate the operands of .and. in any order)
+  call check(qmmm_field_eval_grad_async(f, pts, u, g2) == QMMM_SUCCESS, 'eval_grad_async')
+  call check(qmmm_field_wait(f) == QMMM_SUCCESS, 'wait for the gradient')
+  call check(all(g2 == g) .and. all(u == v), 'async gradient equal')
+  g2 = 0
+  call check(qmmm_field_eval_grad_sum(f, 3, pts, usum, g2) == QMMM_SUCCESS, 'eval_grad_sum')
+  call check(all(g2 == g) .and. usum == (v(1) + v(2)) + v(3), 'eval_grad_sum values')
+  w = -1
+  call check(qmmm_field_site_field(f, pts(:, 1:1), w, phi, ef) == QMMM_SUCCESS, 'site_field')
+  call check(maxval(abs(phi(1:8) + 1d0 / sqrt(3d0))) < 1d-15 .and. abs(phi(9) + 1d0 / 3d0) < 1d-15 .and. &
+       abs(phi(10) + 0.25d0) < 1d-15, 'site potentials')
+  call check(maxval(abs(ef(:, 1) + cells(:, 1) / sqrt(27d0))) < 1d-15 .and. &
+       maxval(abs(ef(:, 10) - [0d0, -1d0 / 16d0, 0d0])) < 1d-15, 'site fields')
+  ! Newton's third law: the forces on the sites (Q = -q cells, Z nuclei) and on the electron (w grad) cancel.
+  tot = w(1) * g(:, 1) + z(1) * ef(:, 9) + z(2) * ef(:, 10)
+  do i = 1, 8
+    tot = tot - q(i) * ef(:, i)
+  end do
+  call check(maxval(abs(tot)) < 1d-15, 'forces sum to zero')
+  call check(qmmm_field_site_accum_reset(f) == QMMM_SUCCESS, 'accum_reset')
+  call check(qmmm_field_site_accum_add(f, pts(:, 1:1), w) == QMMM_SUCCESS, 'accum_add')
+  call check(qmmm_field_site_accum_add(f, pts(:, 1:1), w, weight=0.5d0) == QMMM_SUCCESS, 'accum_add weight')
+  call check(qmmm_field_site_accum_read(f, phi2, ef2, wsum, ncalls) == QMMM_SUCCESS, 'accum_read')
+  
+  call check(wsum == 1.5d0 .and. ncalls == 2 .and. all(phi2 == phi + 0.5d0 * phi) .and. &
+       all(ef2 == ef + 0.5d0 * ef), 'accumulated sums')
+  s = qmmm_field_site_field(f, pts(:, 1:1), w, phi(1:9), ef)
+  call check(s == QMMM_ERR_INVALID_ARG, 'phi size checked')
+  call check(index(qmmm_error_message(), 'n_sites') > 0, 'phi size message')
+  s = qmmm_field_eval_grad(f, reshape([0d0, 4d0, 0d0], [3, 1]), u(1:1), g(:, 1:1))
+  msg = qmmm_error_message()
+  call check(s == QMMM_ERR_SINGULAR .and. index(msg, 'nucleus 2') > 0, 'gradient on a nucleus: '//msg)
+  call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy forces field')
 
   if (failures == 0) then
     print '(a)', 'fortran_field: all passed'

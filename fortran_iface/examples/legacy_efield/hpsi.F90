@@ -1,7 +1,8 @@
 ! hpsi.F90 -- an hpsi-like caller of the legacy routines in efield.f: each MPI rank (when built with MPI) moves its
 ! walkers' electrons in a mock Metropolis loop and adds the MM energy of every configuration twice, by the legacy
 ! loop (EFLOOP) and by qmmm-accel (EFQMMM), for no screening, EXP screening and Gaussian charges. It checks that
-! the two agree to 1e-12 relative at every step and prints the largest difference. Exit status 1 on any failure.
+! the two agree to 1e-12 relative at every step and prints the largest difference; likewise the forces on the MM
+! charges (FFLOOP against FFQMMM, relative to the largest force). Exit status 1 on any failure.
 program hpsi
 #ifdef QMMM_WITH_MPI
   use mpi
@@ -12,6 +13,7 @@ program hpsi
   double precision :: x(maxchg), y(maxchg), z(maxchg), q(maxchg), sa(maxchg), sb(maxchg)
   common /mmchg/ x, y, z, q, sa, sb, nchg, iscr
   double precision :: coord(3, nelec), e_loop, e_lib, worst, rel, u(3)
+  double precision :: fx(maxchg), fy(maxchg), fz(maxchg), gx(maxchg), gy(maxchg), gz(maxchg), fmax
   integer :: rank, status, istep, k, m, ierr, mode
   character(len=200) :: msg
   rank = 0
@@ -52,6 +54,17 @@ program hpsi
         stop 1
       end if
       rel = abs(e_lib - e_loop) / max(1d0, abs(e_loop))
+      worst = max(worst, rel)
+      call ffloop(nelec, coord, fx, fy, fz)
+      call ffqmmm(nelec, coord, gx, gy, gz, status)
+      if (status /= 0) then
+        call qmmm_f77_error_message(msg, ierr)
+        write (*, '(a, i0, a, a)') 'hpsi: qmmm-accel forces status ', status, ': ', trim(msg)
+        stop 1
+      end if
+      fmax = max(maxval(abs(fx(1:nchg))), maxval(abs(fy(1:nchg))), maxval(abs(fz(1:nchg))))
+      rel = max(maxval(abs(gx(1:nchg) - fx(1:nchg))), maxval(abs(gy(1:nchg) - fy(1:nchg))), &
+           maxval(abs(gz(1:nchg) - fz(1:nchg)))) / fmax
       worst = max(worst, rel)
     end do
   end do

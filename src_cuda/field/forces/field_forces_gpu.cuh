@@ -1,0 +1,49 @@
+// field_forces_gpu.cuh -- the forces' sources on the GPU and the kernels' launches (field_grad_gpu.cu: the gradient at
+// points and the backend object; field_site_field_gpu.cu: the field at the sites). The pair terms are
+// field_forces_shared.hpp's, as on the CPU; a target's sum has a fixed order (no atomics on values).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "field_shared.hpp"
+
+namespace qmmm::cuda::forces {
+
+constexpr int kBlock = 128;
+// Plain sites per slice of the gradient's grid (a multiple of kFieldChunk and kBlock): the partial sums of one slice
+// are added in slice order, so a point's bits do not depend on the batch.
+constexpr int64_t kSlice = 4096;
+static_assert(kSlice % kFieldChunk == 0 && kFieldChunk % kBlock == 0, "slices of whole chunks of whole tiles");
+
+// The sources as the kernels read them, in T (offsets from origin for float).
+template <class T>
+struct ForceDev {
+    int64_t n_plain = 0, n_self = 0, n_screened = 0;
+    int kind = 0;
+    T self = 0, bad = 0;  // self: C / h of a density cell; bad: NaN (a plain site without a finite potential)
+    double origin[3] = {0, 0, 0};
+    const T *x = nullptr, *y = nullptr, *z = nullptr, *c = nullptr;
+    const T *sx = nullptr, *sy = nullptr, *sz = nullptr, *sc = nullptr, *sa = nullptr, *sb = nullptr, *cut2 = nullptr;
+};
+
+// 1/sqrt(x): float from the MUFU seed (~2^-22.9 relative); double from its seed and a third-order correction
+// (full double precision, as field_pair_gpu.cuh's DOUBLE).
+__device__ __forceinline__ float inv_sqrt(float x) {
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ double inv_sqrt(double x) {
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+    const double e = 1.0 - x * y * y;
+    return y + y * e * (0.5 + 0.375 * e);
+}
+
+// The field at the sites of n points (pts: x y z w per point, in T and offsets from the origin): 4 doubles per plain
+// site (phi, E) into out_p, per screened site into out_s. Asynchronous on stream.
+template <class T>
+void launch_sites(const ForceDev<T> &s, int64_t n, const T *pts, double *out_p, double *out_s, cudaStream_t stream);
+
+}  // namespace qmmm::cuda::forces

@@ -1,0 +1,310 @@
+// field_grad_gpu.cu -- the gradient dU/dr at points on the GPU, and the forces' GPU backend (ForcesGpu): sources,
+// buffers, the site field's scatter into the caller's order and the accumulator's sums on the device (the CPU twin:
+// src_cxx/field/forces/field_grad_cpu.cpp).
+//
+// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes one point against its slice,
+// the sites through shared memory in tiles, summed in T and flushed into double every kFieldChunk sites; its partial
+// goes to part[slice][point]. A second kernel adds a point's slices in slice order, then its screened charges in
+// index order. No atomics on values (one integer flag says a value was not finite); a point's bits depend on neither
+// the batch nor the launch shape.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "core_gpu.cuh"
+#include "field_forces_gpu.cuh"
+#include "forces/field_forces_shared.hpp"
+#include "forces/field_forces.hpp"
+
+namespace qmmm::cuda::forces {
+namespace {
+
+// Points per launch round: bounds the partial sums' buffer (slices x points x 4 doubles).
+constexpr int64_t kRound = 65536;
+
+template <class T>
+__global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
+                                                            double *__restrict__ part) {
+    __shared__ T sh[4][kBlock];
+    const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
+    const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
+    T px = 0, py = 0, pz = 0;
+    if (i < n) {
+        px = static_cast<T>(xyz[3 * i] - s.origin[0]), py = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
+        pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
+    }
+    double acc[4] = {0, 0, 0, 0};
+    T au = 0, ax = 0, ay = 0, az = 0;
+    for (int64_t t0 = b; t0 < e; t0 += kBlock) {
+        __syncthreads();
+        const int64_t k = t0 + threadIdx.x;
+        if (k < e) sh[0][threadIdx.x] = s.x[k], sh[1][threadIdx.x] = s.y[k], sh[2][threadIdx.x] = s.z[k],
+                   sh[3][threadIdx.x] = s.c[k];
+        __syncthreads();
+        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+        for (int j = 0; j < cnt; ++j) {
+            const T dx = px - sh[0][j], dy = py - sh[1][j], dz = pz - sh[2][j];
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const bool on = d2 < T(kSingularRadius2);
+            const T inv = on ? T(0) : inv_sqrt(d2);
+            const T ck = sh[3][j];
+            au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
+            const T g = ck * inv * inv * inv;
+            ax -= g * dx, ay -= g * dy, az -= g * dz;
+        }
+        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+            acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
+            au = ax = ay = az = 0;
+        }
+    }
+    if (i < n)
+        for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[j];
+}
+
+// out[4i..]: the slices' partials in slice order, then the screened charges in index order; flag set when a value
+// is not finite.
+template <class T>
+__global__ void grad_finish_kernel(ForceDev<T> s, int64_t n, int64_t slices, const double *__restrict__ xyz,
+                                   const double *__restrict__ part, double *__restrict__ out, int *flag) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    double a[4] = {0, 0, 0, 0};
+    for (int64_t sl = 0; sl < slices; ++sl)
+        for (int j = 0; j < 4; ++j) a[j] += part[(sl * n + i) * 4 + j];
+    if (s.n_screened > 0) {
+        const T px = static_cast<T>(xyz[3 * i] - s.origin[0]), py = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
+        const T pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
+        T v = 0, gx = 0, gy = 0, gz = 0;
+        for (int64_t m = 0; m < s.n_screened; ++m) {
+            const T dx = px - s.sx[m], dy = py - s.sy[m], dz = pz - s.sz[m];
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            T gv, h;
+            if (d2 >= s.cut2[m]) {
+                const T inv = inv_sqrt(d2);
+                gv = inv, h = -inv * inv * inv;
+            } else {
+                gv = screened_inv_r<T>(s.kind, d2, s.sa[m], s.sb[m]);
+                h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
+            }
+            const T cm = s.sc[m];
+            v += cm * gv;
+            const T ch = cm * h;
+            gx += ch * dx, gy += ch * dy, gz += ch * dz;
+        }
+        a[0] += v, a[1] += gx, a[2] += gy, a[3] += gz;
+    }
+    bool ok = true;
+    for (int j = 0; j < 4; ++j) out[4 * i + j] = a[j], ok &= isfinite(a[j]);
+    if (!ok) atomicOr(flag, 1);  // an integer flag, not a value
+}
+
+// call[4k..] = the value of caller site k (plain or screened, site_index); flag when one is not finite.
+__global__ void scatter_kernel(int64_t m, const int64_t *__restrict__ index, const double *__restrict__ out_p,
+                               const double *__restrict__ out_s, double *__restrict__ call, int *flag) {
+    const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (k >= m) return;
+    const int64_t j = index[k];
+    const double *v = j >= 0 ? out_p + 4 * j : out_s + 4 * (-1 - j);
+    bool ok = true;
+    for (int c = 0; c < 4; ++c) call[4 * k + c] = v[c], ok &= isfinite(v[c]);
+    if (!ok) atomicOr(flag, 1);
+}
+
+__global__ void accumulate_kernel(int64_t m4, double weight, const double *__restrict__ call, double *__restrict__ acc) {
+    const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (k < m4) acc[k] += weight * call[k];
+}
+
+unsigned blocks(int64_t n, int per) { return static_cast<unsigned>((n + per - 1) / per); }
+
+template <class T>
+class ForceCuda final : public ForceKernels {
+public:
+    explicit ForceCuda(const ForceSources &src) : m_(static_cast<int64_t>(src.site_index.size())) {
+        if (src.device >= 0) dev_ = src.device;
+        else check(cudaGetDevice(&dev_), "cudaGetDevice");
+        DeviceScope scope(dev_);
+        try {
+            check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+            ForceDev<T> &s = s_;
+            s.n_plain = src.n_plain, s.n_self = src.n_self, s.n_screened = src.n_screened, s.kind = src.kind;
+            s.self = static_cast<T>(src.self_inv_r), s.bad = std::numeric_limits<T>::quiet_NaN();
+            if (std::is_same<T, float>::value && (src.n_plain || src.n_screened)) {
+                // As the CPU: the centre of the sites' box in whole bohr.
+                double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+                auto grow = [&](double a, double b, double c) {
+                    const double v[3] = {a, b, c};
+                    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], v[k]), hi[k] = std::max(hi[k], v[k]);
+                };
+                for (int64_t m = 0; m < src.n_plain; ++m) grow(src.x[m], src.y[m], src.z[m]);
+                for (int64_t m = 0; m < src.n_screened; ++m) grow(src.sx[m], src.sy[m], src.sz[m]);
+                for (int k = 0; k < 3; ++k) s.origin[k] = std::round(0.5 * (lo[k] + hi[k]));
+            }
+            const size_t np = static_cast<size_t>(src.n_plain), ns = static_cast<size_t>(src.n_screened);
+            std::vector<T> planes;
+            planes.reserve(4 * np + 7 * ns);
+            auto put = [&](const std::vector<double> &v, double o) {
+                for (double e : v) planes.push_back(static_cast<T>(e - o));
+            };
+            put(src.x, s.origin[0]), put(src.y, s.origin[1]), put(src.z, s.origin[2]), put(src.c, 0);
+            put(src.sx, s.origin[0]), put(src.sy, s.origin[1]), put(src.sz, s.origin[2]), put(src.sc, 0);
+            put(src.sa, 0), put(src.sb, 0);
+            for (int64_t m = 0; m < src.n_screened; ++m)
+                planes.push_back(static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m])));
+            planes_.ensure(std::max<size_t>(planes.size(), 1), "force sources");
+            check(cudaMemcpy(planes_.p, planes.data(), planes.size() * sizeof(T), cudaMemcpyHostToDevice),
+                  "cudaMemcpy (force sources)");
+            const T *p = planes_.p;
+            s.x = p, s.y = p + np, s.z = p + 2 * np, s.c = p + 3 * np;
+            p += 4 * np;
+            s.sx = p, s.sy = p + ns, s.sz = p + 2 * ns, s.sc = p + 3 * ns, s.sa = p + 4 * ns, s.sb = p + 5 * ns;
+            s.cut2 = p + 6 * ns;
+            index_.ensure(std::max<int64_t>(m_, 1), "site order");
+            check(cudaMemcpy(index_.p, src.site_index.data(), static_cast<size_t>(m_) * sizeof(int64_t),
+                             cudaMemcpyHostToDevice), "cudaMemcpy (site order)");
+            out_p_.ensure(4 * std::max<size_t>(np, 1), "site field"), out_s_.ensure(4 * std::max<size_t>(ns, 1), "site field");
+            call_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
+            acc_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
+            check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemset");
+            flag_.ensure(1, "flag"), flag_host_.ensure(1, "flag");
+            check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~ForceCuda() override {
+        DeviceScope scope(dev_);
+        if (stream_) cudaStreamSynchronize(stream_);
+        release();
+    }
+
+    void grad_start(int64_t n, const double *xyz, double *u, double *grad) override {
+        DeviceScope scope(dev_);
+        n_ = n, u_ = u, grad_ = grad;
+        xyz_host_.ensure(static_cast<size_t>(3 * n), "points"), out_host_.ensure(static_cast<size_t>(4 * n), "gradients");
+        xyz_dev_.ensure(static_cast<size_t>(3 * n), "points"), out_dev_.ensure(static_cast<size_t>(4 * n), "gradients");
+        const int64_t slices = std::max<int64_t>(1, (s_.n_plain + kSlice - 1) / kSlice);
+        part_.ensure(static_cast<size_t>(slices * std::min(n, kRound) * 4), "gradient partial sums");
+        std::copy(xyz, xyz + 3 * n, xyz_host_.p);
+        check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
+                              cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
+        for (int64_t r = 0; r < n; r += kRound) {
+            const int64_t nr = std::min(kRound, n - r);
+            if (s_.n_plain > 0) {
+                const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(slices));
+                grad_plain_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
+            } else {
+                check(cudaMemsetAsync(part_.p, 0, static_cast<size_t>(nr * 4) * sizeof(double), stream_), "cudaMemset");
+            }
+            grad_finish_kernel<T><<<blocks(nr, kBlock), kBlock, 0, stream_>>>(s_, nr, slices, xyz_dev_.p + 3 * r,
+                                                                              part_.p, out_dev_.p + 4 * r, flag_.p);
+        }
+        check(cudaGetLastError(), "gradient kernel launch");
+        check(cudaMemcpyAsync(out_host_.p, out_dev_.p, static_cast<size_t>(4 * n) * sizeof(double),
+                              cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (gradients)");
+        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    }
+    void grad_finish(bool *bad) override {
+        DeviceScope scope(dev_);
+        check(cudaStreamSynchronize(stream_), "gradient kernels (cudaStreamSynchronize)");
+        for (int64_t i = 0; i < n_; ++i) {
+            u_[i] = out_host_.p[4 * i];
+            for (int c = 0; c < 3; ++c) grad_[3 * i + c] = out_host_.p[4 * i + 1 + c];
+        }
+        *bad = flag_host_.p[0] != 0;
+    }
+
+    void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
+               double weight, bool *bad) override {
+        DeviceScope scope(dev_);
+        pts_host_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
+        pts_dev_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
+        for (int64_t i = 0; i < n; ++i) {
+            for (int k = 0; k < 3; ++k) pts_host_.p[4 * i + k] = static_cast<T>(xyz[3 * i + k] - s_.origin[k]);
+            pts_host_.p[4 * i + 3] = static_cast<T>(w[i]);
+        }
+        if (n > 0)
+            check(cudaMemcpyAsync(pts_dev_.p, pts_host_.p, static_cast<size_t>(4 * n) * sizeof(T),
+                                  cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
+        launch_sites<T>(s_, n, pts_dev_.p, out_p_.p, out_s_.p, stream_);
+        scatter_kernel<<<blocks(m_, 256), 256, 0, stream_>>>(m_, index_.p, out_p_.p, out_s_.p, call_.p, flag_.p);
+        check(cudaGetLastError(), "site field kernel launch");
+        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+        if (!accumulate) {
+            call_host_.ensure(4 * static_cast<size_t>(m_), "site field");
+            check(cudaMemcpyAsync(call_host_.p, call_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site field)");
+        }
+        check(cudaStreamSynchronize(stream_), "site field kernels (cudaStreamSynchronize)");
+        *bad = flag_host_.p[0] != 0;
+        if (*bad) return;
+        if (accumulate) {  // the sums stay on the device; the next call on the stream runs after this
+            accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
+            check(cudaGetLastError(), "site accumulator kernel launch");
+            return;
+        }
+        for (int64_t k = 0; k < m_; ++k) {
+            phi[k] = call_host_.p[4 * k];
+            for (int c = 0; c < 3; ++c) efield[3 * k + c] = call_host_.p[4 * k + 1 + c];
+        }
+    }
+    void accum_reset() override {
+        DeviceScope scope(dev_);
+        check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
+    }
+    void accum_read(double *phi, double *efield) override {
+        DeviceScope scope(dev_);
+        call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
+        check(cudaMemcpyAsync(call_host_.p, acc_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
+                              cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site accumulator)");
+        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
+        for (int64_t k = 0; k < m_; ++k) {
+            phi[k] = call_host_.p[4 * k];
+            for (int c = 0; c < 3; ++c) efield[3 * k + c] = call_host_.p[4 * k + 1 + c];
+        }
+    }
+
+private:
+    void release() {
+        planes_.release(), index_.release(), out_p_.release(), out_s_.release(), call_.release(), acc_.release();
+        flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
+        flag_host_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
+    }
+
+    int64_t m_;
+    int dev_ = 0;
+    cudaStream_t stream_ = nullptr;
+    ForceDev<T> s_;
+    DeviceBuf<T> planes_, pts_dev_;
+    DeviceBuf<int64_t> index_;
+    DeviceBuf<double> out_p_, out_s_, call_, acc_, xyz_dev_, out_dev_, part_;
+    DeviceBuf<int> flag_;
+    PinnedBuf<int> flag_host_;
+    PinnedBuf<double> xyz_host_, out_host_, call_host_;
+    PinnedBuf<T> pts_host_;
+    int64_t n_ = 0;
+    double *u_ = nullptr, *grad_ = nullptr;
+};
+
+class ForcesGpuImpl final : public ForcesGpu {
+public:
+    std::unique_ptr<ForceKernels> make(const ForceSources &s) const override {
+        if (s.precision == QMMM_PRECISION_SINGLE) return std::make_unique<ForceCuda<float>>(s);
+        return std::make_unique<ForceCuda<double>>(s);
+    }
+};
+const ForcesGpuImpl impl;
+const GpuRegistry<ForcesGpu>::Registration registration(impl);
+
+}  // namespace
+}  // namespace qmmm::cuda::forces

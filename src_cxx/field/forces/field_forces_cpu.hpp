@@ -1,0 +1,30 @@
+// field_forces_cpu.hpp -- the CPU kernels of the forces (field_grad_cpu.cpp: the gradient at points;
+// field_site_field_cpu.cpp: the field at the sites), on the sources in the working type T (double for DOUBLE and
+// MIXED, float for SINGLE: offsets from the centre of the sites' box, as the value path's local origin).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace qmmm {
+
+template <class T>
+struct ForceSourcesCpu {
+    int64_t n_plain = 0, n_self = 0, n_screened = 0;
+    int kind = 0;
+    std::vector<T> x, y, z, c, sx, sy, sz, sc, sa, sb, cut2;
+    T self_inv_r = 0;
+    double origin[3] = {0, 0, 0};  // subtracted from every point (in double) before it is rounded to T
+    int n_threads = 0;
+};
+
+// Each point's U and dU/dr: u[i], g[3i..3i+2]. Returns true when every output is finite.
+template <class T>
+bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, double *u, double *g);
+
+// Each site's potential and field from n points with weights w: plain sites into phi_p[k], e_p[3k..], screened ones
+// into phi_s[k], e_s[3k..]. Returns true when every output is finite.
+template <class T>
+bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
+                     double *e_p, double *phi_s, double *e_s);
+
+}  // namespace qmmm

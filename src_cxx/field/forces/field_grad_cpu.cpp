@@ -1,0 +1,214 @@
+// field_grad_cpu.cpp -- the gradient dU/dr at points on the CPU, and the CPU kernels object of the forces.
+//
+// Per point a fixed order: the plain sites in chunks of kFieldChunk, each chunk in kLanes lanes by position (lane
+// sums in T, folded in lane order into the point's double sums), then the screened charges in index order. Threads
+// take tiles of points, so a point's bits depend on neither the thread count nor the other points.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu_parallel.hpp"
+#include "cpu_threads.hpp"
+#include "field_forces.hpp"
+#include "field_forces_cpu.hpp"
+#include "field_forces_shared.hpp"
+
+namespace qmmm {
+
+namespace {
+
+constexpr int kLanes = 8;
+constexpr int64_t kPointTile = 16;
+
+#define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// As in field_charges.cpp: non-trapping math lets the compiler compute 1/sqrt on every lane and select.
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+
+// out[0..3] += the U and dU/dr of sites [b, e) at p. Within the singular radius a density cell (k < n_self) gives
+// self_inv_r and no gradient (the cube's field vanishes at its centre); another site gives NaN (reported).
+template <class T>
+__attribute__((always_inline)) inline void plain_body(int64_t b, int64_t e, const T *__restrict x, const T *__restrict y,
+                                                      const T *__restrict z, const T *__restrict c, int64_t n_self,
+                                                      T self, T px, T py, T pz, double *out) {
+    T au[kLanes] = {}, ax[kLanes] = {}, ay[kLanes] = {}, az[kLanes] = {};
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    auto pair = [&](int64_t k, int l) __attribute__((always_inline)) {
+        const T dx = px - x[k], dy = py - y[k], dz = pz - z[k];
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        const bool on = d2 < T(kSingularRadius2);
+        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
+        const T ck = c[k];
+        au[l] += ck * (on ? (k < n_self ? self : nan) : inv);
+        const T g = on ? T(0) : ck * inv * inv * inv;
+        ax[l] -= g * dx, ay[l] -= g * dy, az[l] -= g * dz;
+    };
+    const int64_t full = b + (e - b) / kLanes * kLanes;
+    for (int64_t i = b; i < full; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) pair(i + l, l);
+    for (int64_t i = full; i < e; ++i) pair(i, static_cast<int>(i - full));
+    double s[4] = {0, 0, 0, 0};
+    for (int l = 0; l < kLanes; ++l) s[0] += au[l], s[1] += ax[l], s[2] += ay[l], s[3] += az[l];
+    for (int j = 0; j < 4; ++j) out[j] += s[j];
+}
+
+QMMM_CLONES void plain_double(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
+                              int64_t n_self, double self, double px, double py, double pz, double *out) {
+    plain_body<double>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+}
+QMMM_CLONES void plain_float(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
+                             int64_t n_self, float self, float px, float py, float pz, double *out) {
+    plain_body<float>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+}
+inline void plain(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
+                  int64_t n_self, double self, double px, double py, double pz, double *out) {
+    plain_double(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+}
+inline void plain(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c, int64_t n_self,
+                  float self, float px, float py, float pz, double *out) {
+    plain_float(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+}
+
+#pragma GCC pop_options
+
+// The screened charges' U and dU/dr at p, in index order, in T.
+template <class T>
+void screened_point(const ForceSourcesCpu<T> &s, T px, T py, T pz, double *out) {
+    T v = 0, gx = 0, gy = 0, gz = 0;
+    for (int64_t m = 0; m < s.n_screened; ++m) {
+        const T dx = px - s.sx[m], dy = py - s.sy[m], dz = pz - s.sz[m];
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        T gv, h;
+        if (d2 >= s.cut2[m]) {
+            const T inv = T(1) / std::sqrt(d2);
+            gv = inv, h = -inv * inv * inv;
+        } else {
+            gv = screened_inv_r<T>(s.kind, d2, s.sa[m], s.sb[m]);
+            h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
+        }
+        const T cm = s.sc[m];
+        v += cm * gv;
+        const T ch = cm * h;
+        gx += ch * dx, gy += ch * dy, gz += ch * dz;
+    }
+    out[0] += v, out[1] += gx, out[2] += gy, out[3] += gz;
+}
+
+}  // namespace
+
+template <class T>
+bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, double *u, double *g) {
+    const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
+    const int nt = call_threads(s.n_threads, pairs);
+    const int64_t tiles = (n + kPointTile - 1) / kPointTile;
+    std::vector<char> bad_tile(static_cast<size_t>(tiles), 0);
+    parallel_tiles(nt, tiles, [&](int64_t t) {
+        const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
+        double acc[kPointTile][4] = {};
+        T p[kPointTile][3];
+        for (int64_t i = p0; i < p1; ++i)
+            for (int k = 0; k < 3; ++k) p[i - p0][k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
+        for (int64_t b = 0; b < s.n_plain; b += kFieldChunk) {
+            const int64_t e = std::min(s.n_plain, b + kFieldChunk);
+            for (int64_t i = p0; i < p1; ++i)
+                plain(b, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.n_self, s.self_inv_r, p[i - p0][0],
+                      p[i - p0][1], p[i - p0][2], acc[i - p0]);
+        }
+        bool ok = true;
+        for (int64_t i = p0; i < p1; ++i) {
+            double *a = acc[i - p0];
+            if (s.n_screened) screened_point(s, p[i - p0][0], p[i - p0][1], p[i - p0][2], a);
+            u[i] = a[0], g[3 * i] = a[1], g[3 * i + 1] = a[2], g[3 * i + 2] = a[3];
+            ok &= std::isfinite(a[0]) && std::isfinite(a[1]) && std::isfinite(a[2]) && std::isfinite(a[3]);
+        }
+        bad_tile[t] = !ok;
+    });
+    return std::find(bad_tile.begin(), bad_tile.end(), 1) == bad_tile.end();
+}
+
+template bool force_grad_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, double *, double *);
+template bool force_grad_cpu<float>(const ForceSourcesCpu<float> &, int64_t, const double *, double *, double *);
+
+namespace {
+
+// The CPU kernels: the sources in T; the accumulator's sums in caller order (double).
+template <class T>
+class ForceCpu final : public ForceKernels {
+public:
+    explicit ForceCpu(const ForceSources &src) : index_(src.site_index) {
+        ForceSourcesCpu<T> &s = s_;
+        s.n_plain = src.n_plain, s.n_self = src.n_self, s.n_screened = src.n_screened, s.kind = src.kind;
+        s.n_threads = src.n_threads;
+        s.self_inv_r = static_cast<T>(src.self_inv_r);
+        if (std::is_same<T, float>::value && (src.n_plain || src.n_screened)) {
+            // The centre of the sites' box, in whole bohr: offsets round by the field's size, not its place.
+            double lo[3], hi[3];
+            for (int k = 0; k < 3; ++k) lo[k] = INFINITY, hi[k] = -INFINITY;
+            auto grow = [&](double a, double b2, double c2) {
+                const double v[3] = {a, b2, c2};
+                for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], v[k]), hi[k] = std::max(hi[k], v[k]);
+            };
+            for (int64_t m = 0; m < src.n_plain; ++m) grow(src.x[m], src.y[m], src.z[m]);
+            for (int64_t m = 0; m < src.n_screened; ++m) grow(src.sx[m], src.sy[m], src.sz[m]);
+            for (int k = 0; k < 3; ++k) s.origin[k] = std::round(0.5 * (lo[k] + hi[k]));
+        }
+        auto put = [](std::vector<T> &to, const std::vector<double> &from, double o) {
+            to.resize(from.size());
+            for (size_t i = 0; i < from.size(); ++i) to[i] = static_cast<T>(from[i] - o);
+        };
+        put(s.x, src.x, s.origin[0]), put(s.y, src.y, s.origin[1]), put(s.z, src.z, s.origin[2]), put(s.c, src.c, 0);
+        put(s.sx, src.sx, s.origin[0]), put(s.sy, src.sy, s.origin[1]), put(s.sz, src.sz, s.origin[2]);
+        put(s.sc, src.sc, 0), put(s.sa, src.sa, 0), put(s.sb, src.sb, 0);
+        s.cut2.resize(static_cast<size_t>(src.n_screened));
+        for (int64_t m = 0; m < src.n_screened; ++m)
+            s.cut2[m] = static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m]));
+    }
+    void grad_start(int64_t n, const double *xyz, double *u, double *grad) override {
+        ok_ = force_grad_cpu(s_, n, xyz, u, grad);
+    }
+    void grad_finish(bool *bad) override { *bad = !ok_; }
+    void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
+               double weight, bool *bad) override {
+        const size_t np = static_cast<size_t>(s_.n_plain), ns = static_cast<size_t>(s_.n_screened);
+        pp_.resize(np), pe_.resize(3 * np), sp_.resize(ns), se_.resize(3 * ns);
+        *bad = !force_sites_cpu(s_, n, xyz, w, pp_.data(), pe_.data(), sp_.data(), se_.data());
+        if (*bad) return;
+        const int64_t m = static_cast<int64_t>(index_.size());
+        if (accumulate && acc_phi_.size() != static_cast<size_t>(m)) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
+        for (int64_t k = 0; k < m; ++k) {
+            const int64_t j = index_[k];
+            const double *v = j >= 0 ? &pp_[j] : &sp_[-1 - j];
+            const double *e = j >= 0 ? &pe_[3 * j] : &se_[3 * (-1 - j)];
+            if (accumulate) {
+                acc_phi_[k] += weight * v[0];
+                for (int c = 0; c < 3; ++c) acc_e_[3 * k + c] += weight * e[c];
+            } else {
+                phi[k] = v[0];
+                for (int c = 0; c < 3; ++c) efield[3 * k + c] = e[c];
+            }
+        }
+    }
+    void accum_reset() override {
+        acc_phi_.assign(index_.size(), 0.0), acc_e_.assign(3 * index_.size(), 0.0);
+    }
+    void accum_read(double *phi, double *efield) override {
+        if (acc_phi_.size() != index_.size()) accum_reset();
+        std::copy(acc_phi_.begin(), acc_phi_.end(), phi);
+        std::copy(acc_e_.begin(), acc_e_.end(), efield);
+    }
+
+private:
+    ForceSourcesCpu<T> s_;
+    std::vector<int64_t> index_;
+    bool ok_ = true;
+    std::vector<double> pp_, pe_, sp_, se_, acc_phi_, acc_e_;
+};
+
+}  // namespace
+
+std::unique_ptr<ForceKernels> make_force_kernels_cpu(const ForceSources &s) {
+    if (s.precision == QMMM_PRECISION_SINGLE) return std::make_unique<ForceCpu<float>>(s);
+    return std::make_unique<ForceCpu<double>>(s);
+}
+
+}  // namespace qmmm

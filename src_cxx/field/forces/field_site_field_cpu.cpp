@@ -1,0 +1,137 @@
+// field_site_field_cpu.cpp -- the potential and field that n weighted points put on the sites, on the CPU.
+//
+// Site k: phi_k = sum_i w_i g_k(d_ik), E_k = -grad_Rk phi_k = -sum_i w_i h_k(d_ik) (R_k - r_i) (field_forces_shared.hpp).
+// Per site a fixed order: the points in index order, in T, flushed into the site's double sums every kFieldChunk
+// points. Threads take tiles of sites (each site is summed by one thread), vectorised across the sites of a tile, so
+// a site's bits depend on neither the thread count nor the other sites.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu_parallel.hpp"
+#include "cpu_threads.hpp"
+#include "field_forces_cpu.hpp"
+#include "field_forces_shared.hpp"
+
+namespace qmmm {
+
+namespace {
+
+constexpr int64_t kSiteTile = 256;
+
+#define QMMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+
+// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a density cell
+// (index below n_self) takes w self_inv_r and no field; another site NaN (reported).
+template <class T>
+__attribute__((always_inline)) inline void plain_point_body(int64_t m, int64_t first, const T *__restrict x,
+                                                            const T *__restrict y, const T *__restrict z,
+                                                            int64_t n_self, T self, T px, T py, T pz, T w,
+                                                            T *__restrict ph, T *__restrict ex, T *__restrict ey,
+                                                            T *__restrict ez) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    for (int64_t k = 0; k < m; ++k) {
+        const T dx = x[k] - px, dy = y[k] - py, dz = z[k] - pz;
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        const bool on = d2 < T(kSingularRadius2);
+        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
+        ph[k] += w * (on ? (first + k < n_self ? self : nan) : inv);
+        const T g = on ? T(0) : w * inv * inv * inv;
+        ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
+    }
+}
+
+QMMM_CLONES void plain_point_double(int64_t m, int64_t first, const double *x, const double *y, const double *z,
+                                    int64_t n_self, double self, double px, double py, double pz, double w, double *ph,
+                                    double *ex, double *ey, double *ez) {
+    plain_point_body<double>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+}
+QMMM_CLONES void plain_point_float(int64_t m, int64_t first, const float *x, const float *y, const float *z,
+                                   int64_t n_self, float self, float px, float py, float pz, float w, float *ph,
+                                   float *ex, float *ey, float *ez) {
+    plain_point_body<float>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+}
+inline void plain_point(int64_t m, int64_t first, const double *x, const double *y, const double *z, int64_t n_self,
+                        double self, double px, double py, double pz, double w, double *ph, double *ex, double *ey,
+                        double *ez) {
+    plain_point_double(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+}
+inline void plain_point(int64_t m, int64_t first, const float *x, const float *y, const float *z, int64_t n_self,
+                        float self, float px, float py, float pz, float w, float *ph, float *ex, float *ey, float *ez) {
+    plain_point_float(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+}
+
+#pragma GCC pop_options
+
+}  // namespace
+
+template <class T>
+bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
+                     double *e_p, double *phi_s, double *e_s) {
+    // The points in T (offsets from the sources' origin) and their weights, once per call.
+    std::vector<T> p(3 * static_cast<size_t>(n)), wt(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        for (int k = 0; k < 3; ++k) p[3 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
+        wt[i] = static_cast<T>(w[i]);
+    }
+    const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
+    const int nt = call_threads(s.n_threads, pairs);
+    const int64_t plain_tiles = (s.n_plain + kSiteTile - 1) / kSiteTile;
+    const int64_t scr_tiles = (s.n_screened + kSiteTile - 1) / kSiteTile;
+    std::vector<char> bad(static_cast<size_t>(plain_tiles + scr_tiles), 0);
+    parallel_tiles(nt, plain_tiles + scr_tiles, [&](int64_t t) {
+        const bool screened = t >= plain_tiles;
+        const int64_t first = (screened ? t - plain_tiles : t) * kSiteTile;
+        const int64_t m = std::min(kSiteTile, (screened ? s.n_screened : s.n_plain) - first);
+        T ph[kSiteTile], ex[kSiteTile], ey[kSiteTile], ez[kSiteTile];
+        double dph[kSiteTile] = {}, dex[kSiteTile] = {}, dey[kSiteTile] = {}, dez[kSiteTile] = {};
+        for (int64_t b = 0; b < n; b += kFieldChunk) {
+            const int64_t e = std::min(n, b + kFieldChunk);
+            std::fill(ph, ph + m, T(0)), std::fill(ex, ex + m, T(0)), std::fill(ey, ey + m, T(0));
+            std::fill(ez, ez + m, T(0));
+            for (int64_t i = b; i < e; ++i) {
+                const T px = p[3 * i], py = p[3 * i + 1], pz = p[3 * i + 2], wi = wt[i];
+                if (!screened) {
+                    plain_point(m, first, &s.x[first], &s.y[first], &s.z[first], s.n_self, s.self_inv_r, px, py, pz,
+                                wi, ph, ex, ey, ez);
+                    continue;
+                }
+                for (int64_t k = 0; k < m; ++k) {
+                    const int64_t j = first + k;
+                    const T dx = s.sx[j] - px, dy = s.sy[j] - py, dz = s.sz[j] - pz;
+                    const T d2 = dx * dx + dy * dy + dz * dz;
+                    T gv, h;
+                    if (d2 >= s.cut2[j]) {
+                        const T inv = T(1) / std::sqrt(d2);
+                        gv = inv, h = -inv * inv * inv;
+                    } else {
+                        gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
+                        h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
+                    }
+                    ph[k] += wi * gv;
+                    const T g = -wi * h;  // E = -sum w h (R - r)
+                    ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
+                }
+            }
+            for (int64_t k = 0; k < m; ++k) dph[k] += ph[k], dex[k] += ex[k], dey[k] += ey[k], dez[k] += ez[k];
+        }
+        double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
+        bool ok = true;
+        for (int64_t k = 0; k < m; ++k) {
+            const int64_t j = first + k;
+            po[j] = dph[k], eo[3 * j] = dex[k], eo[3 * j + 1] = dey[k], eo[3 * j + 2] = dez[k];
+            ok &= std::isfinite(dph[k]) && std::isfinite(dex[k]) && std::isfinite(dey[k]) && std::isfinite(dez[k]);
+        }
+        bad[t] = !ok;
+    });
+    return std::find(bad.begin(), bad.end(), 1) == bad.end();
+}
+
+template bool force_sites_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, const double *,
+                                      double *, double *, double *, double *);
+template bool force_sites_cpu<float>(const ForceSourcesCpu<float> &, int64_t, const double *, const double *, double *,
+                                     double *, double *, double *);
+
+}  // namespace qmmm

@@ -1,0 +1,522 @@
+// test_field_forces.cpp -- the forces: the gradient at points (qmmm_field_eval_grad and its async and summing forms)
+// and the field at the sites (qmmm_field_site_field, the site accumulator), against long-double references written
+// from the physical formulas, central differences of U, Newton's third law between the two calls, and bit-for-bit
+// determinism. Built twice: test_field_forces (backend CPU) and test_field_forces_gpu (backend CUDA,
+// QMMM_TEST_CUDA; it also compares CUDA with the CPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "qmmm_accel.h"
+
+namespace {
+
+#ifdef QMMM_TEST_CUDA
+constexpr int kBackend = QMMM_BACKEND_CUDA;
+#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
+#else
+constexpr int kBackend = QMMM_BACKEND_CPU;
+#define REQUIRE_BACKEND() \
+    do {                  \
+    } while (0)
+#endif
+
+// The gradient's and the site field's claims per component, relative to sum |c|/d^2 (forces.md): DOUBLE and MIXED
+// evaluate in double, SINGLE in float terms.
+// SINGLE: float terms (~1e-6) plus the rounding of the coordinates' offsets to float, 3 2^-24 |offset| / d for the
+// nearest pair, which dominates the scale near a site (measured here up to 2.3e-6).
+double claim(int precision) { return precision == QMMM_PRECISION_SINGLE ? 1e-5 : 1e-13; }
+
+// One source in the caller's terms: kind 0 a density cell (U += q/d), 1 an MM charge (U -= q g(d), screening and
+// a, b as qmmm_field_create_charges takes them), 2 a nucleus (U -= Z/d).
+struct Sys {
+    bool charges = false;
+    int screening = QMMM_SCREEN_NONE;
+    std::vector<double> xyz, q, a, b, nuc_xyz, nuc_z;  // cells or charges; nuclei
+    int64_t n() const { return static_cast<int64_t>(q.size()); }
+    int64_t sites() const { return n() + static_cast<int64_t>(nuc_z.size()); }
+};
+
+Sys cells_system(int64_t m, unsigned seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> pos(-10, 10), pop(1e-6, 1e-2);
+    Sys s;
+    for (int64_t i = 0; i < m; ++i) s.xyz.push_back(pos(g)), s.xyz.push_back(pos(g)), s.xyz.push_back(pos(g)), s.q.push_back(pop(g));
+    s.nuc_xyz = {0.5, 0.2, -0.3, -1.4, 0.9, 0.4, 3.0, -2.0, 1.0};
+    s.nuc_z = {8, 1, 6};
+    return s;
+}
+
+// Charges in a box, every third screened (EXP: every sixth with a = 1), two nuclei.
+Sys charges_system(int64_t m, int screening, unsigned seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> pos(-8, 8), chg(-0.8, 0.8), amp(0.2, 0.9), ex(0.3, 2.0);
+    Sys s;
+    s.charges = true, s.screening = screening;
+    for (int64_t i = 0; i < m; ++i) {
+        s.xyz.push_back(pos(g)), s.xyz.push_back(pos(g)), s.xyz.push_back(pos(g)), s.q.push_back(chg(g));
+        const bool scr = screening != QMMM_SCREEN_NONE && i % 3 == 0;
+        s.a.push_back(scr ? (screening == QMMM_SCREEN_EXP ? (i % 6 == 0 ? 1.0 : amp(g)) : ex(g)) : 0.0);
+        s.b.push_back(scr ? ex(g) : 0.0);
+    }
+    s.nuc_xyz = {0.5, 0.2, -0.3, -1.4, 0.9, 0.4};
+    s.nuc_z = {8, 1};
+    return s;
+}
+
+qmmm_field make(const Sys &s, int precision, int threads = 0, double cell_volume = 0) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend, o.precision = precision, o.n_threads = threads, o.cell_volume = cell_volume;
+    qmmm_field f = nullptr;
+    int st;
+    if (s.charges)
+        st = qmmm_field_create_charges(&f, s.n(), s.xyz.data(), s.xyz.data() + 1, s.xyz.data() + 2, 3, s.q.data(),
+                                       s.screening, s.a.data(), s.b.data(), static_cast<int64_t>(s.nuc_z.size()),
+                                       s.nuc_xyz.data(), s.nuc_z.data(), &o);
+    else
+        st = qmmm_field_create(&f, s.n(), s.xyz.data(), s.q.data(), static_cast<int64_t>(s.nuc_z.size()),
+                               s.nuc_xyz.data(), s.nuc_z.data(), &o);
+    EXPECT_EQ(st, QMMM_SUCCESS) << qmmm_error_message();
+    return f;
+}
+
+// Site k of the caller's order: position, U-convention coefficient c (U += c g), kernel g and g'(d) in long double.
+struct Site {
+    long double x, y, z, c;
+    int kind;  // 0 plain, 1 EXP, 2 GAUSSIAN
+    long double a, b;
+    bool self;  // a density cell (the cube's self potential applies on its centre)
+};
+
+std::vector<Site> sites_of(const Sys &s) {
+    std::vector<Site> v;
+    for (int64_t m = 0; m < s.n(); ++m) {
+        Site t{s.xyz[3 * m], s.xyz[3 * m + 1], s.xyz[3 * m + 2], s.charges ? -(long double)s.q[m] : s.q[m], 0, 0, 0, !s.charges};
+        if (s.charges && s.screening == QMMM_SCREEN_EXP && s.a[m] != 0 && s.b[m] != 0) t.kind = 1, t.a = s.a[m], t.b = s.b[m];
+        if (s.charges && s.screening == QMMM_SCREEN_GAUSSIAN && s.a[m] != 0) t.kind = 2, t.a = s.a[m];
+        v.push_back(t);
+    }
+    for (size_t b = 0; b < s.nuc_z.size(); ++b)
+        v.push_back({s.nuc_xyz[3 * b], s.nuc_xyz[3 * b + 1], s.nuc_xyz[3 * b + 2], -(long double)s.nuc_z[b], 0, 0, 0, false});
+    return v;
+}
+
+// g(d) and g'(d) of a site, from the definitions (d > 0).
+void kernel(const Site &t, long double d, long double *g, long double *gp) {
+    if (t.kind == 1) {
+        const long double e = expl(-t.b * d * d);
+        *g = (1 - t.a * e) / d, *gp = -(1 - t.a * e) / (d * d) + 2 * t.a * t.b * e;
+    } else if (t.kind == 2) {
+        const long double s = 1 / t.a, pi = 3.14159265358979323846264338327950288L;
+        *g = erfl(s * d) / d, *gp = 2 * s / sqrtl(pi) * expl(-s * s * d * d) / d - erfl(s * d) / (d * d);
+    } else {
+        *g = 1 / d, *gp = -1 / (d * d);
+    }
+}
+
+// U, dU/dr and the scales sum |c g| and sum |c g'| at p.
+void ref_grad(const std::vector<Site> &st, const double *p, long double out[4], long double *su, long double *sg) {
+    for (int k = 0; k < 4; ++k) out[k] = 0;
+    *su = *sg = 0;
+    for (const Site &t : st) {
+        const long double dx = p[0] - t.x, dy = p[1] - t.y, dz = p[2] - t.z, d = sqrtl(dx * dx + dy * dy + dz * dz);
+        long double g, gp;
+        if (d == 0) {  // on a screened charge: EXP with a = 1 (g -> b d) or GAUSSIAN (g -> 2 s / sqrt(pi)); no gradient
+            g = t.kind == 1 ? 0 : 2 / (t.a * sqrtl(3.14159265358979323846264338327950288L));
+            *su += fabsl(t.c * g), *sg += fabsl(t.c * (t.kind == 1 ? t.b : 0));
+            out[0] += t.c * g;
+            continue;
+        }
+        kernel(t, d, &g, &gp);
+        out[0] += t.c * g, out[1] += t.c * gp * dx / d, out[2] += t.c * gp * dy / d, out[3] += t.c * gp * dz / d;
+        *su += fabsl(t.c * g), *sg += fabsl(t.c * gp);
+    }
+}
+
+std::vector<double> random_points(int64_t n, unsigned seed, double half = 9) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> pos(-half, half);
+    std::vector<double> p(3 * n);
+    for (double &v : p) v = pos(g);
+    return p;
+}
+
+// Every precision against the long-double reference, for cells and for each screening of charges.
+void check_grad_reference(const Sys &s, int precision, int64_t n_points) {
+    qmmm_field f = make(s, precision);
+    const std::vector<double> p = random_points(n_points, 7);
+    std::vector<double> u(n_points), g(3 * n_points);
+    ASSERT_EQ(qmmm_field_eval_grad(f, n_points, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+    const std::vector<Site> st = sites_of(s);
+    double worst_u = 0, worst_g = 0;
+    for (int64_t i = 0; i < n_points; ++i) {
+        long double r[4], su, sg;
+        ref_grad(st, &p[3 * i], r, &su, &sg);
+        worst_u = std::max(worst_u, double(fabsl(u[i] - r[0]) / su));
+        for (int k = 0; k < 3; ++k) worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg));
+    }
+    EXPECT_LE(worst_u, claim(precision)) << "precision " << precision;
+    EXPECT_LE(worst_g, claim(precision)) << "precision " << precision;
+    std::printf("grad vs long double, precision %d, %lld sources: u %.2e, grad %.2e\n", precision,
+                static_cast<long long>(s.sites()), worst_u, worst_g);
+    qmmm_field_destroy(f);
+}
+
+TEST(ForcesGrad, CellsMatchLongDoubleEveryPrecision) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(3000, 1);
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) check_grad_reference(s, p, 64);
+}
+
+TEST(ForcesGrad, ScreenedChargesMatchLongDoubleEveryPrecision) {
+    REQUIRE_BACKEND();
+    for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN}) {
+        const Sys s = charges_system(700, scr, 2 + scr);
+        for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
+            check_grad_reference(s, p, 48);
+    }
+}
+
+// Central differences of U (qmmm_field_eval, DOUBLE; step 1e-4 bohr: truncation ~h^2 U''' / 6) at random points, on
+// top of an EXP charge with a = 1 (a cone: its own term drops out of a central difference, and the gradient's is 0
+// there), 1e-3 bohr from a Gaussian charge and from a cell, 0.3 bohr from a cell.
+TEST(ForcesGrad, CentralDifferencesOfU) {
+    REQUIRE_BACKEND();
+    for (int scr : {int(QMMM_SCREEN_EXP), int(QMMM_SCREEN_GAUSSIAN), -1}) {
+        const Sys s = scr < 0 ? cells_system(500, 3) : charges_system(300, scr, 11);
+        qmmm_field f = make(s, QMMM_PRECISION_DOUBLE, 0, scr < 0 ? 0.001 : 0.0);
+        std::vector<double> p = random_points(16, 5);
+        // a screened charge (index 0: EXP with a = 1; Gaussian) and cell 0
+        p.insert(p.end(), {s.xyz[0], s.xyz[1], s.xyz[2]});
+        p.insert(p.end(), {s.xyz[0] + 1e-3, s.xyz[1], s.xyz[2]});
+        p.insert(p.end(), {s.xyz[0] + 0.3, s.xyz[1] - 0.1, s.xyz[2]});
+        const int64_t n = static_cast<int64_t>(p.size() / 3);
+        if (scr < 0) p[3 * 16] += 0.5;  // cells: no point on a centre here (CellSelfTerm has that)
+        std::vector<double> u(n), g(3 * n);
+        ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+        const std::vector<Site> st = sites_of(s);
+        for (int64_t i = 0; i < n; ++i) {
+            long double r[4], su, sg;
+            ref_grad(st, &p[3 * i], r, &su, &sg);
+            // Richardson's extrapolation of central differences at h and h/2 (error ~h^4 U^(5)), h well inside the
+            // distance to the nearest other source (1/100 of it)
+            double near = 1e300;
+            for (const Site &t : st) {
+                const double d = std::sqrt(double((p[3 * i] - t.x) * (p[3 * i] - t.x) + (p[3 * i + 1] - t.y) * (p[3 * i + 1] - t.y) +
+                                                  (p[3 * i + 2] - t.z) * (p[3 * i + 2] - t.z)));
+                if (d > 0) near = std::min(near, d);
+            }
+            const double h = std::min(1e-3, near / 100);
+            for (int k = 0; k < 3; ++k) {
+                double q4[12];
+                for (int j = 0; j < 4; ++j) std::memcpy(q4 + 3 * j, &p[3 * i], 24);
+                q4[k] += h, q4[3 + k] -= h, q4[6 + k] += h / 2, q4[9 + k] -= h / 2;
+                double v[4];
+                ASSERT_EQ(qmmm_field_eval(f, 4, q4, v), QMMM_SUCCESS) << qmmm_error_message();
+                const double d1 = (v[0] - v[1]) / (2 * h), d2 = (v[2] - v[3]) / h;
+                const double fd = (4 * d2 - d1) / 3;
+                EXPECT_NEAR(g[3 * i + k], fd, 1e-7 * double(sg)) << "screening " << scr << " point " << i << " axis " << k;
+                EXPECT_NEAR(g[3 * i + k], double(r[k + 1]), 1e-13 * double(sg)) << "screening " << scr << " point " << i;
+            }
+        }
+        qmmm_field_destroy(f);
+    }
+}
+
+// A point on a cell centre with cell_volume set: the cell adds its self potential to u and nothing to the gradient.
+TEST(ForcesGrad, CellSelfTerm) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(200, 4);
+    const double vol = 0.008;
+    qmmm_field f = make(s, QMMM_PRECISION_DOUBLE, 0, vol);
+    const double *p = s.xyz.data();
+    double u, g[3], u_eval;
+    ASSERT_EQ(qmmm_field_eval_grad(f, 1, p, &u, g), QMMM_SUCCESS) << qmmm_error_message();
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u_eval), QMMM_SUCCESS);
+    EXPECT_NEAR(u, u_eval, 1e-13 * std::fabs(u_eval));
+    Sys rest = s;  // the same field without cell 0
+    rest.xyz.erase(rest.xyz.begin(), rest.xyz.begin() + 3), rest.q.erase(rest.q.begin());
+    long double r[4], su, sg;
+    ref_grad(sites_of(rest), p, r, &su, &sg);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(g[k], double(r[k + 1]), 1e-13 * double(sg));
+    qmmm_field_destroy(f);
+}
+
+// The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d.
+void check_sites_reference(const Sys &s, int precision) {
+    qmmm_field f = make(s, precision);
+    const int64_t n = 40;
+    const std::vector<double> p = random_points(n, 9);
+    std::vector<double> w(n);
+    for (int64_t i = 0; i < n; ++i) w[i] = i % 5 == 0 ? 1.0 + i % 7 : -1.0;
+    const int64_t m = s.sites();
+    std::vector<double> phi(m), e(3 * m);
+    ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS) << qmmm_error_message();
+    const std::vector<Site> st = sites_of(s);
+    double worst_p = 0, worst_e = 0;
+    for (int64_t k = 0; k < m; ++k) {
+        long double rp = 0, re[3] = {0, 0, 0}, sp = 0, se = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const long double dx = st[k].x - p[3 * i], dy = st[k].y - p[3 * i + 1], dz = st[k].z - p[3 * i + 2];
+            const long double d = sqrtl(dx * dx + dy * dy + dz * dz);
+            long double g, gp;
+            kernel(st[k], d, &g, &gp);
+            rp += w[i] * g, sp += fabsl(w[i] * g), se += fabsl(w[i] * gp);
+            re[0] -= w[i] * gp * dx / d, re[1] -= w[i] * gp * dy / d, re[2] -= w[i] * gp * dz / d;
+        }
+        worst_p = std::max(worst_p, double(fabsl(phi[k] - rp) / sp));
+        for (int c = 0; c < 3; ++c) worst_e = std::max(worst_e, double(fabsl(e[3 * k + c] - re[c]) / se));
+    }
+    EXPECT_LE(worst_p, claim(precision));
+    EXPECT_LE(worst_e, claim(precision));
+    std::printf("site field vs long double, precision %d, %lld sites: phi %.2e, E %.2e\n", precision,
+                static_cast<long long>(m), worst_p, worst_e);
+    qmmm_field_destroy(f);
+}
+
+TEST(ForcesSites, MatchLongDoubleEveryKindAndPrecision) {
+    REQUIRE_BACKEND();
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+        check_sites_reference(cells_system(2500, 21), p);
+        for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
+            check_sites_reference(charges_system(600, scr, 30 + scr), p);
+    }
+}
+
+// Newton's third law between the calls: sum_k Q_k E_k + sum_i w_i grad_i = 0 (Q_k = -c_k), relative to the sum of
+// the magnitudes of its terms.
+TEST(ForcesSites, NewtonsThirdLawOnRandomSystems) {
+    REQUIRE_BACKEND();
+    for (int scr : {-1, int(QMMM_SCREEN_NONE), int(QMMM_SCREEN_EXP), int(QMMM_SCREEN_GAUSSIAN)}) {
+        const Sys s = scr < 0 ? cells_system(1500, 40) : charges_system(800, scr, 41 + scr);
+        qmmm_field f = make(s, QMMM_PRECISION_DOUBLE);
+        const int64_t n = 30;
+        const std::vector<double> p = random_points(n, 12, 7);
+        std::vector<double> w(n, -1.0), u(n), g(3 * n), phi(s.sites()), e(3 * s.sites());
+        w[0] = 8, w[1] = 1;
+        ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS);
+        const std::vector<Site> st = sites_of(s);
+        long double tot[3] = {0, 0, 0}, mag = 0;
+        for (int64_t k = 0; k < s.sites(); ++k)
+            for (int c = 0; c < 3; ++c) tot[c] += -st[k].c * e[3 * k + c], mag += fabsl(st[k].c * e[3 * k + c]);
+        for (int64_t i = 0; i < n; ++i)
+            for (int c = 0; c < 3; ++c) tot[c] += w[i] * g[3 * i + c], mag += fabsl(w[i] * g[3 * i + c]);
+        for (int c = 0; c < 3; ++c) EXPECT_LE(double(fabsl(tot[c]) / mag), 1e-14) << "screening " << scr << " axis " << c;
+        // and the energy: sum_k Q_k phi_k = -sum_i w_i u_i
+        long double es = 0, eu = 0, em = 0;
+        for (int64_t k = 0; k < s.sites(); ++k) es += -st[k].c * phi[k], em += fabsl(st[k].c * phi[k]);
+        for (int64_t i = 0; i < n; ++i) eu += w[i] * u[i];
+        EXPECT_LE(double(fabsl(es + eu) / em), 1e-14);
+        qmmm_field_destroy(f);
+    }
+}
+
+// The same bits whatever the thread count and the batch: a point's gradient alone and in a batch, a site's field
+// with 1 and 3 threads; repeated calls.
+TEST(ForcesDeterminism, BitwiseAcrossThreadsAndBatches) {
+    REQUIRE_BACKEND();
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+        const Sys s = charges_system(5000, QMMM_SCREEN_GAUSSIAN, 50);
+        const int64_t n = 300;
+        const std::vector<double> p = random_points(n, 13);
+        std::vector<double> w(n, -1.0);
+        std::vector<double> u[3], g[3], phi[3], e[3];
+        const int threads[3] = {1, 3, 3};
+        for (int r = 0; r < 3; ++r) {
+            qmmm_field f = make(s, prec, threads[r]);
+            u[r].resize(n), g[r].resize(3 * n), phi[r].resize(s.sites()), e[r].resize(3 * s.sites());
+            if (r < 2) {
+                ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u[r].data(), g[r].data()), QMMM_SUCCESS);
+            } else {  // in batches of 1, 7 and the rest
+                const int64_t cut[4] = {0, 1, 8, n};
+                for (int b = 0; b < 3; ++b)
+                    ASSERT_EQ(qmmm_field_eval_grad(f, cut[b + 1] - cut[b], &p[3 * cut[b]], &u[r][cut[b]], &g[r][3 * cut[b]]),
+                              QMMM_SUCCESS);
+            }
+            ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi[r].data(), e[r].data()), QMMM_SUCCESS);
+            qmmm_field_destroy(f);
+        }
+        for (int r = 1; r < 3; ++r) {
+            EXPECT_EQ(0, std::memcmp(u[0].data(), u[r].data(), n * 8)) << r;
+            EXPECT_EQ(0, std::memcmp(g[0].data(), g[r].data(), 3 * n * 8)) << r;
+            EXPECT_EQ(0, std::memcmp(phi[0].data(), phi[r].data(), s.sites() * 8)) << r;
+            EXPECT_EQ(0, std::memcmp(e[0].data(), e[r].data(), 3 * s.sites() * 8)) << r;
+        }
+    }
+}
+
+// The async and summing forms give the plain form's bits; the accumulator sums weight * the plain form's values in
+// call order.
+TEST(ForcesForms, AsyncSumAndAccumulatorEqualThePlainCall) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(4000, 60);
+    qmmm_field f = make(s, QMMM_PRECISION_DOUBLE);
+    const int64_t n = 50, m = s.sites();
+    const std::vector<double> p = random_points(n, 14);
+    std::vector<double> u(n), g(3 * n), ua(n), ga(3 * n), gs(3 * n);
+    ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_eval_grad_async(f, n, p.data(), ua.data(), ga.data()), QMMM_SUCCESS);
+    double tmp;
+    EXPECT_EQ(qmmm_field_eval(f, 1, p.data(), &tmp), QMMM_ERR_BUSY);
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, p.data(), &tmp, ga.data()), QMMM_ERR_BUSY);
+    ASSERT_EQ(qmmm_field_wait(f), QMMM_SUCCESS) << qmmm_error_message();
+    double sum = -1;
+    ASSERT_EQ(qmmm_field_eval_grad_sum(f, n, p.data(), &sum, gs.data()), QMMM_SUCCESS);
+    EXPECT_EQ(0, std::memcmp(u.data(), ua.data(), n * 8));
+    EXPECT_EQ(0, std::memcmp(g.data(), ga.data(), 3 * n * 8));
+    EXPECT_EQ(0, std::memcmp(g.data(), gs.data(), 3 * n * 8));
+    double ref = 0;
+    for (double v : u) ref += v;
+    EXPECT_EQ(sum, ref);
+
+    // accumulator: three calls with weights, against the host's own sums of the plain call's values
+    std::vector<double> acc_p(m, 0.0), acc_e(3 * m, 0.0), phi(m), e(3 * m);
+    const double weights[3] = {1.0, 0.5, 2.25};
+    ASSERT_EQ(qmmm_field_site_accum_reset(f), QMMM_SUCCESS);
+    for (int c = 0; c < 3; ++c) {
+        std::vector<double> pc = random_points(n, 100 + c), w(n, -1.0);
+        ASSERT_EQ(qmmm_field_site_field(f, n, pc.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS);
+        for (int64_t k = 0; k < m; ++k) {
+            acc_p[k] += weights[c] * phi[k];
+            for (int j = 0; j < 3; ++j) acc_e[3 * k + j] += weights[c] * e[3 * k + j];
+        }
+        ASSERT_EQ(qmmm_field_site_accum_add(f, n, pc.data(), w.data(), weights[c]), QMMM_SUCCESS) << qmmm_error_message();
+    }
+    // a failing call (a point on a nucleus) leaves the sums as they were
+    std::vector<double> bad = {s.nuc_xyz[0], s.nuc_xyz[1], s.nuc_xyz[2]};
+    const double wb = -1;
+    EXPECT_EQ(qmmm_field_site_accum_add(f, 1, bad.data(), &wb, 1.0), QMMM_ERR_SINGULAR);
+    double wsum = 0;
+    int64_t calls = 0;
+    ASSERT_EQ(qmmm_field_site_accum_read(f, phi.data(), e.data(), &wsum, &calls), QMMM_SUCCESS);
+    EXPECT_EQ(wsum, 3.75);
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(0, std::memcmp(phi.data(), acc_p.data(), m * 8));
+    EXPECT_EQ(0, std::memcmp(e.data(), acc_e.data(), 3 * m * 8));
+    ASSERT_EQ(qmmm_field_site_accum_reset(f), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_site_accum_read(f, phi.data(), e.data(), &wsum, &calls), QMMM_SUCCESS);
+    EXPECT_EQ(wsum, 0.0);
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(phi[0], 0.0);
+    qmmm_field_destroy(f);
+}
+
+// A SPLIT field's gradient is the direct sum's (exact), within its tolerance per component.
+TEST(ForcesGrad, SplitFieldIsTheDirectSum) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(800, 70);
+    qmmm_options o;
+    qmmm_options_default(&o);
+    const double region[6] = {-3, -3, -3, 3, 3, 3};
+    o.backend = kBackend, o.method = QMMM_METHOD_SPLIT, o.region = region, o.tolerance = 1e-5;
+    qmmm_field f = nullptr;
+    ASSERT_EQ(qmmm_field_create(&f, s.n(), s.xyz.data(), s.q.data(), 3, s.nuc_xyz.data(), s.nuc_z.data(), &o),
+              QMMM_SUCCESS) << qmmm_error_message();
+    const int64_t n = 20;
+    const std::vector<double> p = random_points(n, 15, 2.9);
+    std::vector<double> u(n), g(3 * n);
+    ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+    const std::vector<Site> st = sites_of(s);
+    for (int64_t i = 0; i < n; ++i) {
+        long double r[4], su, sg;
+        ref_grad(st, &p[3 * i], r, &su, &sg);
+        for (int k = 0; k < 3; ++k) EXPECT_LE(double(fabsl(g[3 * i + k] - r[k + 1]) / sg), 1e-13);
+    }
+    qmmm_field_destroy(f);
+}
+
+TEST(ForcesErrors, BadInput) {
+    REQUIRE_BACKEND();
+    const Sys s = charges_system(50, QMMM_SCREEN_EXP, 80);
+    qmmm_field f = make(s, QMMM_PRECISION_DOUBLE);
+    double p[3] = {1, 2, 3}, u, g[3], w = -1, phi[52], e[3 * 52], sum;
+    EXPECT_EQ(qmmm_field_eval_grad(nullptr, 1, p, &u, g), QMMM_ERR_BAD_HANDLE);
+    EXPECT_EQ(qmmm_field_eval_grad(f, -1, p, &u, g), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, nullptr, &u, g), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, p, &u, nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, p, nullptr, g), QMMM_SUCCESS);  // u may be NULL
+    EXPECT_EQ(qmmm_field_eval_grad_sum(f, 1, p, nullptr, g), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_field_site_field(f, 1, p, nullptr, phi, e), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_field_site_field(f, 1, p, &w, nullptr, e), QMMM_ERR_NULL_ARG);
+    EXPECT_EQ(qmmm_field_site_accum_read(f, phi, nullptr, nullptr, nullptr), QMMM_ERR_NULL_ARG);
+    double nanp[3] = {1, NAN, 3}, nanw = NAN, big = 1e301;
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, nanp, &u, g), QMMM_ERR_NONFINITE);
+    EXPECT_EQ(qmmm_field_site_field(f, 1, p, &nanw, phi, e), QMMM_ERR_NONFINITE);
+    EXPECT_EQ(qmmm_field_site_field(f, 1, p, &big, phi, e), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(qmmm_field_site_accum_add(f, 1, p, &w, NAN), QMMM_ERR_NONFINITE);
+    // on a nucleus, on an unscreened charge (index 1), on an EXP charge with a != 1 (index 3): SINGULAR, named
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, s.nuc_xyz.data() + 3, &u, g), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::strstr(qmmm_error_message(), "nucleus 1"), nullptr) << qmmm_error_message();
+    EXPECT_EQ(qmmm_field_eval_grad_sum(f, 1, &s.xyz[3], &sum, g), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::strstr(qmmm_error_message(), "charge 1"), nullptr) << qmmm_error_message();
+    ASSERT_NE(s.a[3], 1.0);
+    EXPECT_EQ(qmmm_field_site_field(f, 1, &s.xyz[9], &w, phi, e), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::strstr(qmmm_error_message(), "charge 3"), nullptr) << qmmm_error_message();
+    EXPECT_EQ(qmmm_field_eval_grad_async(f, 1, &s.xyz[3], &u, g), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_field_wait(f), QMMM_ERR_SINGULAR);
+    // on the EXP charge with a = 1 (index 0) and on a Gaussian one: finite
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, &s.xyz[0], &u, g), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_TRUE(std::isfinite(u) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]));
+    EXPECT_EQ(qmmm_field_site_field(f, 1, &s.xyz[0], &w, phi, e), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(e[0], 0.0);
+    qmmm_field_destroy(f);
+    // a density cell without a cell volume
+    const Sys c = cells_system(10, 81);
+    f = make(c, QMMM_PRECISION_DOUBLE);
+    EXPECT_EQ(qmmm_field_eval_grad(f, 1, &c.xyz[6], &u, g), QMMM_ERR_SINGULAR);
+    EXPECT_NE(std::strstr(qmmm_error_message(), "density cell 2"), nullptr) << qmmm_error_message();
+    EXPECT_EQ(qmmm_field_site_field(f, 1, &c.xyz[6], &w, phi, e), QMMM_ERR_SINGULAR);
+    qmmm_field_destroy(f);
+}
+
+#ifdef QMMM_TEST_CUDA
+// CUDA against the CPU: gradient and site field, every precision, cells and screened charges.
+TEST(ForcesGpu, MatchesTheCpu) {
+    REQUIRE_BACKEND();
+    for (int scr : {-1, int(QMMM_SCREEN_EXP), int(QMMM_SCREEN_GAUSSIAN)})
+        for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+            const Sys s = scr < 0 ? cells_system(20000, 90) : charges_system(5000, scr, 91);
+            qmmm_options o;
+            qmmm_options_default(&o);
+            o.backend = QMMM_BACKEND_CPU, o.precision = QMMM_PRECISION_DOUBLE;
+            qmmm_field fc = nullptr, fg = make(s, prec);
+            if (s.charges)
+                ASSERT_EQ(qmmm_field_create_charges(&fc, s.n(), s.xyz.data(), s.xyz.data() + 1, s.xyz.data() + 2, 3,
+                                                    s.q.data(), s.screening, s.a.data(), s.b.data(), 2,
+                                                    s.nuc_xyz.data(), s.nuc_z.data(), &o), QMMM_SUCCESS);
+            else
+                ASSERT_EQ(qmmm_field_create(&fc, s.n(), s.xyz.data(), s.q.data(), 3, s.nuc_xyz.data(), s.nuc_z.data(), &o),
+                          QMMM_SUCCESS);
+            const int64_t n = 2000, m = s.sites();
+            const std::vector<double> p = random_points(n, 92);
+            std::vector<double> w(n, -1.0), uc(n), gc(3 * n), ug(n), gg(3 * n), pc(m), ec(3 * m), pg(m), eg(3 * m);
+            ASSERT_EQ(qmmm_field_eval_grad(fc, n, p.data(), uc.data(), gc.data()), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_field_eval_grad(fg, n, p.data(), ug.data(), gg.data()), QMMM_SUCCESS) << qmmm_error_message();
+            ASSERT_EQ(qmmm_field_site_field(fc, n, p.data(), w.data(), pc.data(), ec.data()), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_field_site_field(fg, n, p.data(), w.data(), pg.data(), eg.data()), QMMM_SUCCESS)
+                << qmmm_error_message();
+            // scales: the largest |grad| and |E| of the CPU (a loose normwise bound: the references above are tight)
+            double sg = 0, se = 0;
+            for (double v : gc) sg = std::max(sg, std::fabs(v));
+            for (double v : ec) se = std::max(se, std::fabs(v));
+            const double tol = prec == QMMM_PRECISION_SINGLE ? 1e-4 : 1e-12;
+            for (int64_t i = 0; i < 3 * n; ++i) ASSERT_NEAR(gg[i], gc[i], tol * sg) << i;
+            for (int64_t k = 0; k < 3 * m; ++k) ASSERT_NEAR(eg[k], ec[k], tol * se) << k;
+            // repeated GPU calls: the same bits
+            std::vector<double> g2(3 * n), e2(3 * m), p2(m);
+            ASSERT_EQ(qmmm_field_eval_grad(fg, n, p.data(), ug.data(), g2.data()), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_field_site_field(fg, n, p.data(), w.data(), p2.data(), e2.data()), QMMM_SUCCESS);
+            EXPECT_EQ(0, std::memcmp(gg.data(), g2.data(), 3 * n * 8));
+            EXPECT_EQ(0, std::memcmp(eg.data(), e2.data(), 3 * m * 8));
+            qmmm_field_destroy(fc), qmmm_field_destroy(fg);
+        }
+}
+#endif
+
+}  // namespace
