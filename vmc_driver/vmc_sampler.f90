@@ -288,6 +288,7 @@ contains
     !$omp end parallel do
     smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
     call field_finish(fld)
+    call field_forces_add(fld, wk%ne * wk%nw, wk%pos)   ! key forces: the electrons' field at the sites
     do w = 1, wk%nw
       p = parts(2, w) + parts(3, w) + parts(4, w) + smp%vnn + sum(wk%u(:, w)) + fld%e_nuc_env
       if (.not. is_finite(p)) call die('non-finite local energy (walker ' // itoa(wk%first + w - 1) // ')')
