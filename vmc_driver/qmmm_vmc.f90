@@ -78,7 +78,7 @@ program qmmm_vmc
   do ib = 1, inp%n_blocks
     call sampler_block(smp, wk, wf, ws, fld, inp, acc%parts)
     call accum_block(acc, ib, smp%n_acc, smp%n_try)
-    call forces_block(frc, fld, ib, acc%n_meas, inp%n_walkers)
+    call forces_block(frc, fld, ib, acc%n_meas / inp%forces_every, inp%n_walkers)
   end do
   call accum_finish(acc)
   call forces_finish(frc, fld, acc%n_meas, acc%level)

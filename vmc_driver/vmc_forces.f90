@@ -40,7 +40,8 @@ contains
     if (par_root) allocate(frc%series(3, frc%m, n_blocks))
   end subroutine
 
-  ! Block ib: every rank's sums to rank 0, added in rank order, divided by the block's configurations.
+  ! Block ib: every rank's sums to rank 0, added in rank order, divided by the block's configurations (n_meas:
+  ! the measurements with forces in a block).
   subroutine forces_block(frc, fld, ib, n_meas, nw_total)
     type(forces_t), intent(inout) :: frc
     type(env_field_t), intent(inout) :: fld

@@ -26,7 +26,7 @@ module vmc_input
     real(real64) :: field_tolerance, field_margin
     logical :: jastrow, tune_moves, cusp_correction, balance_walkers, forces
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
-    integer :: energy_every, charge
+    integer :: energy_every, charge, forces_every
     integer :: n_cubes = 0                ! cubes given (no gaps: cubes(1:n_cubes))
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls, field_method
@@ -321,6 +321,7 @@ contains
     call put(rd, inp%charge, 'charge')
     call put(rd, inp%recompute_every, 'recompute_every')
     call put(rd, inp%forces, 'forces')
+    call put(rd, inp%forces_every, 'forces_every')
     call put(rd, inp%output_json, 'output_json')
   end subroutine
 
@@ -406,6 +407,10 @@ contains
     if (mod(inp%steps_per_block, inp%energy_every) /= 0) call bad('energy_every', 'must divide steps_per_block (' // &
          itoa(inp%steps_per_block) // ')')
     n_meas = inp%steps_per_block / inp%energy_every
+    if (mod(n_meas, int(inp%forces_every, int64)) /= 0) call bad('forces_every', 'must divide steps_per_block / ' // &
+         'energy_every (' // itoa(n_meas) // ' local energies per block)')
+    if (rd%key_line(key_index('forces_every')) > 0 .and. .not. inp%forces) call bad('forces_every', &
+         'applies to forces = .true. only')
     if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block > huge(1_int32)) &
          call bad('n_blocks', 'x steps_per_block + n_equil = ' // itoa(int(inp%n_equil, int64) + &
          int(inp%n_blocks, int64) * inp%steps_per_block) // ' sweeps: more than 2^31 - 1')

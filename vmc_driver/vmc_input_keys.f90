@@ -117,6 +117,10 @@ module vmc_input_keys
       'nuclei''s exact field, as the force on each site (q E, hartree/bohr) with error bars from the blocks; the ' // &
       'force of the environment on each QM nucleus (exact); their sums. Printed (largest ten) and in the JSON ' // &
       '(`forces`)'), &
+    key_t(name='forces_every', kind=K_INT, default='1', ilo=1, ihi=1000000000, unit='local energies', &
+      what='`forces` only: local energies between force samples (divides `steps_per_block` / `energy_every`). ' // &
+      'On the CPU the field at the sites can cost more than the local energies: sampling it less often saves ' // &
+      'that time for a larger error bar (successive local energies are correlated, so less than it saves)'), &
     key_t(name='output_json', kind=K_STRING, default="'vmc_result.json'", nonempty=.true., &
       what='JSON summary, written only after a successful run (a second command-line argument overrides it); ' // &
       'checked before the run: a folder, or a folder that takes no new file, is refused')]

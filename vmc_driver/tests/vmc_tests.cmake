@@ -250,6 +250,8 @@ vmc_bad(mm_charges_and_cubes bad_mm_charges_and_cubes.nml
   "bad_mm_charges_and_cubes.nml:4: key 'mm_charges' and key 'cubes' cannot both be given")
 vmc_bad(forces_no_environment bad_forces_no_environment.nml
   "bad_forces_no_environment.nml:3: key 'forces' needs an environment")
+vmc_bad(forces_every bad_forces_every.nml
+  "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies per block\\)")
 vmc_bad(mm_charges_line bad_mm_charges_line.nml "bad_line.charges:4: expected x y z q \\(bohr, e\\)")
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
