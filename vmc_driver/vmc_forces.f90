@@ -3,10 +3,11 @@
 ! the QM nuclei, and their sums; printed (largest ten) and written into the JSON.
 ! Each block every rank reads its accumulator (the library keeps the sums where it computes; one read per block,
 ! not per step), rank 0 adds the ranks' sums in rank order and divides by the block's configurations
-! (measurements x walkers): the block mean of the electrons' field per configuration. Error bars are the
-! standard errors of the block means: they are independent when a block (steps_per_block / energy_every
-! measurements) is at least the block length the energy's reblocking chose (vmc_stats), which the report
-! states (and warns of otherwise).
+! (measurements x walkers): the block mean of the electrons' field per configuration, folded into a running
+! mean and sum of squared deviations per component (Welford: memory 6 doubles a site, whatever n_blocks). Error
+! bars are the standard errors of the block means: they are independent when a block (steps_per_block /
+! energy_every measurements) is at least the block length the energy's reblocking chose (vmc_stats), which the
+! report states (and warns of otherwise).
 module vmc_forces
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
@@ -21,7 +22,9 @@ module vmc_forces
   type forces_t
     logical :: on = .false.
     integer(int64) :: m = 0                          ! sites
-    real(real64), allocatable :: series(:,:,:)       ! rank 0: (3, m, blocks) block means of the electrons' field
+    integer :: nb = 0                                ! blocks so far
+    real(real64), allocatable :: mean(:,:), m2(:,:)  ! rank 0: (3, m) running mean of the block means, squares
+    real(real64), allocatable :: sum_series(:,:)     ! rank 0: (3, blocks) sum_k Q_k E_electrons(k) per block
     real(real64), allocatable :: e_el(:,:), e_el_err(:,:)   ! rank 0, after forces_finish: mean, error (3, m)
     real(real64), allocatable :: f(:,:), f_err(:,:)  ! force on each site (hartree/bohr) and its error bar
     real(real64) :: sum_f(3) = 0, sum_f_err(3) = 0, sum_qm(3) = 0
@@ -37,7 +40,7 @@ contains
     frc%on = fld%forces
     if (.not. frc%on) return
     frc%m = fld%n_sites
-    if (par_root) allocate(frc%series(3, frc%m, n_blocks))
+    if (par_root) allocate(frc%mean(3, frc%m), frc%m2(3, frc%m), frc%sum_series(3, n_blocks), source=0.0_real64)
   end subroutine
 
   ! Block ib: every rank's sums to rank 0, added in rank order, divided by the block's configurations (n_meas:
@@ -46,9 +49,9 @@ contains
     type(forces_t), intent(inout) :: frc
     type(env_field_t), intent(inout) :: fld
     integer, intent(in) :: ib, n_meas, nw_total
-    real(real64), allocatable :: esum(:,:), all(:)
+    real(real64), allocatable :: esum(:,:), all(:), d(:,:)
     integer(int64) :: n_calls, n3
-    integer :: r
+    integer :: r, c
     if (.not. frc%on) return
     allocate(esum(3, frc%m))
     call field_forces_take(fld, esum, n_calls)
@@ -62,7 +65,14 @@ contains
     do r = 2, par_size
       esum = esum + reshape(all((r - 1) * n3 + 1:r * n3), [3_int64, frc%m])
     end do
-    frc%series(:, :, ib) = esum / (real(n_meas, real64) * nw_total)
+    esum = esum / (real(n_meas, real64) * nw_total)
+    frc%nb = frc%nb + 1
+    d = esum - frc%mean
+    frc%mean = frc%mean + d / frc%nb
+    frc%m2 = frc%m2 + d * (esum - frc%mean)
+    do c = 1, 3
+      frc%sum_series(c, ib) = sum(fld%site_q * esum(c, :))
+    end do
   end subroutine
 
   ! Rank 0: means and error bars; level: the energy's reblocking level (block length 2^level measurements).
@@ -70,25 +80,19 @@ contains
     type(forces_t), intent(inout) :: frc
     type(env_field_t), intent(in) :: fld
     integer, intent(in) :: n_meas, level
-    real(real64), allocatable :: s(:)
     integer(int64) :: k
-    integer :: c, nb, b
+    integer :: c
     if (.not. (frc%on .and. par_root)) return
-    nb = size(frc%series, 3)
-    allocate(frc%e_el(3, frc%m), frc%e_el_err(3, frc%m), frc%f(3, frc%m), frc%f_err(3, frc%m), s(nb))
+    frc%e_el = frc%mean
+    frc%e_el_err = sqrt(frc%m2 / (real(frc%nb, real64) * (frc%nb - 1)))
+    allocate(frc%f(3, frc%m), frc%f_err(3, frc%m))
     do k = 1, frc%m
-      do c = 1, 3
-        call mean_err(frc%series(c, k, :), frc%e_el(c, k), frc%e_el_err(c, k))
-      end do
       frc%f(:, k) = fld%site_q(k) * (frc%e_el(:, k) + fld%e_qm_sites(:, k))
       frc%f_err(:, k) = abs(fld%site_q(k)) * frc%e_el_err(:, k)
     end do
     ! The sum over the sites: its own series of block values (the sites' fields are correlated).
     do c = 1, 3
-      do b = 1, nb
-        s(b) = sum(fld%site_q * frc%series(c, :, b))
-      end do
-      call mean_err(s, frc%sum_f(c), frc%sum_f_err(c))
+      call mean_err(frc%sum_series(c, 1:frc%nb), frc%sum_f(c), frc%sum_f_err(c))
       frc%sum_f(c) = frc%sum_f(c) + sum(fld%site_q * fld%e_qm_sites(c, :))
     end do
     frc%sum_qm = sum(fld%f_qm, dim=2)
