@@ -29,6 +29,9 @@
 !                    for Gaussian errors), chi^2 per component printed; the summed force on the sites within 3
 !                    error bars; every error bar <= MAX_REL_ERR x the largest |field| (the test has power);
 !                    blocks independent at the energy's reblocking length
+!   vmc_check forces_close A B [TOL]                 key forces of two runs of the same configurations: max |F_A -
+!                                                        F_B| over the sites' forces and error bars and the sums <=
+!                                                        TOL x max |F_A| (TOL 0 or none: bitwise)
 !   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
 !                                                        e-e + e-n + n-n + electron_environment +
 !                                                        nucleus_environment)| <= TOL (a dropped term fails)
@@ -124,6 +127,10 @@ program vmc_check
     call expect(abs(ea - r) <= tol, 'energy = sum of its parts within ' // trim(b))
   case ('forces')
     call check_forces(a, b, c, d, e)
+  case ('forces_close')
+    tol = 0
+    if (len_trim(c) > 0) read(c, *) tol
+    call forces_close(a, b, tol, c)
   case default
     print '(a)', 'FAILED: unknown mode "' // trim(mode) // '" (see the header of vmc_check.f90)'
     call exit(1)
@@ -161,6 +168,31 @@ contains
     call expect(maxval(abs(z)) <= zmax, 'every component within ' // trim(zmax_t) // ' error bars of psi4')
     call expect(nz3 <= nout, 'at most ' // trim(nout_t) // ' components beyond 3 error bars')
     call expect(all(abs(sf - r_sf) <= 3 * sfe), 'the summed force on the sites within 3 error bars of psi4''s')
+  end subroutine
+
+  subroutine forces_close(fa, fb, tol, tol_text)
+    character(len=*), intent(in) :: fa, fb, tol_text
+    real(real64), intent(in) :: tol
+    character(len=32), parameter :: keys(4) = [character(len=32) :: 'forces.site_force', 'forces.site_force_error', &
+         'forces.sum_site_force', 'forces.sum_site_force_error']
+    real(real64), allocatable :: x(:), y(:)
+    real(real64) :: scale, d
+    integer :: m, i, n
+    m = nint(num(fa, 'forces.n_sites'))
+    call expect(nint(num(fb, 'forces.n_sites')) == m, 'the same sites')
+    call expect(text(fa, 'final_position_checksum') == text(fb, 'final_position_checksum'), 'same configurations')
+    scale = maxval(abs(nums(fa, 'forces.site_force', 3 * m)))
+    do i = 1, size(keys)
+      n = merge(3 * m, 3, i <= 2)
+      x = nums(fa, trim(keys(i)), n); y = nums(fb, trim(keys(i)), n)
+      d = maxval(abs(x - y))
+      print '(a,es10.3,a,es10.3)', trim(keys(i)) // ': max |A - B| ', d, ', max |F_A| ', scale
+      if (tol == 0) then
+        call expect(all(x == y), trim(keys(i)) // ' bitwise identical')
+      else
+        call expect(d <= tol * scale, trim(keys(i)) // ' within ' // trim(tol_text) // ' x max |F_A|')
+      end if
+    end do
   end subroutine
 
   ! n numbers of the (possibly nested) array at key.
