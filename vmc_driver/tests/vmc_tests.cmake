@@ -122,6 +122,9 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 # Key forces: the same configurations on 1 and 3 threads give bitwise the same forces and error bars.
 vmc_case(vmc_forces_threads IN1 forces_small.nml IN2 forces_small_3threads.nml ARGS forces_close OUT1 OUT2 0
   LABELS quick)
+# ... and the per-step field calls ('batched') the same as 'measured' (the accumulator is fed at the measurements).
+vmc_case(vmc_forces_field_calls IN1 forces_small.nml IN2 forces_small_batched.nml ARGS forces_close OUT1 OUT2
+  LABELS quick)
 # The field only where it is measured ('measured', one call per measurement) against the per-step modes:
 # the same values summed in the same order, so on the CPU field bitwise the same results.
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
