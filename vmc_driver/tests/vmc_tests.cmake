@@ -163,6 +163,12 @@ vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml GPU LABELS 
   && differ OUT1 OUT2 parts.electron_environment)
 vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
   ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 field_calls measured)
+# Key forces on the CUDA field (the accumulator on the device): MM charges ('measured', asynchronous) and cube cells
+# ('batched', asynchronous per step) against CPU double, within 1e-10 of the largest force.
+vmc_case(vmc_gpu_forces IN1 forces_small_cuda.nml IN2 forces_small.nml GPU LABELS gpu
+  ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
+vmc_case(vmc_gpu_forces_cubes IN1 forces_cubes_cuda.nml IN2 forces_cubes_cpu.nml GPU LABELS gpu
+  ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
@@ -363,7 +369,8 @@ set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
 qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
-  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured)
+  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured vmc_gpu_forces
+  vmc_gpu_forces_cubes)
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
