@@ -263,7 +263,7 @@ vmc_bad(mm_charges_and_cubes bad_mm_charges_and_cubes.nml
 vmc_bad(forces_no_environment bad_forces_no_environment.nml
   "bad_forces_no_environment.nml:3: key 'forces' needs an environment")
 vmc_bad(forces_every bad_forces_every.nml
-  "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies per block\\)")
+  "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies")
 vmc_bad(mm_charges_line bad_mm_charges_line.nml "bad_line.charges:4: expected x y z q \\(bohr, e\\)")
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
@@ -374,4 +374,5 @@ qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_fie
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
-set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_water_mm_forces vmc_water_mm_forces_unpolarised vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
+set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_water_mm_forces vmc_water_mm_forces_unpolarised
+  vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
