@@ -173,7 +173,7 @@ contains
     ! nuclei (F_A = Z_A dU/dr at R_A: U is an electron's energy), from the double-precision direct field fd.
     subroutine forces_setup(fd)
       type(qmmm_field), intent(in) :: fd
-      real(real64) :: grad(3, bs%natom)
+      real(real64) :: grad(3, bs%natom), u(bs%natom)   ! u: not unuc, which the energy's constant keeps
       real(real64), allocatable :: phi(:)
       integer :: a
       integer(int64) :: nc
@@ -188,7 +188,7 @@ contains
         fld%site_xyz(:, 1:nc) = cell_xyz; fld%site_q(1:nc) = -cell_q
       end if
       fld%site_xyz(:, nc + 1:) = nuc_xyz; fld%site_q(nc + 1:) = nuc_z
-      st = qmmm_field_eval_grad(fd, bs%xyz, unuc, grad)
+      st = qmmm_field_eval_grad(fd, bs%xyz, u, grad)
       call check(st, 'field gradient at the QM nuclei')
       do a = 1, bs%natom
         fld%f_qm(:, a) = bs%z(a) * grad(:, a)

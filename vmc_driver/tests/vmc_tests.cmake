@@ -122,6 +122,8 @@ vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
 # Key forces: the same configurations on 1 and 3 threads give bitwise the same forces and error bars.
 vmc_case(vmc_forces_threads IN1 forces_small.nml IN2 forces_small_3threads.nml ARGS forces_close OUT1 OUT2 0
   LABELS quick)
+# Forces change no energy: the run with them is bitwise the run without.
+vmc_case(vmc_forces_energy_same IN1 forces_small.nml IN2 forces_small_off.nml ARGS same OUT1 OUT2 LABELS quick)
 # ... and the per-step field calls ('batched') the same as 'measured' (the accumulator is fed at the measurements).
 vmc_case(vmc_forces_field_calls IN1 forces_small.nml IN2 forces_small_batched.nml ARGS forces_close OUT1 OUT2
   LABELS quick)
