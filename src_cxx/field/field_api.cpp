@@ -611,7 +611,9 @@ QMMM_API int qmmm_field_destroy(qmmm_field f) {
             throw Error(QMMM_ERR_BUSY, "another thread is inside a call on f; destroy it after that call returns");
         auto owned = g_fields.remove(f);
         if (!owned) throw Error(QMMM_ERR_BAD_HANDLE, "f is not a live field handle (NULL or already destroyed)");
-        if (owned->pending) owned->impl->wait();  // never free memory a GPU is still writing
+        // Never free memory a GPU is still writing. A pending gradient is the forces engine's (its destructor waits);
+        // the value backend's wait would copy its last results again into the caller's array of a finished call.
+        if (owned->pending && !owned->forces->pending()) owned->impl->wait();
         return QMMM_SUCCESS;
     });
 }

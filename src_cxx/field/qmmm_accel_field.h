@@ -376,9 +376,10 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
  * screening, nuclei), every method and precision; forces.md (docs/user-guide) has the conventions.
  * The sum is direct on every method: a SPLIT field's gradient (and its u here) is the direct sum, exact, so within
  * the split's tolerance for each component relative to sum |q_m|/d_m^2 (it costs what a DIRECT call costs).
- * Precisions: DOUBLE and MIXED evaluate in double (normwise error per component ~1e-15 relative to
- * sum |q|/d^2 and sum |q|/d); SINGLE uses float pair terms (offsets from the centre of the sites' box) and float
- * sums over runs of 1,024 sources, added in double (~1e-6 relative to the same norms). u agrees with qmmm_field_eval
+ * Precisions: DOUBLE and MIXED evaluate in double (error per component at most 1e-13 relative to sum |q|/d^2, and
+ * u's to sum |q|/d; measured ~5e-16); SINGLE uses float pair terms (offsets from the centre of the sites' box) and
+ * float sums over runs of 1,024 sources, added in double (at most 1e-5 relative to the same norms: ~1e-6 from the
+ * float terms, the rest from rounding coordinates to float next to a site; measured up to 2.3e-6). u agrees with qmmm_field_eval
  * within the precision's and method's error, not bit for bit. A point's values depend only on the point, the field,
  * its backend and precision: not on the other points, nor on thread counts or batch sizes.
  * Singular points: as qmmm_field_eval. On a density cell centre with cell_volume set the cell adds its self
@@ -492,9 +493,9 @@ QMMM_API int qmmm_field_site_accum_reset(qmmm_field f);
  * @param w the points' physical charges, n_points doubles (e)
  * @param weight the configuration's weight (1 for VMC; a DMC walker's weight), finite
  * @retval QMMM_SUCCESS
- * @retval QMMM_ERR_NONFINITE weight is NaN or Inf
- * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR,
- *         QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_site_field (NULL phi and efield excepted: there are none)
+ * @retval QMMM_ERR_NONFINITE weight is NaN or Inf, or as qmmm_field_site_field
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
+ *         QMMM_ERR_CUDA as qmmm_field_site_field (NULL phi and efield excepted: there are none)
  * @threading One thread at a time per handle.
  */
 QMMM_API int qmmm_field_site_accum_add(qmmm_field f, int64_t n_points, const double *xyz, const double *w,

@@ -404,7 +404,13 @@ TEST(ForcesForms, AsyncSumAndAccumulatorEqualThePlainCall) {
     EXPECT_EQ(wsum, 0.0);
     EXPECT_EQ(calls, 0);
     EXPECT_EQ(phi[0], 0.0);
-    qmmm_field_destroy(f);
+    // destroy with a gradient pending: it waits for it (and writes nothing into the arrays of finished calls)
+    std::vector<double> u_late(n, -7.0), g_late(3 * n), u_done = u;
+    ASSERT_EQ(qmmm_field_eval(f, n, p.data(), u.data()), QMMM_SUCCESS);
+    u_done = u;
+    ASSERT_EQ(qmmm_field_eval_grad_async(f, n, p.data(), u_late.data(), g_late.data()), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(0, std::memcmp(u.data(), u_done.data(), n * 8));
 }
 
 // A SPLIT field's gradient is the direct sum's (exact), within its tolerance per component.

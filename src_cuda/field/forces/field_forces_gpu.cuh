@@ -27,6 +27,13 @@ struct ForceDev {
     const T *sx = nullptr, *sy = nullptr, *sz = nullptr, *sc = nullptr, *sa = nullptr, *sb = nullptr, *cut2 = nullptr;
 };
 
+// Four values read as one shared-memory load (LDS.128 for float; two for double): a site (x y z c) or a point
+// (x y z w) of a tile.
+template <class T>
+struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) Quad {
+    T x, y, z, w;
+};
+
 // 1/sqrt(x): float from the MUFU seed (~2^-22.9 relative); double from its seed and a third-order correction
 // (full double precision, as field_pair_gpu.cuh's DOUBLE).
 __device__ __forceinline__ float inv_sqrt(float x) {

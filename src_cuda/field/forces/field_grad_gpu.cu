@@ -27,10 +27,54 @@ namespace {
 // Points per launch round: bounds the partial sums' buffer (slices x points x 4 doubles).
 constexpr int64_t kRound = 65536;
 
+// One point's sums over the plain sites [b, e) (the block's threads load the tiles together). The fast form skips the
+// singular test and keeps the smallest d^2 instead; the careful form gives a site within the singular radius its
+// on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no gradient.
+template <class T, bool kCareful>
+__device__ __forceinline__ void slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz,
+                                          Quad<T> *sh, double *acc, T *d2_min) {
+    T au = 0, ax = 0, ay = 0, az = 0, dmin = d2_min ? *d2_min : T(0);
+    for (int64_t t0 = b; t0 < e; t0 += kBlock) {
+        __syncthreads();
+        const int64_t k = t0 + threadIdx.x;
+        if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
+        __syncthreads();
+        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+#pragma unroll 4
+        for (int j = 0; j < cnt; ++j) {
+            const Quad<T> q = sh[j];
+            const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const T ck = q.w;
+            if (kCareful) {
+                const bool on = d2 < T(kSingularRadius2);
+                const T inv = on ? T(0) : inv_sqrt(d2);
+                au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
+                const T g = ck * inv * inv * inv;
+                ax -= g * dx, ay -= g * dy, az -= g * dz;
+            } else {
+                const T inv = inv_sqrt(d2);
+                au += ck * inv;
+                const T g = ck * inv * inv * inv;
+                ax -= g * dx, ay -= g * dy, az -= g * dz;
+                dmin = d2 < dmin ? d2 : dmin;
+            }
+        }
+        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+            acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
+            au = ax = ay = az = 0;
+        }
+    }
+    if (d2_min) *d2_min = dmin;
+}
+
+// part[slice][i] = point i's sums over the slice's plain sites. A block with a point within the singular radius of one
+// of them sums the slice again in the careful form, which that point (only) takes: every point's bits are those of
+// its own form, whatever shares its block.
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                             double *__restrict__ part) {
-    __shared__ T sh[4][kBlock];
+    __shared__ Quad<T> sh[kBlock];
     const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
     const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
     T px = 0, py = 0, pz = 0;
@@ -39,28 +83,14 @@ __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64
         pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
     }
     double acc[4] = {0, 0, 0, 0};
-    T au = 0, ax = 0, ay = 0, az = 0;
-    for (int64_t t0 = b; t0 < e; t0 += kBlock) {
-        __syncthreads();
-        const int64_t k = t0 + threadIdx.x;
-        if (k < e) sh[0][threadIdx.x] = s.x[k], sh[1][threadIdx.x] = s.y[k], sh[2][threadIdx.x] = s.z[k],
-                   sh[3][threadIdx.x] = s.c[k];
-        __syncthreads();
-        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
-        for (int j = 0; j < cnt; ++j) {
-            const T dx = px - sh[0][j], dy = py - sh[1][j], dz = pz - sh[2][j];
-            const T d2 = dx * dx + dy * dy + dz * dz;
-            const bool on = d2 < T(kSingularRadius2);
-            const T inv = on ? T(0) : inv_sqrt(d2);
-            const T ck = sh[3][j];
-            au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
-            const T g = ck * inv * inv * inv;
-            ax -= g * dx, ay -= g * dy, az -= g * dz;
-        }
-        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
-            acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
-            au = ax = ay = az = 0;
-        }
+    T dmin = T(1e30);
+    slice_sum<T, false>(s, b, e, px, py, pz, sh, acc, &dmin);
+    const bool near = i < n && !(dmin >= T(kSingularRadius2));
+    if (__syncthreads_or(near)) {
+        double careful[4] = {0, 0, 0, 0};
+        slice_sum<T, true>(s, b, e, px, py, pz, sh, careful, nullptr);
+        if (near)
+            for (int j = 0; j < 4; ++j) acc[j] = careful[j];
     }
     if (i < n)
         for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[j];
@@ -115,9 +145,10 @@ __global__ void scatter_kernel(int64_t m, const int64_t *__restrict__ index, con
     if (!ok) atomicOr(flag, 1);
 }
 
+// acc += weight * call, the product rounded before the sum (no contraction into an FMA): the CPU's bits.
 __global__ void accumulate_kernel(int64_t m4, double weight, const double *__restrict__ call, double *__restrict__ acc) {
     const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (k < m4) acc[k] += weight * call[k];
+    if (k < m4) acc[k] = __dadd_rn(acc[k], __dmul_rn(weight, call[k]));
 }
 
 unsigned blocks(int64_t n, int per) { return static_cast<unsigned>((n + per - 1) / per); }

@@ -10,6 +10,7 @@
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
 #include "field_forces.hpp"
+#include "field_forces_avx512.hpp"
 #include "field_forces_cpu.hpp"
 #include "field_forces_shared.hpp"
 
@@ -25,48 +26,84 @@ constexpr int64_t kPointTile = 16;
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
 
-// out[0..3] += the U and dU/dr of sites [b, e) at p. Within the singular radius a density cell (k < n_self) gives
-// self_inv_r and no gradient (the cube's field vanishes at its centre); another site gives NaN (reported).
-template <class T>
+// sqrt as the builtin: std::sqrt(float) is a <cmath> wrapper that GCC does not inline into functions compiled under
+// other optimize options (a call per pair, and no vectorisation).
+__attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
+__attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
+
+// out[0..3] += the U and dU/dr of sites [b, e) at p. Within the singular radius a site gives on_value for 1/d and no
+// gradient: self_inv_r for a density cell (the cube's field vanishes at its centre), NaN for another site (reported).
+// The caller splits its ranges where the density cells end, so that no lane needs a site's index (float lanes beside
+// 64-bit indices kept the float loop from vectorising).
+template <class T, int P>
 __attribute__((always_inline)) inline void plain_body(int64_t b, int64_t e, const T *__restrict x, const T *__restrict y,
-                                                      const T *__restrict z, const T *__restrict c, int64_t n_self,
-                                                      T self, T px, T py, T pz, double *out) {
-    T au[kLanes] = {}, ax[kLanes] = {}, ay[kLanes] = {}, az[kLanes] = {};
-    const T nan = std::numeric_limits<T>::quiet_NaN();
+                                                      const T *__restrict z, const T *__restrict c, T on_value,
+                                                      const T *__restrict pt, double *__restrict out) {
+    T au[P][kLanes] = {}, ax[P][kLanes] = {}, ay[P][kLanes] = {}, az[P][kLanes] = {};
+    // P points share each site's loads; every point keeps its own lanes, so its bits are those of P = 1.
     auto pair = [&](int64_t k, int l) __attribute__((always_inline)) {
-        const T dx = px - x[k], dy = py - y[k], dz = pz - z[k];
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        const bool on = d2 < T(kSingularRadius2);
-        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
-        const T ck = c[k];
-        au[l] += ck * (on ? (k < n_self ? self : nan) : inv);
-        const T g = on ? T(0) : ck * inv * inv * inv;
-        ax[l] -= g * dx, ay[l] -= g * dy, az[l] -= g * dz;
+        const T xk = x[k], yk = y[k], zk = z[k], ck = c[k];
+        for (int j = 0; j < P; ++j) {
+            const T dx = pt[3 * j] - xk, dy = pt[3 * j + 1] - yk, dz = pt[3 * j + 2] - zk;
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const bool on = d2 < T(kSingularRadius2);
+            const T inv = T(1) / root(on ? T(1) : d2);
+            au[j][l] += ck * (on ? on_value : inv);
+            const T g = on ? T(0) : ck * inv * inv * inv;
+            ax[j][l] -= g * dx, ay[j][l] -= g * dy, az[j][l] -= g * dz;
+        }
     };
     const int64_t full = b + (e - b) / kLanes * kLanes;
     for (int64_t i = b; i < full; i += kLanes)
         for (int l = 0; l < kLanes; ++l) pair(i + l, l);
     for (int64_t i = full; i < e; ++i) pair(i, static_cast<int>(i - full));
-    double s[4] = {0, 0, 0, 0};
-    for (int l = 0; l < kLanes; ++l) s[0] += au[l], s[1] += ax[l], s[2] += ay[l], s[3] += az[l];
-    for (int j = 0; j < 4; ++j) out[j] += s[j];
+    for (int j = 0; j < P; ++j) {
+        double s4[4] = {0, 0, 0, 0};
+        for (int l = 0; l < kLanes; ++l) s4[0] += au[j][l], s4[1] += ax[j][l], s4[2] += ay[j][l], s4[3] += az[j][l];
+        for (int q = 0; q < 4; ++q) out[4 * j + q] += s4[q];
+    }
 }
 
-QMMM_CLONES void plain_double(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
-                              int64_t n_self, double self, double px, double py, double pz, double *out) {
-    plain_body<double>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+#define QMMM_PLAIN(NAME, T, P)                                                                                      \
+    QMMM_CLONES void NAME(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,         \
+                          const T *pt, double *out) {                                                              \
+        plain_body<T, P>(b, e, x, y, z, c, on_value, pt, out);                                                     \
+    }
+QMMM_PLAIN(plain_double1, double, 1)
+QMMM_PLAIN(plain_double2, double, 2)
+QMMM_PLAIN(plain_float1, float, 1)
+QMMM_PLAIN(plain_float4, float, 4)
+#undef QMMM_PLAIN
+
+// Points per pass: float's lanes fit four points' accumulators in the vector registers, double's two.
+template <class T>
+constexpr int kPass = sizeof(T) == 4 ? 4 : 2;
+
+inline void plain_run(int np, int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
+                      double on_value, const double *pt, double *out) {
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::grad_plain<double, 1> : avx512_forces::grad_plain<double, 2>)(b, e, x, y, z, c,
+                                                                                              on_value, pt, out);
+    else
+        (np == 1 ? plain_double1 : plain_double2)(b, e, x, y, z, c, on_value, pt, out);
 }
-QMMM_CLONES void plain_float(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
-                             int64_t n_self, float self, float px, float py, float pz, double *out) {
-    plain_body<float>(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+inline void plain_run(int np, int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
+                      float on_value, const float *pt, double *out) {
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::grad_plain<float, 1> : avx512_forces::grad_plain<float, 4>)(b, e, x, y, z, c,
+                                                                                            on_value, pt, out);
+    else
+        (np == 1 ? plain_float1 : plain_float4)(b, e, x, y, z, c, on_value, pt, out);
 }
-inline void plain(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
-                  int64_t n_self, double self, double px, double py, double pz, double *out) {
-    plain_double(b, e, x, y, z, c, n_self, self, px, py, pz, out);
-}
-inline void plain(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c, int64_t n_self,
-                  float self, float px, float py, float pz, double *out) {
-    plain_float(b, e, x, y, z, c, n_self, self, px, py, pz, out);
+
+// Sites [b, e) for np points (1 or kPass<T>): the density cells among them (below n_self), then the others.
+template <class T>
+void plain(const ForceSourcesCpu<T> &s, int np, int64_t b, int64_t e, const T *pt, double *out) {
+    const int64_t cut = std::min(std::max(s.n_self, b), e);
+    if (cut > b) plain_run(np, b, cut, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.self_inv_r, pt, out);
+    if (e > cut)
+        plain_run(np, cut, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), std::numeric_limits<T>::quiet_NaN(), pt,
+                  out);
 }
 
 #pragma GCC pop_options
@@ -110,9 +147,9 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
             for (int k = 0; k < 3; ++k) p[i - p0][k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
         for (int64_t b = 0; b < s.n_plain; b += kFieldChunk) {
             const int64_t e = std::min(s.n_plain, b + kFieldChunk);
-            for (int64_t i = p0; i < p1; ++i)
-                plain(b, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.n_self, s.self_inv_r, p[i - p0][0],
-                      p[i - p0][1], p[i - p0][2], acc[i - p0]);
+            int64_t i = p0;
+            for (; i + kPass<T> <= p1; i += kPass<T>) plain(s, kPass<T>, b, e, p[i - p0], acc[i - p0]);
+            for (; i < p1; ++i) plain(s, 1, b, e, p[i - p0], acc[i - p0]);
         }
         bool ok = true;
         for (int64_t i = p0; i < p1; ++i) {

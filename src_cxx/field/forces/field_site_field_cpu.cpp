@@ -10,6 +10,7 @@
 
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
+#include "field_forces_avx512.hpp"
 #include "field_forces_cpu.hpp"
 #include "field_forces_shared.hpp"
 
@@ -23,44 +24,64 @@ constexpr int64_t kSiteTile = 256;
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
 
-// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a density cell
-// (index below n_self) takes w self_inv_r and no field; another site NaN (reported).
-template <class T>
-__attribute__((always_inline)) inline void plain_point_body(int64_t m, int64_t first, const T *__restrict x,
-                                                            const T *__restrict y, const T *__restrict z,
-                                                            int64_t n_self, T self, T px, T py, T pz, T w,
+// sqrt as the builtin: std::sqrt(float) is a <cmath> wrapper that GCC does not inline into functions compiled under
+// other optimize options (a call per pair, and no vectorisation).
+__attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
+__attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
+
+// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a site takes
+// w on_value and no field: self_inv_r for a density cell, NaN for another site (reported). The caller splits a tile
+// where the density cells end (no lane needs a site's index: float lanes beside 64-bit indices did not vectorise).
+template <class T, int P>
+__attribute__((always_inline)) inline void plain_point_body(int64_t m, const T *__restrict x, const T *__restrict y,
+                                                            const T *__restrict z, T on_value, const T *__restrict pw,
                                                             T *__restrict ph, T *__restrict ex, T *__restrict ey,
                                                             T *__restrict ez) {
-    const T nan = std::numeric_limits<T>::quiet_NaN();
+    // P points (x y z w each) per pass over the tile: a site's sums still take them one after the other, in order.
     for (int64_t k = 0; k < m; ++k) {
-        const T dx = x[k] - px, dy = y[k] - py, dz = z[k] - pz;
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        const bool on = d2 < T(kSingularRadius2);
-        const T inv = T(1) / std::sqrt(on ? T(1) : d2);
-        ph[k] += w * (on ? (first + k < n_self ? self : nan) : inv);
-        const T g = on ? T(0) : w * inv * inv * inv;
-        ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
+        const T xk = x[k], yk = y[k], zk = z[k];
+        T a = ph[k], bx = ex[k], by = ey[k], bz = ez[k];
+        for (int j = 0; j < P; ++j) {
+            const T dx = xk - pw[4 * j], dy = yk - pw[4 * j + 1], dz = zk - pw[4 * j + 2], w = pw[4 * j + 3];
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const bool on = d2 < T(kSingularRadius2);
+            const T inv = T(1) / root(on ? T(1) : d2);
+            a += w * (on ? on_value : inv);
+            const T g = on ? T(0) : w * inv * inv * inv;
+            bx += g * dx, by += g * dy, bz += g * dz;
+        }
+        ph[k] = a, ex[k] = bx, ey[k] = by, ez[k] = bz;
     }
 }
 
-QMMM_CLONES void plain_point_double(int64_t m, int64_t first, const double *x, const double *y, const double *z,
-                                    int64_t n_self, double self, double px, double py, double pz, double w, double *ph,
-                                    double *ex, double *ey, double *ez) {
-    plain_point_body<double>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+#define QMMM_PLAIN_POINT(NAME, T, P)                                                                                \
+    QMMM_CLONES void NAME(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, T *ph, T *ex,      \
+                          T *ey, T *ez) {                                                                            \
+        plain_point_body<T, P>(m, x, y, z, on_value, pw, ph, ex, ey, ez);                                           \
+    }
+QMMM_PLAIN_POINT(plain_point_double1, double, 1)
+QMMM_PLAIN_POINT(plain_point_double4, double, 4)
+QMMM_PLAIN_POINT(plain_point_float1, float, 1)
+QMMM_PLAIN_POINT(plain_point_float4, float, 4)
+#undef QMMM_PLAIN_POINT
+
+constexpr int kPass = 4;
+
+inline void plain_point(int np, int64_t m, const double *x, const double *y, const double *z, double on_value,
+                        const double *pw, double *ph, double *ex, double *ey, double *ez) {
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::sites_plain<double, 1> : avx512_forces::sites_plain<double, 4>)(m, x, y, z, on_value,
+                                                                                                pw, ph, ex, ey, ez);
+    else
+        (np == 1 ? plain_point_double1 : plain_point_double4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
 }
-QMMM_CLONES void plain_point_float(int64_t m, int64_t first, const float *x, const float *y, const float *z,
-                                   int64_t n_self, float self, float px, float py, float pz, float w, float *ph,
-                                   float *ex, float *ey, float *ez) {
-    plain_point_body<float>(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
-}
-inline void plain_point(int64_t m, int64_t first, const double *x, const double *y, const double *z, int64_t n_self,
-                        double self, double px, double py, double pz, double w, double *ph, double *ex, double *ey,
-                        double *ez) {
-    plain_point_double(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
-}
-inline void plain_point(int64_t m, int64_t first, const float *x, const float *y, const float *z, int64_t n_self,
-                        float self, float px, float py, float pz, float w, float *ph, float *ex, float *ey, float *ez) {
-    plain_point_float(m, first, x, y, z, n_self, self, px, py, pz, w, ph, ex, ey, ez);
+inline void plain_point(int np, int64_t m, const float *x, const float *y, const float *z, float on_value,
+                        const float *pw, float *ph, float *ex, float *ey, float *ez) {
+    if (forces_use_avx512())
+        (np == 1 ? avx512_forces::sites_plain<float, 1> : avx512_forces::sites_plain<float, 4>)(m, x, y, z, on_value,
+                                                                                              pw, ph, ex, ey, ez);
+    else
+        (np == 1 ? plain_point_float1 : plain_point_float4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
 }
 
 #pragma GCC pop_options
@@ -71,10 +92,10 @@ template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
                      double *e_p, double *phi_s, double *e_s) {
     // The points in T (offsets from the sources' origin) and their weights, once per call.
-    std::vector<T> p(3 * static_cast<size_t>(n)), wt(static_cast<size_t>(n));
+    std::vector<T> p(4 * static_cast<size_t>(n));  // x y z w per point
     for (int64_t i = 0; i < n; ++i) {
-        for (int k = 0; k < 3; ++k) p[3 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
-        wt[i] = static_cast<T>(w[i]);
+        for (int k = 0; k < 3; ++k) p[4 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
+        p[4 * i + 3] = static_cast<T>(w[i]);
     }
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
@@ -91,28 +112,38 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
             const int64_t e = std::min(n, b + kFieldChunk);
             std::fill(ph, ph + m, T(0)), std::fill(ex, ex + m, T(0)), std::fill(ey, ey + m, T(0));
             std::fill(ez, ez + m, T(0));
-            for (int64_t i = b; i < e; ++i) {
-                const T px = p[3 * i], py = p[3 * i + 1], pz = p[3 * i + 2], wi = wt[i];
-                if (!screened) {
-                    plain_point(m, first, &s.x[first], &s.y[first], &s.z[first], s.n_self, s.self_inv_r, px, py, pz,
-                                wi, ph, ex, ey, ez);
-                    continue;
+            if (!screened) {  // the tile's density cells (self term on their centres), then its other sites
+                const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
+                const T nan = std::numeric_limits<T>::quiet_NaN();
+                for (int64_t i = b; i < e;) {
+                    const int np = i + kPass <= e ? kPass : 1;
+                    if (cells > 0)
+                        plain_point(np, cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, &p[4 * i], ph, ex,
+                                    ey, ez);
+                    if (m > cells)
+                        plain_point(np, m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells], nan,
+                                    &p[4 * i], ph + cells, ex + cells, ey + cells, ez + cells);
+                    i += np;
                 }
-                for (int64_t k = 0; k < m; ++k) {
-                    const int64_t j = first + k;
-                    const T dx = s.sx[j] - px, dy = s.sy[j] - py, dz = s.sz[j] - pz;
-                    const T d2 = dx * dx + dy * dy + dz * dz;
-                    T gv, h;
-                    if (d2 >= s.cut2[j]) {
-                        const T inv = T(1) / std::sqrt(d2);
-                        gv = inv, h = -inv * inv * inv;
-                    } else {
-                        gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
-                        h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
+            } else {
+                for (int64_t i = b; i < e; ++i) {
+                    const T px = p[4 * i], py = p[4 * i + 1], pz = p[4 * i + 2], wi = p[4 * i + 3];
+                    for (int64_t k = 0; k < m; ++k) {
+                        const int64_t j = first + k;
+                        const T dx = s.sx[j] - px, dy = s.sy[j] - py, dz = s.sz[j] - pz;
+                        const T d2 = dx * dx + dy * dy + dz * dz;
+                        T gv, h;
+                        if (d2 >= s.cut2[j]) {
+                            const T inv = T(1) / std::sqrt(d2);
+                            gv = inv, h = -inv * inv * inv;
+                        } else {
+                            gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
+                            h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
+                        }
+                        ph[k] += wi * gv;
+                        const T g = -wi * h;  // E = -sum w h (R - r)
+                        ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
                     }
-                    ph[k] += wi * gv;
-                    const T g = -wi * h;  // E = -sum w h (R - r)
-                    ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
                 }
             }
             for (int64_t k = 0; k < m; ++k) dph[k] += ph[k], dex[k] += ex[k], dey[k] += ey[k], dez[k] += ez[k];
