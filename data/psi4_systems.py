@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Builds the reference systems of data/ with psi4 (Debian's psi4 1.3.2 under /usr/bin/python3).
 
-    /usr/bin/python3 data/psi4_systems.py water|hydrogen|water_dimer|glycine_trimer OUTDIR
+    /usr/bin/python3 data/psi4_systems.py water|hydrogen|water_dimer|glycine_trimer|water_mm OUTDIR
 
 Everything psi4 is given is in bohr unless stated; geometries are written in Angstrom in the inputs
 below because that is how they are published. Energies are hartree.
@@ -356,6 +356,185 @@ def gen_glycine_trimer(out):
         'provenance': provenance('6-31G*', 'RHF', {'cube_grid_overage_bohr': 4.0, 'cube_spacing_bohr': GLY_SPACING})}))
 
 
+# Water among TIP3P-like MM point charges (forces reference): the QM water of gen_water, and MM waters of the
+# TIP3P geometry and charges placed at random (fixed seed, numpy's RandomState: its stream is frozen) in a
+# sphere around it. Every MM site keeps MM_MIN_QM bohr from every QM nucleus (the HF density there is < ~1e-3
+# e/bohr^3, so a site's field estimator has a small variance), MM oxygens keep 2.7 A from each other.
+MM_SEED = 20261204
+MM_WATERS = 100
+MM_RADIUS_ANG = 9.0
+MM_MIN_QM = 4.0
+MM_MIN_OO_ANG = 2.7
+TIP3P_Q = {'O': -0.834, 'H': 0.417}
+
+
+def random_rotation(rng):
+    # A uniform rotation from a uniform unit quaternion (Shoemake).
+    u1, u2, u3 = rng.random_sample(3)
+    a, b = math.sqrt(1 - u1), math.sqrt(u1)
+    w, x, y, z = a * math.sin(2 * math.pi * u2), a * math.cos(2 * math.pi * u2), \
+        b * math.sin(2 * math.pi * u3), b * math.cos(2 * math.pi * u3)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def mm_waters(qm_bohr):
+    """MM_WATERS waters (O, H, H; bohr) and their charges; returns (sites[n,3] bohr, q[n], waters[k,3,3])."""
+    rng = np.random.RandomState(MM_SEED)
+    local = np.array([a[1:] for a in water_geometry()]) / BOHR_ANG   # O at the origin
+    qm = np.array(qm_bohr)
+    waters = []
+    tries = 0
+    while len(waters) < MM_WATERS:
+        tries += 1
+        if tries > 1000000:
+            raise RuntimeError('cannot place %d MM waters' % MM_WATERS)
+        o = (rng.random_sample(3) * 2 - 1) * MM_RADIUS_ANG / BOHR_ANG
+        rot = random_rotation(rng)
+        if np.linalg.norm(o) > MM_RADIUS_ANG / BOHR_ANG:
+            continue
+        w = o + local @ rot.T
+        if min(np.linalg.norm(s - a) for s in w for a in qm) < MM_MIN_QM:
+            continue
+        if any(np.linalg.norm(o - v[0]) < MM_MIN_OO_ANG / BOHR_ANG for v in waters):
+            continue
+        waters.append(w)
+    waters = np.array(waters)
+    sites = waters.reshape(-1, 3)
+    q = np.array([TIP3P_Q[s] for _ in range(MM_WATERS) for s in ('O', 'H', 'H')])
+    return sites, q, waters
+
+
+def read_grid_values(path, ncol):
+    vals = np.array(open(path).read().split(), dtype=float)
+    return vals.reshape(-1, ncol)
+
+
+def gen_water_mm(out):
+    options('cc-pvdz')
+    probe = geometry(water_geometry(), name='water_probe')
+    qm_bohr = [(probe.x(a), probe.y(a), probe.z(a)) for a in range(probe.natom())]
+    Z = np.array([probe.Z(a) for a in range(probe.natom())])
+    R = np.array(qm_bohr)
+    sites, q, waters = mm_waters(qm_bohr)
+    charges = [(float(qq), s[0], s[1], s[2]) for qq, s in zip(q, sites)]
+    wfn, ref = embedded_scf(water_geometry(), charges, 'cc-pvdz', out, 'water_mm')
+    # psi4's oeprop on the embedded density: grid.dat is read in the molecule's input units (Angstrom here);
+    # grid_esp.dat and grid_field.dat are in atomic units and hold the molecule's density and nuclei only
+    # (checked below against psi4's analytic integrals of D and the nuclei, which exclude the external charges).
+    with open('grid.dat', 'w') as f:
+        for s in sites:
+            f.write('%.12f %.12f %.12f\n' % tuple(s * BOHR_ANG))
+    psi4.oeprop(wfn, 'GRID_ESP', 'GRID_FIELD', 'DIPOLE', title='water_mm')
+    esp = read_grid_values('grid_esp.dat', 1)[:, 0]
+    field = read_grid_values('grid_field.dat', 3)
+    for fn in ('grid.dat', 'grid_esp.dat', 'grid_field.dat'):
+        os.remove(fn)
+    if field.shape != (len(sites), 3) or esp.shape != (len(sites),):
+        raise RuntimeError('grid_field.dat / grid_esp.dat: %s / %s values for %d sites'
+                           % (field.shape, esp.shape, len(sites)))
+    # Independent checks: the ESP from psi4's point-charge integrals tr[D V_p] + nuclei, and the field as its
+    # central difference (h = 1e-3 bohr: the O(h^2) error is ~1e-9 a.u. here).
+    esp_int = np.array(esp_analytic(wfn, [tuple(s) for s in sites]))
+    h = 1e-3
+    field_fd = np.zeros_like(field)
+    for c in range(3):
+        d = np.zeros(3)
+        d[c] = h
+        plus = np.array(esp_analytic(wfn, [tuple(s + d) for s in sites]))
+        minus = np.array(esp_analytic(wfn, [tuple(s - d) for s in sites]))
+        field_fd[:, c] = -(plus - minus) / (2 * h)
+    # The nuclei's exact field at the sites, and the electrons' part as psi4's total minus it.
+    dr = sites[:, None, :] - R[None, :, :]
+    dist = np.linalg.norm(dr, axis=2)
+    field_nuc = np.einsum('a,kac->kc', Z, dr / dist[:, :, None] ** 3)
+    esp_nuc = (Z[None, :] / dist).sum(axis=1)
+    field_el = field - field_nuc
+    # Dipole moment (a.u.) of the HF density + nuclei, about the origin (the molecule is neutral).
+    mints = psi4.core.MintsHelper(wfn.basisset())
+    D = wfn.Da().np + wfn.Db().np
+    # psi4's dipole integrals carry the electron's charge (-1): mu = tr[D M] + sum_A Z_A R_A.
+    mu = np.array([np.sum(D * m.np) for m in mints.ao_dipole()]) + Z @ R
+    mu_psi4 = np.array([wfn.variable('WATER_MM DIPOLE ' + c) for c in 'XYZ']) / psi4.constants.dipmom_au2debye
+    # Far-field check: the field of the point dipole mu at the sites, relative deviation by distance.
+    rr = np.linalg.norm(sites, axis=1)
+    rhat = sites / rr[:, None]
+    field_dip = (3 * rhat * (rhat @ mu)[:, None] - mu[None, :]) / rr[:, None] ** 3
+    # With the quadrupole too (second moments M_ij = tr[D M_ij] + sum Z R_i R_j, Q = 3M - tr(M) 1,
+    # phi = mu.r/r^3 + r.Q.r/(2 r^5)), the rest falls as 1/r^2 instead of 1/r: the far field is the molecule's.
+    quad = [np.sum(D * m.np) for m in mints.ao_quadrupole()]   # xx xy xz yy yz zz
+    M2 = np.array([[quad[0], quad[1], quad[2]], [quad[1], quad[3], quad[4]], [quad[2], quad[4], quad[5]]])
+    M2 += np.einsum('a,ai,aj->ij', Z, R, R)
+    Q2 = 3 * M2 - np.trace(M2) * np.eye(3)
+
+    def phi_multipole(p):
+        r = np.linalg.norm(p, axis=-1)
+        return (p @ mu) / r ** 3 + 0.5 * np.einsum('ki,ij,kj->k', p, Q2, p) / r ** 5
+    field_mp = np.zeros_like(field)
+    for c in range(3):
+        d = np.zeros(3)
+        d[c] = 1e-4
+        field_mp[:, c] = -(phi_multipole(sites + d) - phi_multipole(sites - d)) / 2e-4
+    dev = np.linalg.norm(field - field_dip, axis=1) / np.linalg.norm(field_dip, axis=1)
+    dev_mp = np.linalg.norm(field - field_mp, axis=1) / np.linalg.norm(field_dip, axis=1)
+    far = rr > 15.0
+    near = rr < 8.0
+    # Forces: F_k = q_k E_k on each MM charge (the QM molecule's field), and on each QM nucleus from the MM
+    # charges, F_A = Z_A sum_k q_k (R_A - r_k)/|R_A - r_k|^3 (exact, classical).
+    f_mm = q[:, None] * field
+    f_mm_el = q[:, None] * field_el
+    f_mm_nuc = q[:, None] * field_nuc
+    f_qm_nuc = np.einsum('a,k,akc->ac', Z, q, -dr.transpose(1, 0, 2) / dist.T[:, :, None] ** 3)
+    checks = {
+        'max_abs_field_psi4_minus_fd_of_integrals': float(np.abs(field - field_fd).max()),
+        'max_abs_esp_psi4_minus_integrals': float(np.abs(esp - esp_int).max()),
+        'dipole_au': mu.tolist(), 'dipole_au_psi4_printed': mu_psi4.tolist(),
+        'quadrupole_au_traceless_3M': Q2.tolist(),
+        'median_rel_field_minus_dipole_field': {'below_8_bohr': float(np.median(dev[near])),
+                                                'beyond_15_bohr': float(np.median(dev[far]))},
+        'median_rel_field_minus_dipole_quadrupole_field': {'below_8_bohr': float(np.median(dev_mp[near])),
+                                                           'beyond_15_bohr': float(np.median(dev_mp[far]))},
+        'n_sites_below_8_beyond_15_bohr': [int(near.sum()), int(far.sum())],
+        'newton_nuclei_sum_f_mm_nuc_plus_f_qm_nuc': np.abs(f_mm_nuc.sum(axis=0) + f_qm_nuc.sum(axis=0)).max(),
+        'min_site_qm_distance_bohr': float(dist.min()),
+    }
+    checks['newton_nuclei_sum_f_mm_nuc_plus_f_qm_nuc'] = float(checks['newton_nuclei_sum_f_mm_nuc_plus_f_qm_nuc'])
+    if checks['max_abs_field_psi4_minus_fd_of_integrals'] > 1e-7 or checks['max_abs_esp_psi4_minus_integrals'] > 1e-8:
+        raise RuntimeError('psi4 GRID_FIELD/GRID_ESP differ from its integrals: %r' % checks)
+    if np.abs(mu - mu_psi4).max() > 1e-5:
+        raise RuntimeError('dipole %r differs from psi4\'s %r' % (mu, mu_psi4))
+    with open(os.path.join(out, 'mm_charges.txt'), 'w') as f:
+        f.write('# %d TIP3P-like MM point charges around data/water_mm/water_mm.molden\'s water: x y z (bohr) q (e)\n'
+                % len(q))
+        for s, qq in zip(sites, q):
+            f.write('%.12f %.12f %.12f %.3f\n' % (s[0], s[1], s[2], qq))
+    write_json(os.path.join(out, 'reference.json'), dict(ref, **{
+        'system': 'water (QM, HF/cc-pVDZ polarised by the MM charges) among %d TIP3P-like waters (%d MM point '
+                  'charges, O %.3f, H %.3f; seed %d in a %.1f A sphere, every site >= %.1f bohr from the QM nuclei)'
+                  % (MM_WATERS, len(q), TIP3P_Q['O'], TIP3P_Q['H'], MM_SEED, MM_RADIUS_ANG, MM_MIN_QM),
+        'qm_atoms': mol_info(probe), 'molden': 'water_mm.molden', 'molden_basis_functions': molden_kind(wfn),
+        'mm_charges_file': 'mm_charges.txt',
+        'mm_sites_bohr': sites.tolist(), 'mm_q': q.tolist(),
+        'field_at_sites': {
+            'what': 'electric field (hartree/(e bohr)) of the QM molecule alone (its HF density + nuclei; not the '
+                    'MM charges) at each MM site: total = psi4 oeprop GRID_FIELD, nuclei = sum_A Z_A (r_k - '
+                    'R_A)/|r_k - R_A|^3 (exact), electrons = total - nuclei',
+            'total': field.tolist(), 'nuclei': field_nuc.tolist(), 'electrons': field_el.tolist()},
+        'esp_at_sites': {'what': 'psi4 oeprop GRID_ESP (hartree/e): the QM molecule\'s potential at each site; '
+                                 'nuclei part exact, electrons = total - nuclei',
+                         'total': esp.tolist(), 'nuclei': esp_nuc.tolist(), 'electrons': (esp - esp_nuc).tolist()},
+        'forces': {
+            'what': 'hartree/bohr. mm: F_k = q_k E_k on each MM charge from the QM molecule (total, electrons, '
+                    'nuclei); qm_nuclei: the force of the MM charges on each QM nucleus (exact, classical); sums',
+            'mm_total': f_mm.tolist(), 'mm_electrons': f_mm_el.tolist(), 'mm_nuclei': f_mm_nuc.tolist(),
+            'qm_nuclei': f_qm_nuc.tolist(),
+            'sum_mm_total': f_mm.sum(axis=0).tolist(), 'sum_mm_electrons': f_mm_el.sum(axis=0).tolist(),
+            'sum_mm_nuclei': f_mm_nuc.sum(axis=0).tolist(), 'sum_qm_nuclei': f_qm_nuc.sum(axis=0).tolist()},
+        'checks': checks,
+        'provenance': provenance('cc-pVDZ', 'RHF', {'grid_properties': 'oeprop GRID_ESP, GRID_FIELD'})}))
+
+
 if __name__ == '__main__':
     system, out = sys.argv[1], os.path.abspath(sys.argv[2])
     os.makedirs(out, exist_ok=True)
@@ -365,5 +544,5 @@ if __name__ == '__main__':
     psi4.set_num_threads(int(os.environ.get('PSI4_THREADS', '2')))
     t0 = time.time()
     {'water': gen_water, 'hydrogen': gen_hydrogen, 'water_dimer': gen_water_dimer,
-     'glycine_trimer': gen_glycine_trimer}[system](out)
+     'glycine_trimer': gen_glycine_trimer, 'water_mm': gen_water_mm}[system](out)
     print('%s: done in %.1f s' % (system, time.time() - t0))

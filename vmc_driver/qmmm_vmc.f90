@@ -18,6 +18,7 @@ program qmmm_vmc
   use vmc_field
   use vmc_sampler
   use vmc_accum
+  use vmc_forces
   use vmc_report
   use vmc_par
   use vmc_memory
@@ -30,6 +31,7 @@ program qmmm_vmc
   type(walkers_t) :: wk
   type(sampler_t) :: smp
   type(accum_t) :: acc
+  type(forces_t) :: frc
   type(run_info_t) :: info
   integer :: ib, w0, nw, local_rank, local_size, nt, t
   integer(int64) :: t_start, t_setup
@@ -71,17 +73,20 @@ program qmmm_vmc
 
   call sampler_prepare(smp, wk, wf, ws, fld)
   call accum_init(acc, inp, nw, inp%n_walkers)
+  call forces_init(frc, fld, inp%n_blocks)
   if (par_root) call report_blocks_start(smp%delta)
   do ib = 1, inp%n_blocks
     call sampler_block(smp, wk, wf, ws, fld, inp, acc%parts)
     call accum_block(acc, ib, smp%n_acc, smp%n_try)
+    call forces_block(frc, fld, ib, acc%n_meas / inp%forces_every, inp%n_walkers)
   end do
   call accum_finish(acc)
+  call forces_finish(frc, fld, acc%n_meas, acc%level)
 
   call field_split_totals(fld)   ! collective: the split field's points outside its region, all ranks
   call gather_results(info, wk%pos, [clock_seconds(clock_ticks() - t_start), clock_seconds(fld%ticks), &
        clock_seconds(smp%ticks_wf), clock_seconds(t_setup)])
-  if (par_root) call report_final(inp, fld, smp, acc, info)
+  if (par_root) call report_final(inp, fld, smp, acc, info, frc)
   call field_destroy(fld)
   call par_finalize()
 

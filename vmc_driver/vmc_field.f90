@@ -8,6 +8,10 @@
 ! backend, 'measured' and 'batched' calls run asynchronously while the CPU works on the wavefunction.
 ! Method (key field_method): 'direct' sums every cell; 'split' is the library's range-split field over the
 ! box of the QM nuclei grown by field_margin, to field_tolerance (points outside it are summed directly).
+! The environment is the cells and nuclei of the cubes or, with key mm_charges, MM point charges.
+! Forces (key forces): the library's site accumulator sums the electrons' field at every site (weight -1 per
+! electron) over each block's measurements; the QM nuclei's field at the sites and the environment's force on
+! the QM nuclei are computed once here, exactly (direct double sums).
 module vmc_field
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use, intrinsic :: iso_c_binding, only: c_loc
@@ -20,7 +24,7 @@ module vmc_field
   implicit none
   private
   public :: env_field_t, field_setup, field_start, field_start_all, field_finish, field_eval_all, field_destroy
-  public :: field_split_totals
+  public :: field_split_totals, field_forces_add, field_forces_take
 
   type env_field_t
     logical :: active = .false.          ! cubes were given
@@ -40,6 +44,13 @@ module vmc_field
     real(real64) :: region(6) = 0, alpha = 0, r_cut = 0, spacing = 0, error_estimate = 0
     integer(int64) :: grid_values = 0, bytes = 0, n_points = 0, n_outside = 0
     type(qmmm_field) :: f
+    ! forces: the sites (cells or MM charges as read, then the environment's nuclei), their physical charges (e:
+    ! -q of a cell, q of an MM charge, Z of a nucleus), the QM nuclei's field there (hartree/(e bohr)) and the
+    ! environment's force on each QM nucleus (hartree/bohr); w: the electrons' weights (-1) for the accumulator.
+    logical :: forces = .false.
+    integer(int64) :: n_sites = 0, n_charges = 0
+    real(real64), allocatable :: site_xyz(:,:), site_q(:), e_qm_sites(:,:), f_qm(:,:), w(:)
+    character(len=512) :: mm_charges = ''
   end type
 
 contains
@@ -63,16 +74,27 @@ contains
     integer, intent(in) :: n_threads
     type(qmmm_options) :: opt
     real(real64) :: cell_volume, unuc(bs%natom)
-    real(real64), allocatable, target :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
+    real(real64), allocatable, target :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:), mm_xyz(:,:), mm_q(:)
     real(real64), target :: region(6)
     integer :: st, backend_used, prec_used, device
     integer(int64) :: t0
+    logical :: charges
     fld%calls = inp%field_calls
-    fld%active = inp%n_cubes > 0
+    charges = len_trim(inp%mm_charges) > 0
+    fld%active = inp%n_cubes > 0 .or. charges
     fld%per_step = fld%active .and. inp%field_calls /= 'measured'
     if (.not. fld%active) return
-    call environment_read(inp, cell_xyz, cell_q, nuc_xyz, nuc_z, cell_volume)
-    fld%n_cells = size(cell_q, kind=int64); fld%n_nuclei = size(nuc_z, kind=int64)
+    if (charges) then
+      fld%mm_charges = inp%mm_charges
+      call mm_charges_read(trim(inp%mm_charges), mm_xyz, mm_q)
+      allocate(cell_xyz(3, 0), cell_q(0), nuc_xyz(3, 0), nuc_z(0))
+      cell_volume = 0
+      fld%n_charges = size(mm_q, kind=int64)
+    else
+      call environment_read(inp, cell_xyz, cell_q, nuc_xyz, nuc_z, cell_volume)
+      fld%n_cells = size(cell_q, kind=int64)
+    end if
+    fld%n_nuclei = size(nuc_z, kind=int64)
     device = -1
     if (inp%backend /= 'cpu') then
       call par_select_device(inp%devices, device, local_rank, local_size, st)
@@ -95,7 +117,7 @@ contains
     end if
     t0 = clock_ticks()
     opt%cell_volume = cell_volume   ! as qmmm_field_create_from_env takes it from the environment
-    st = qmmm_field_create(fld%f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=opt)
+    st = create(fld%f, opt)
     call check(st, 'field for backend=''' // trim(inp%backend) // ''' precision=''' // trim(inp%precision) // &
          ''' field_method=''' // trim(inp%field_method) // '''')
     fld%create_seconds = clock_seconds(clock_ticks() - t0)
@@ -109,9 +131,11 @@ contains
     ! or mixed field would put 8x its error into every local energy (mixed: 5e-8 hartree on the water dimer,
     ! most of its gap), and the split's error is the tolerance, not rounding. A direct double field is used as
     ! it is; otherwise a CPU direct double field of the same environment.
+    ! The forces' constants (the QM nuclei's field at the sites, the sites' force on the QM nuclei) likewise.
     if (opt%precision == QMMM_PRECISION_DOUBLE .and. .not. fld%split) then
       st = qmmm_field_eval(fld%f, bs%xyz, unuc)
       call check(st, 'field at the QM nuclei')
+      if (inp%forces) call forces_setup(fld%f)
     else
       block
         type(qmmm_options) :: o_dbl
@@ -119,10 +143,11 @@ contains
         o_dbl%backend = QMMM_BACKEND_CPU
         o_dbl%n_threads = n_threads
         o_dbl%cell_volume = cell_volume
-        st = qmmm_field_create(f_dbl, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=o_dbl)
+        st = create(f_dbl, o_dbl)
         call check(st, 'double-precision field for the QM nuclei')
         st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
         call check(st, 'field at the QM nuclei')
+        if (inp%forces) call forces_setup(f_dbl)
         st = qmmm_field_destroy(f_dbl)
       end block
     end if
@@ -131,6 +156,114 @@ contains
     fld%backend = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
     fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls /= 'per_walker'
     fld%e_nuc_env = -sum(bs%z * unuc)
+  contains
+
+    ! The field of the environment read above (cells or MM charges, and nuclei) with options o.
+    integer function create(f, o) result(s)
+      type(qmmm_field), intent(out) :: f
+      type(qmmm_options), intent(in) :: o
+      if (charges) then
+        s = qmmm_field_create_charges(f, mm_xyz, mm_q, opt=o)
+      else
+        s = qmmm_field_create(f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=o)
+      end if
+    end function
+
+    ! The sites and their physical charges, the QM nuclei's field at them and the environment's force on the QM
+    ! nuclei (F_A = Z_A dU/dr at R_A: U is an electron's energy), from the double-precision direct field fd.
+    subroutine forces_setup(fd)
+      type(qmmm_field), intent(in) :: fd
+      real(real64) :: grad(3, bs%natom), u(bs%natom)   ! u: not unuc, which the energy's constant keeps
+      real(real64), allocatable :: phi(:)
+      integer :: a
+      integer(int64) :: nc
+      fld%forces = .true.
+      nc = merge(fld%n_charges, fld%n_cells, charges)
+      fld%n_sites = nc + fld%n_nuclei
+      allocate(fld%site_xyz(3, fld%n_sites), fld%site_q(fld%n_sites), fld%e_qm_sites(3, fld%n_sites), &
+           fld%f_qm(3, bs%natom), phi(fld%n_sites))
+      if (charges) then
+        fld%site_xyz(:, 1:nc) = mm_xyz; fld%site_q(1:nc) = mm_q
+      else
+        fld%site_xyz(:, 1:nc) = cell_xyz; fld%site_q(1:nc) = -cell_q
+      end if
+      fld%site_xyz(:, nc + 1:) = nuc_xyz; fld%site_q(nc + 1:) = nuc_z
+      st = qmmm_field_eval_grad(fd, bs%xyz, u, grad)
+      call check(st, 'field gradient at the QM nuclei')
+      do a = 1, bs%natom
+        fld%f_qm(:, a) = bs%z(a) * grad(:, a)
+      end do
+      st = qmmm_field_site_field(fd, bs%xyz, bs%z, phi, fld%e_qm_sites)
+      call check(st, 'the QM nuclei''s field at the environment''s sites')
+    end subroutine
+  end subroutine
+
+  ! MM point charges from a text file: one charge a line, x y z q (bohr, e); '#' starts a comment, blank lines are
+  ! skipped. Any other line is an error naming the file and line.
+  subroutine mm_charges_read(path, xyz, q)
+    character(len=*), intent(in) :: path
+    real(real64), allocatable, intent(out) :: xyz(:,:), q(:)
+    character(len=1024) :: line
+    real(real64) :: v(4)
+    real(real64), allocatable :: buf(:,:)
+    integer :: u, ios, n, ln, h
+    character(len=256) :: msg
+    open(newunit=u, file=path, status='old', action='read', iostat=ios, iomsg=msg)
+    if (ios /= 0) call die(path // ': cannot open (' // trim(msg) // ')')
+    allocate(buf(4, 1024))
+    n = 0; ln = 0
+    do
+      read(u, '(a)', iostat=ios) line
+      if (ios /= 0) exit
+      ln = ln + 1
+      h = index(line, '#')
+      if (h > 0) line(h:) = ''
+      if (len_trim(line) == 0) cycle
+      read(line, *, iostat=ios) v
+      if (ios /= 0) call die(path // ':' // itoa(ln) // ': expected x y z q (bohr, e), got ''' // trim(line) // '''')
+      if (.not. all(is_finite(v))) call die(path // ':' // itoa(ln) // ': a value is not a finite number')
+      if (any(abs(v(1:3)) > 1e6_real64)) call die(path // ':' // itoa(ln) // ': a coordinate beyond 1e6 bohr')
+      n = n + 1
+      if (n > size(buf, 2)) buf = reshape(buf, [4, 2 * size(buf, 2)], pad=[0.0_real64])
+      buf(:, n) = v
+    end do
+    close(u)
+    if (n == 0) call die(path // ': no charges (lines x y z q)')
+    xyz = buf(1:3, 1:n); q = buf(4, 1:n)
+  end subroutine
+
+  ! Adds the field of n electrons x(3, n) (weight -1 each) at every site to the library's accumulator (forces
+  ! only; after any asynchronous call has finished).
+  subroutine field_forces_add(fld, n, x)
+    type(env_field_t), intent(inout) :: fld
+    integer, intent(in) :: n
+    real(real64), intent(in), target :: x(3, n)
+    integer(int64) :: t0
+    integer :: st
+    if (.not. fld%forces) return
+    t0 = clock_ticks()
+    if (allocated(fld%w)) then
+      if (size(fld%w) < n) deallocate(fld%w)
+    end if
+    if (.not. allocated(fld%w)) allocate(fld%w(n), source=-1.0_real64)
+    st = qmmm_field_site_accum_add(fld%f, x, fld%w(1:n))
+    call check(st, 'qmmm_field_site_accum_add (the electrons'' field at the sites)')
+    fld%ticks = fld%ticks + (clock_ticks() - t0)
+  end subroutine
+
+  ! The accumulator's sum of the electrons' field at the sites since the last call, esum(3, n_sites), and the
+  ! calls it holds; the accumulator is reset.
+  subroutine field_forces_take(fld, esum, n_calls)
+    type(env_field_t), intent(inout) :: fld
+    real(real64), intent(out) :: esum(:,:)
+    integer(int64), intent(out) :: n_calls
+    real(real64), allocatable :: phi(:)
+    integer :: st
+    allocate(phi(fld%n_sites))
+    st = qmmm_field_site_accum_read(fld%f, phi, esum, n_calls=n_calls)
+    call check(st, 'qmmm_field_site_accum_read')
+    st = qmmm_field_site_accum_reset(fld%f)
+    call check(st, 'qmmm_field_site_accum_reset')
   end subroutine
 
   ! The environment's cells (centres, populations), nuclei and cell volume (0 for cubes of different dV), read

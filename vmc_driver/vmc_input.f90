@@ -21,12 +21,12 @@ module vmc_input
   ! The input as the driver uses it; defaults and meanings are those of the key table (vmc_input_keys.f90).
   type input_t
     character(len=512) :: path = ''       ! the input file itself (for messages)
-    character(len=512) :: molden, cubes(MAX_CUBES), output_json
+    character(len=512) :: molden, cubes(MAX_CUBES), output_json, mm_charges
     real(real64) :: density_threshold, b_ee, b_en, move_length, cusp_rc_z, cusp_rc_max
     real(real64) :: field_tolerance, field_margin
-    logical :: jastrow, tune_moves, cusp_correction, balance_walkers
+    logical :: jastrow, tune_moves, cusp_correction, balance_walkers, forces
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
-    integer :: energy_every, charge
+    integer :: energy_every, charge, forces_every
     integer :: n_cubes = 0                ! cubes given (no gaps: cubes(1:n_cubes))
     integer(int64) :: seed, first_walker
     character(len=16) :: backend, precision, field_calls, field_method
@@ -292,6 +292,7 @@ contains
       call put(rd, inp%cubes(e), 'cubes', e)
     end do
     call put(rd, inp%density_threshold, 'density_threshold')
+    call put(rd, inp%mm_charges, 'mm_charges')
     call put(rd, inp%jastrow, 'jastrow')
     call put(rd, inp%b_ee, 'b_ee')
     call put(rd, inp%b_en, 'b_en')
@@ -319,6 +320,8 @@ contains
     call put(rd, inp%n_electrons, 'n_electrons')
     call put(rd, inp%charge, 'charge')
     call put(rd, inp%recompute_every, 'recompute_every')
+    call put(rd, inp%forces, 'forces')
+    call put(rd, inp%forces_every, 'forces_every')
     call put(rd, inp%output_json, 'output_json')
   end subroutine
 
@@ -396,9 +399,18 @@ contains
       inp%n_cubes = i
     end do
     if (any(len_trim(inp%cubes(inp%n_cubes + 1:)) > 0)) call bad('cubes', 'has a gap (empty entry before a used one)')
+    ! One field holds one kind of source here: cells from cubes or MM point charges.
+    if (inp%n_cubes > 0 .and. len_trim(inp%mm_charges) > 0) call bad('mm_charges', &
+         'and key ''cubes'' cannot both be given: the environment is either cubes or MM point charges')
+    if (inp%forces .and. inp%n_cubes == 0 .and. len_trim(inp%mm_charges) == 0) call bad('forces', &
+         'needs an environment (key ''cubes'' or ''mm_charges''): there is nothing to put a force on')
     if (mod(inp%steps_per_block, inp%energy_every) /= 0) call bad('energy_every', 'must divide steps_per_block (' // &
          itoa(inp%steps_per_block) // ')')
     n_meas = inp%steps_per_block / inp%energy_every
+    if (mod(n_meas, int(inp%forces_every, int64)) /= 0) call bad('forces_every', 'must divide steps_per_block / ' // &
+         'energy_every (' // itoa(n_meas) // ' local energies per block)')
+    if (rd%key_line(key_index('forces_every')) > 0 .and. .not. inp%forces) call bad('forces_every', &
+         'applies to forces = .true. only')
     if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block > huge(1_int32)) &
          call bad('n_blocks', 'x steps_per_block + n_equil = ' // itoa(int(inp%n_equil, int64) + &
          int(inp%n_blocks, int64) * inp%steps_per_block) // ' sweeps: more than 2^31 - 1')

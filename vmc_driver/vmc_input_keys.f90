@@ -41,6 +41,9 @@ module vmc_input_keys
       what='environment cube files (`.cube` or `.cube.gz`), up to 16: `cubes = ''a.cube'', ''b.cube''`'), &
     key_t(name='density_threshold', kind=K_REAL, default='1e-3', lo=0.0_real64, hi=1e3_real64, ends='[)', &
       unit='e/bohr^3', what='cells with rho >= threshold are kept'), &
+    key_t(name='mm_charges', kind=K_STRING, default="''", what='MM point charges as the environment instead of ' // &
+      'cubes: a text file of lines `x y z q` (bohr, e; physical charges: an electron at r feels -q/|r - R|), ' // &
+      '`#` starts a comment (`data/water_mm/mm_charges.txt`)'), &
     key_t(name='jastrow', kind=K_LOGICAL, default='.true.', what='Jastrow factor on/off (`.false.`: the HF ' // &
       'determinant; its VMC energy is the HF energy plus the cusp correction''s bias, below)'), &
     key_t(name='b_ee', kind=K_REAL, default='1', lo=0.0_real64, hi=1e6_real64, ends='()', unit='1/bohr', &
@@ -109,6 +112,15 @@ module vmc_input_keys
       'QM fragment: the Molden occupations must hold sum Z - `charge` electrons (Z from `[Atoms]`), always checked'), &
     key_t(name='recompute_every', kind=K_INT, default='50', ilo=1, ihi=1000000000, unit='sweeps', &
       what='sweeps between full recomputations of the inverse Slater matrices'), &
+    key_t(name='forces', kind=K_LOGICAL, default='.false.', what='forces on the environment: the electrons'' ' // &
+      'field at every site (MM charge, cell, nucleus of the environment) averaged over the blocks, plus the QM ' // &
+      'nuclei''s exact field, as the force on each site (q E, hartree/bohr) with error bars from the blocks; the ' // &
+      'force of the environment on each QM nucleus (exact); their sums. Printed (largest ten) and in the JSON ' // &
+      '(`forces`)'), &
+    key_t(name='forces_every', kind=K_INT, default='1', ilo=1, ihi=1000000000, unit='local energies', &
+      what='`forces` only: local energies between force samples (divides `steps_per_block` / `energy_every`). ' // &
+      'On the CPU the field at the sites can cost more than the local energies: sampling it less often saves ' // &
+      'that time for a larger error bar (successive local energies are correlated, so less than it saves)'), &
     key_t(name='output_json', kind=K_STRING, default="'vmc_result.json'", nonempty=.true., &
       what='JSON summary, written only after a successful run (a second command-line argument overrides it); ' // &
       'checked before the run: a folder, or a folder that takes no new file, is refused')]

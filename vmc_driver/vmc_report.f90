@@ -8,6 +8,7 @@ module vmc_report
   use vmc_field, only: env_field_t
   use vmc_sampler, only: sampler_t
   use vmc_accum, only: accum_t
+  use vmc_forces, only: forces_t, forces_report, forces_json
   use vmc_par, only: par_size, par_rank, par_root, par_have_mpi, par_host, par_gather_text, par_gather_int, &
        par_gather_real, par_gatherv_real
   use qmmm_accel, only: qmmm_gpu_mps_active, QMMM_SUCCESS
@@ -190,8 +191,9 @@ contains
     write(output_unit, '(a)') '  block    E(block)            running mean        error (blocks)   acceptance'
   end subroutine
 
-  subroutine report_final(inp, fld, smp, acc, info)
+  subroutine report_final(inp, fld, smp, acc, info, frc)
     type(input_t), intent(in) :: inp
+    type(forces_t), intent(in) :: frc
     type(env_field_t), intent(in) :: fld
     type(sampler_t), intent(in) :: smp
     type(accum_t), intent(in) :: acc
@@ -228,6 +230,8 @@ contains
     if (par_size > 1) write(output_unit, '(a)') '  ranks (max)   field ' // &
          fixed(maxval(info%rank_times(2, :)), 10, 3) // '  wavefunction ' // &
          fixed(maxval(info%rank_times(3, :)), 10, 3) // '  setup ' // fixed(maxval(info%rank_times(4, :)), 10, 3)
+
+    call forces_report(frc, fld)
 
     tmp = tmp_name(inp%output_json)
     call js%open(tmp, ios, msg)
@@ -306,6 +310,7 @@ contains
     end do
     call js%end()
     call js%put('block_energies', acc%block_mean)
+    call forces_json(frc, fld, js)
     call js%put('final_position_checksum', info%checksum)
     call js%close()
     if (rename(tmp, trim(inp%output_json)) /= 0) then   ! GNU extension; keeps the result file all-or-nothing

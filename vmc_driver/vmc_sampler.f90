@@ -262,19 +262,22 @@ contains
       end if
       smp%n_try = smp%n_try + int(inp%energy_every, int64) * wf%ne * wk%nw
       smp%nsweep = smp%nsweep + inp%energy_every
-      call measure(smp, wk, wf, ws, fld, parts(:, :, m))
+      call measure(smp, wk, wf, ws, fld, parts(:, :, m), mod(m, inp%forces_every) == 0)
     end do
   end subroutine
 
   ! Local energies of all walkers: kinetic + e-e + e-n + n-n + sum_i U_ES(r_i) + the nuclear constant.
   ! 'measured': the field of every electron starts first (on CUDA it runs during the wavefunction part).
-  subroutine measure(smp, wk, wf, ws, fld, parts)
+  ! with_forces: the electrons' field at the sites is added to the field's accumulator (key forces, every
+  ! forces_every local energies).
+  subroutine measure(smp, wk, wf, ws, fld, parts, with_forces)
     type(sampler_t), intent(inout) :: smp
     type(walkers_t), intent(inout) :: wk
     type(wf_t), intent(in) :: wf
     type(wf_ws_t), intent(inout) :: ws(0:)
     type(env_field_t), intent(inout) :: fld
     real(real64), intent(out) :: parts(:, :)
+    logical, intent(in) :: with_forces
     integer :: w
     integer(int64) :: t0
     real(real64) :: ek, vee, ven, p
@@ -288,6 +291,7 @@ contains
     !$omp end parallel do
     smp%ticks_wf = smp%ticks_wf + (clock_ticks() - t0)
     call field_finish(fld)
+    if (with_forces) call field_forces_add(fld, wk%ne * wk%nw, wk%pos)
     do w = 1, wk%nw
       p = parts(2, w) + parts(3, w) + parts(4, w) + smp%vnn + sum(wk%u(:, w)) + fld%e_nuc_env
       if (.not. is_finite(p)) call die('non-finite local energy (walker ' // itoa(wk%first + w - 1) // ')')

@@ -35,6 +35,10 @@ endfunction()
 vmc_mpi_case(vmc_mpi_ranks IN mpi_7walkers.nml RANKS 0 1 2 3 MODE same)
 vmc_mpi_case(vmc_mpi_nompi_same IN mpi_7walkers.nml RANKS 0 1 MODE same)      # one rank: bitwise both builds
 vmc_mpi_case(vmc_mpi_repeat IN mpi_7walkers.nml RANKS 3 3 MODE same)
+# Key forces: each rank's accumulator holds its walkers' sums, added on rank 0 in rank order: the same forces as one
+# process to rounding (not bitwise), bitwise on a repeat.
+vmc_mpi_case(vmc_mpi_forces IN forces_small.nml RANKS 0 1 2 3 MODE forces_close TOL 1e-12)
+vmc_mpi_case(vmc_mpi_forces_repeat IN forces_small.nml RANKS 2 2 MODE forces_close)   # no TOL: bitwise
 # balance_walkers: shares by measured speed (timing-dependent), walkers moved between ranks after the
 # equilibration: the results must not change by a bit (CPU field: values independent of the batch).
 vmc_mpi_case(vmc_mpi_balance IN mpi_7walkers_balance.nml IN_FIRST mpi_7walkers.nml RANKS 0 2 3 MODE same)          # same rank count: bitwise

@@ -21,6 +21,17 @@
 !                                                        (CUDA single vs CPU double, split vs direct) differs from it
 !   vmc_check is     RESULT KEY TEXT                     RESULT[KEY] is the string TEXT (e.g. backend cuda)
 !   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL
+!   vmc_check forces RESULT REFERENCE MAX_Z MAX_OUT3 MAX_REL_ERR
+!                    key forces against psi4's field at the MM sites (data/water_mm/reference.json): the QM nuclei's
+!                    field at the sites and the environment's force on the QM nuclei to 1e-10 (exact both); the
+!                    electrons' mean field, component by component, z = (VMC - psi4) / error: |z| <= MAX_Z for
+!                    every component, at most MAX_OUT3 components with |z| > 3 (of 3 x sites: 0.27 % expected
+!                    for Gaussian errors), chi^2 per component printed; the summed force on the sites within 3
+!                    error bars; every error bar <= MAX_REL_ERR x the largest |field| (the test has power);
+!                    blocks independent at the energy's reblocking length
+!   vmc_check forces_close A B [TOL]                 key forces of two runs of the same configurations: max |F_A -
+!                                                        F_B| over the sites' forces and error bars and the sums <=
+!                                                        TOL x max |F_A| (TOL 0 or none: bitwise)
 !   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
 !                                                        e-e + e-n + n-n + electron_environment +
 !                                                        nucleus_environment)| <= TOL (a dropped term fails)
@@ -114,12 +125,93 @@ program vmc_check
         num(a, 'parts.nucleus_nucleus') + num(a, 'parts.electron_environment') + num(a, 'parts.nucleus_environment')
     print '(a,es24.16,a,es24.16,a,es10.3)', 'energy ', ea, '  sum of parts ', r, '  diff ', ea - r
     call expect(abs(ea - r) <= tol, 'energy = sum of its parts within ' // trim(b))
+  case ('forces')
+    call check_forces(a, b, c, d, e)
+  case ('forces_close')
+    tol = 0
+    if (len_trim(c) > 0) read(c, *) tol
+    call forces_close(a, b, tol, c)
   case default
     print '(a)', 'FAILED: unknown mode "' // trim(mode) // '" (see the header of vmc_check.f90)'
     call exit(1)
   end select
 
 contains
+
+  subroutine check_forces(res, ref, zmax_t, nout_t, relerr_t)
+    character(len=*), intent(in) :: res, ref, zmax_t, nout_t, relerr_t
+    real(real64), allocatable :: el(:), err(:), nuc(:), fqm(:), r_el(:), r_nuc(:), r_fqm(:), z(:), sf(:), sfe(:), &
+         r_sf(:)
+    real(real64) :: zmax, relerr
+    integer :: m, nout, nz3
+    m = nint(num(res, 'forces.n_sites'))
+    read(zmax_t, *) zmax; read(nout_t, *) nout; read(relerr_t, *) relerr
+    el = nums(res, 'forces.field_electrons', 3 * m); err = nums(res, 'forces.field_electrons_error', 3 * m)
+    nuc = nums(res, 'forces.field_qm_nuclei', 3 * m); fqm = nums(res, 'forces.qm_nuclei_force', 9)
+    sf = nums(res, 'forces.sum_site_force', 3); sfe = nums(res, 'forces.sum_site_force_error', 3)
+    r_el = nums(ref, 'field_at_sites.electrons', 3 * m); r_nuc = nums(ref, 'field_at_sites.nuclei', 3 * m)
+    r_fqm = nums(ref, 'forces.qm_nuclei', 9); r_sf = nums(ref, 'forces.sum_mm_total', 3)
+    print '(a,i0,a,es10.3,a,es10.3)', 'sites ', m, ';  max |QM nuclei field - psi4| ', maxval(abs(nuc - r_nuc)), &
+         ';  max |force on QM nuclei - reference| ', maxval(abs(fqm - r_fqm))
+    call expect(text(res, 'forces.blocks_independent') == 'true', 'blocks independent at the reblocking length')
+    call expect(maxval(abs(nuc - r_nuc)) <= 1e-10_real64, 'the QM nuclei''s field at the sites to 1e-10')
+    call expect(maxval(abs(fqm - r_fqm)) <= 1e-10_real64, 'the environment''s force on the QM nuclei to 1e-10')
+    z = (el - r_el) / err
+    nz3 = count(abs(z) > 3)
+    print '(a,es10.3,a,es10.3,a,es10.3)', 'electrons'' field: max |psi4| ', maxval(abs(r_el)), ', error bars ', &
+         minval(err), ' to ', maxval(err)
+    print '(a,f8.3,a,i0,a,i0,a,f8.4)', 'z = (VMC - psi4) / error: max |z| ', maxval(abs(z)), ', |z| > 3: ', nz3, &
+         ' of ', 3 * m, ', chi^2 per component ', sum(z**2) / (3 * m)
+    print '(a,3es12.4,a,3es11.3,a,3es12.4)', 'sum of forces on the sites ', sf, ' +- ', sfe, '  psi4 ', r_sf
+    call expect(all(err > 0) .and. maxval(err) <= relerr * maxval(abs(r_el)), 'every error bar in (0, ' // &
+         trim(relerr_t) // ' x max |field|]')
+    call expect(maxval(abs(z)) <= zmax, 'every component within ' // trim(zmax_t) // ' error bars of psi4')
+    call expect(nz3 <= nout, 'at most ' // trim(nout_t) // ' components beyond 3 error bars')
+    call expect(all(abs(sf - r_sf) <= 3 * sfe), 'the summed force on the sites within 3 error bars of psi4''s')
+  end subroutine
+
+  subroutine forces_close(fa, fb, tol, tol_text)
+    character(len=*), intent(in) :: fa, fb, tol_text
+    real(real64), intent(in) :: tol
+    character(len=32), parameter :: keys(4) = [character(len=32) :: 'forces.site_force', 'forces.site_force_error', &
+         'forces.sum_site_force', 'forces.sum_site_force_error']
+    real(real64), allocatable :: x(:), y(:)
+    real(real64) :: scale, d
+    integer :: m, i, n
+    m = nint(num(fa, 'forces.n_sites'))
+    call expect(nint(num(fb, 'forces.n_sites')) == m, 'the same sites')
+    call expect(text(fa, 'final_position_checksum') == text(fb, 'final_position_checksum'), 'same configurations')
+    scale = maxval(abs(nums(fa, 'forces.site_force', 3 * m)))
+    do i = 1, size(keys)
+      n = merge(3 * m, 3, i <= 2)
+      x = nums(fa, trim(keys(i)), n); y = nums(fb, trim(keys(i)), n)
+      d = maxval(abs(x - y))
+      print '(a,es10.3,a,es10.3)', trim(keys(i)) // ': max |A - B| ', d, ', max |F_A| ', scale
+      if (tol == 0) then
+        call expect(all(x == y), trim(keys(i)) // ' bitwise identical')
+      else
+        call expect(d <= tol * scale, trim(keys(i)) // ' within ' // trim(tol_text) // ' x max |F_A|')
+      end if
+    end do
+  end subroutine
+
+  ! n numbers of the (possibly nested) array at key.
+  function nums(path, key, n) result(x)
+    character(len=*), intent(in) :: path, key
+    integer, intent(in) :: n
+    real(real64) :: x(n)
+    character(len=:), allocatable :: t
+    integer :: i, ios
+    t = text(path, key)
+    do i = 1, len(t)
+      if (t(i:i) == '[' .or. t(i:i) == ']' .or. t(i:i) == ',') t(i:i) = ' '
+    end do
+    read(t, *, iostat=ios) x
+    if (ios /= 0) then
+      print '(a,i0,a)', 'FAILED: "' // trim(key) // '" in ' // trim(path) // ' does not hold ', n, ' numbers'
+      call exit(1)
+    end if
+  end function
 
   subroutine offset_args(x, y, off, soff)
     character(len=*), intent(in) :: x, y
@@ -167,20 +259,20 @@ contains
     character(len=*), intent(in) :: path, key
     character(len=:), allocatable :: t
     character(len=:), allocatable :: all, k, rest
-    character(len=65536) :: line
-    integer :: u, ios, i, j, p, dot
-    open(newunit=u, file=trim(path), status='old', action='read', iostat=ios)
+    integer :: u, ios, i, j, p, dot, sz, depth
+    open(newunit=u, file=trim(path), status='old', action='read', access='stream', form='unformatted', iostat=ios)
     if (ios /= 0) then
       print '(a)', 'FAILED: cannot open ' // trim(path)
       call exit(1)
     end if
-    all = ''
-    do
-      read(u, '(a)', iostat=ios) line
-      if (ios /= 0) exit
-      all = all // trim(line) // ' '
-    end do
+    inquire(unit=u, size=sz)
+    allocate(character(len=sz + 2) :: all)
+    all(:) = ' '   ! not 'all = ': that would reallocate it to one character
+    read(u, iostat=ios) all(1:sz)
     close(u)
+    do i = 1, sz
+      if (all(i:i) == new_line('a') .or. all(i:i) == achar(13) .or. all(i:i) == achar(9)) all(i:i) = ' '
+    end do
     rest = trim(key); p = 1
     do
       dot = index(rest, '.')
@@ -197,7 +289,14 @@ contains
     end do
     i = p
     if (adjustl(all(i:i+1)) == '[' .or. all(i:i) == '[' .or. all(i+1:i+1) == '[') then
-      j = index(all(i:), ']') + i - 1
+      j = index(all(i:), '[') + i - 1   ! the matching ']' (arrays may nest)
+      depth = 0
+      do
+        if (all(j:j) == '[') depth = depth + 1
+        if (all(j:j) == ']') depth = depth - 1
+        if (depth == 0 .or. j == len(all)) exit
+        j = j + 1
+      end do
     else
       j = scan(all(i:), ',}') + i - 2
     end if

@@ -92,6 +92,16 @@ vmc_case(vmc_water_dimer_environment IN1 water_dimer_env.nml LAUNCH ${launch_2}
   ARGS part OUT1 electron_environment ${REF}/water_dimer/reference.json electron_environment_energy 0.0002
   && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json nucleus_environment_energy 1e-10
   && parts OUT1 1e-9)
+# Forces on MM charges against psi4 (data/water_mm): the electrons' field at the 300 sites, every component within
+# 4.5 error bars and at most 9 of 900 beyond 3 (0.27 % expected: 2.4; the sites' fields are strongly correlated, so
+# such counts come in lumps), each error bar <= 1 % of the largest field, the summed force within 3 error bars; the
+# exact parts to 1e-10. On 2 MPI ranks: the ranks' accumulators meet on rank 0.
+vmc_case(vmc_water_mm_forces IN1 water_mm_forces.nml LAUNCH ${launch_2}
+  ARGS forces OUT1 ${REF}/water_mm/reference.json 4.5 9 0.01)
+# The control: the unpolarised (gas-phase) orbitals must fail it (146 of 900 components beyond 3 error bars).
+vmc_case(vmc_water_mm_forces_unpolarised IN1 water_mm_forces_unpolarised.nml LAUNCH ${launch_2}
+  ARGS forces OUT1 ${REF}/water_mm/reference.json 4.5 9 0.01
+  EXPECT_CHECK_FAIL "FAILED: (at most 9 components|every component within)")
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
   && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
@@ -109,6 +119,14 @@ vmc_case(vmc_reblock_fallback IN1 reblock_short.nml ARGS ref OUT1 ${REF}/hydroge
   EXPECT_CHECK_FAIL "FAILED: (reblocking criterion met|at least 8 blocks)")
 vmc_case(vmc_jastrow_lowers IN1 water_jastrow.nml IN2 water_hf_short.nml ARGS lower OUT1 OUT2 2)
 vmc_case(vmc_same_seed IN1 small.nml IN2 small.nml ARGS same OUT1 OUT2)
+# Key forces: the same configurations on 1 and 3 threads give bitwise the same forces and error bars.
+vmc_case(vmc_forces_threads IN1 forces_small.nml IN2 forces_small_3threads.nml ARGS forces_close OUT1 OUT2 0
+  LABELS quick)
+# Forces change no energy: the run with them is bitwise the run without.
+vmc_case(vmc_forces_energy_same IN1 forces_small.nml IN2 forces_small_off.nml ARGS same OUT1 OUT2 LABELS quick)
+# ... and the per-step field calls ('batched') the same as 'measured' (the accumulator is fed at the measurements).
+vmc_case(vmc_forces_field_calls IN1 forces_small.nml IN2 forces_small_batched.nml ARGS forces_close OUT1 OUT2
+  LABELS quick)
 # The field only where it is measured ('measured', one call per measurement) against the per-step modes:
 # the same values summed in the same order, so on the CPU field bitwise the same results.
 vmc_case(vmc_field_measured_batched IN1 field_batched.nml IN2 field_measured.nml ARGS same OUT1 OUT2)
@@ -147,6 +165,12 @@ vmc_case(vmc_gpu_mixed IN1 gpu_cuda_mixed.nml IN2 gpu_cpu_double.nml GPU LABELS 
   && differ OUT1 OUT2 parts.electron_environment)
 vmc_case(vmc_gpu_measured IN1 gpu_cuda_measured.nml IN2 gpu_cpu_double.nml GPU LABELS gpu
   ARGS close OUT1 OUT2 1e-10 && is OUT1 backend cuda && is OUT1 field_calls measured)
+# Key forces on the CUDA field (the accumulator on the device): MM charges ('measured', asynchronous) and cube cells
+# ('batched', asynchronous per step) against CPU double, within 1e-10 of the largest force.
+vmc_case(vmc_gpu_forces IN1 forces_small_cuda.nml IN2 forces_small.nml GPU LABELS gpu
+  ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
+vmc_case(vmc_gpu_forces_cubes IN1 forces_cubes_cuda.nml IN2 forces_cubes_cpu.nml GPU LABELS gpu
+  ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
@@ -236,6 +260,13 @@ vmc_bad(field_tolerance_nan bad_field_tolerance_nan.nml
   "bad_field_tolerance_nan.nml:3: key 'field_tolerance' = NaN is not a finite number")
 vmc_bad(field_split_single bad_field_split_single.nml
   "bad_field_split_single.nml:4: key 'field_method' = 'split' needs precision = 'double' or 'mixed' \\(got 'single'\\)")
+vmc_bad(mm_charges_and_cubes bad_mm_charges_and_cubes.nml
+  "bad_mm_charges_and_cubes.nml:4: key 'mm_charges' and key 'cubes' cannot both be given")
+vmc_bad(forces_no_environment bad_forces_no_environment.nml
+  "bad_forces_no_environment.nml:3: key 'forces' needs an environment")
+vmc_bad(forces_every bad_forces_every.nml
+  "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies")
+vmc_bad(mm_charges_line bad_mm_charges_line.nml "bad_line.charges:4: expected x y z q \\(bohr, e\\)")
 vmc_bad(field_margin_direct bad_field_margin_direct.nml
   "bad_field_margin_direct.nml:3: key 'field_margin' applies to field_method = 'split' only")
 vmc_bad(nan_molden bad_nan_molden.nml "nan_coordinate.molden:4: coordinate of atom 2 is not a finite number")
@@ -340,8 +371,10 @@ set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
 qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
-  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured)
+  vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured vmc_gpu_forces
+  vmc_gpu_forces_cubes)
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
-set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
+set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_water_mm_forces vmc_water_mm_forces_unpolarised
+  vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
