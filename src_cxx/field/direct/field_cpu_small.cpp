@@ -98,7 +98,8 @@ __attribute__((target("avx512f"))) double small_sum_avx512(int64_t n, const doub
         const __m512d dx = _mm512_sub_pd(_mm512_loadu_pd(x + i), vx), dy = _mm512_sub_pd(_mm512_loadu_pd(y + i), vy),
                       dz = _mm512_sub_pd(_mm512_loadu_pd(z + i), vz);
         const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
-        const __m512d y0 = _mm512_rsqrt14_pd(d2);
+        // _mm512_rsqrt14_pd with a full mask: the same result, without GCC 12's false uninitialised warning
+        const __m512d y0 = _mm512_maskz_rsqrt14_pd(0xFF, d2);
         const __m512d e = _mm512_fnmadd_pd(_mm512_mul_pd(d2, y0), y0, one);
         const __m512d s = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(c4, e, c3), e, c2), e, c1);
         __m512d r = _mm512_fmadd_pd(_mm512_mul_pd(y0, e), s, y0);
@@ -161,7 +162,8 @@ __attribute__((target("avx512f"))) void block_sum_avx512(int64_t n, const double
         const __m512d dx = _mm512_sub_pd(_mm512_set1_pd(x[m]), vx), dy = _mm512_sub_pd(_mm512_set1_pd(y[m]), vy),
                       dz = _mm512_sub_pd(_mm512_set1_pd(z[m]), vz);
         const __m512d d2 = _mm512_fmadd_pd(dz, dz, _mm512_fmadd_pd(dy, dy, _mm512_mul_pd(dx, dx)));
-        const __m512d y0 = _mm512_rsqrt14_pd(d2);
+        // _mm512_rsqrt14_pd with a full mask: the same result, without GCC 12's false uninitialised warning
+        const __m512d y0 = _mm512_maskz_rsqrt14_pd(0xFF, d2);
         const __m512d e = _mm512_fnmadd_pd(_mm512_mul_pd(d2, y0), y0, one);
         const __m512d s = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_fmadd_pd(c4, e, c3), e, c2), e, c1);
         __m512d r = _mm512_fmadd_pd(_mm512_mul_pd(y0, e), s, y0);
