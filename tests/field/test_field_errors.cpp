@@ -181,6 +181,43 @@ TEST(FieldErrors, DestroyedHandleNeverNamesALaterObject) {
     EXPECT_EQ(qmmm_field_eval(reinterpret_cast<qmmm_field>(not_a_field), 1, p, &u), QMMM_ERR_BAD_HANDLE);
 }
 
+// A handle of one kind is no handle of another: every call refuses the other kinds' handles and leaves their
+// objects alive. Before, each kind counted its own tokens, so the first field, environment and RDF handle of a
+// process were the same token and qmmm_env_destroy((qmmm_env)field) destroyed the environment.
+TEST(FieldErrors, HandleOfAnotherKindIsBadHandle) {
+    auto o = opts();
+    double p[3] = {5, 5, 5}, u = 0;
+    qmmm_field f = nullptr;
+    qmmm_env e = nullptr;
+    qmmm_rdf r = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_env_create(&e), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_create(&r, 0, 1, 10, nullptr), QMMM_SUCCESS);
+    const auto as_field = [](const void *h) { return reinterpret_cast<qmmm_field>(const_cast<void *>(h)); };
+    const auto as_env = [](const void *h) { return reinterpret_cast<qmmm_env>(const_cast<void *>(h)); };
+    const auto as_rdf = [](const void *h) { return reinterpret_cast<qmmm_rdf>(const_cast<void *>(h)); };
+    int64_t n = -1;
+    for (const void *other : {static_cast<const void *>(e), static_cast<const void *>(r)}) {
+        EXPECT_EQ(qmmm_field_eval(as_field(other), 1, p, &u), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_field_destroy(as_field(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    for (const void *other : {static_cast<const void *>(f), static_cast<const void *>(r)}) {
+        EXPECT_EQ(qmmm_env_sizes(as_env(other), &n, nullptr, nullptr), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_env_destroy(as_env(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    for (const void *other : {static_cast<const void *>(f), static_cast<const void *>(e)}) {
+        EXPECT_EQ(qmmm_rdf_reset(as_rdf(other)), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_rdf_destroy(as_rdf(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    // Each object is still there.
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_sizes(e, &n, nullptr, nullptr), QMMM_SUCCESS);
+    EXPECT_EQ(n, 0);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_destroy(e), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_rdf_destroy(r), QMMM_SUCCESS);
+}
+
 // A thread remembers its last handle lookup (the per-call cost of a few-charge field). A destroy on another thread
 // must still make that thread's next call on the handle BAD_HANDLE, and a call on a second handle in between must
 // not revive the first.
