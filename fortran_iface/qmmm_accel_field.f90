@@ -92,13 +92,20 @@ contains
     call fortran_indices(.false.)
   end function
 
-  ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns.
+  ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns. u is written in
+  ! place, so it must be contiguous: a section such as u(1:n:2) would be passed as a temporary copy that is gone
+  ! when the GPU (or a screened term) writes at qmmm_field_wait, and is refused.
   integer function qmmm_field_eval_async(f, xyz, u) result(s)
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
-    real(c_double), intent(inout), target, contiguous :: u(:)
+    real(c_double), intent(inout), target :: u(:)
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: xyz must be (3, size(u))')
+      return
+    end if
+    if (.not. is_contiguous(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: u must be contiguous (it is written at '// &
+           'qmmm_field_wait; pass a whole array, not a strided section)')
       return
     end if
     if (size(u) == 0) then
@@ -106,7 +113,7 @@ contains
       return
     end if
     call fortran_indices(.true.)
-    s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
+    s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u(1)))
     call fortran_indices(.false.)
   end function
 
