@@ -300,6 +300,10 @@ contains
       end if
     end if
     pnx = c_null_ptr; pnz = c_null_ptr; nn = 0
+    if (present(nuc_xyz) .and. .not. present(nuc_z)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_xyz without nuc_z')
+      return
+    end if
     if (present(nuc_z)) then
       if (.not. present(nuc_xyz)) then
         s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_z without nuc_xyz')

@@ -83,6 +83,12 @@ program test_fortran_charges
   call check(index(qmmm_error_message(), 'x, y, z and q must have one size') > 0, 'its message')
   call check(qmmm_field_create_charges(f, x, y, z, q, screen_a=a) == QMMM_ERR_INVALID_ARG, 'a without b')
   call check(index(qmmm_error_message(), 'needs screen_a and screen_b') > 0, 'its message')
+  ! Nuclei need both arrays, either way round (nuc_xyz alone dropped the nuclei with success).
+  call check(qmmm_field_create_charges(f, x, y, z, q, nuc_xyz=nuc) == QMMM_ERR_INVALID_ARG, 'nuc_xyz without nuc_z')
+  call check(index(qmmm_error_message(), 'nuc_xyz without nuc_z') > 0, 'its message')
+  call check(qmmm_field_create_charges(f, xyz, q, nuc_xyz=nuc) == QMMM_ERR_INVALID_ARG, 'xyz: nuc_xyz without nuc_z')
+  call check(qmmm_field_create_charges(f, xyz, q, nuc_z=zn) == QMMM_ERR_INVALID_ARG, 'nuc_z without nuc_xyz')
+  call check(index(qmmm_error_message(), 'nuc_z without nuc_xyz') > 0, 'its message')
   call check(qmmm_default_threads(nt) == 0 .and. nt >= 1, 'default threads')
 
   if (failures == 0) then
