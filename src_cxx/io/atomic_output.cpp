@@ -155,6 +155,14 @@ const std::string &checked(const std::string &path, bool force) {
             throw Error(QMMM_ERR_FILE_OPEN, path + ": not a regular file (a device or pipe); outputs are written to "
                                                    "a temporary file and renamed, so give a file name");
         if (!force) throw Error(QMMM_ERR_FILE_OPEN, path + ": exists; add --force to replace it");
+    } else if (!force && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+        // A dangling symbolic link: the final hard link would find the name taken after all the work (and the
+        // message would blame a file made meanwhile), so it is refused here, for what it is.
+        char target[4096];
+        const ssize_t k = ::readlink(path.c_str(), target, sizeof target - 1);
+        target[k > 0 ? k : 0] = '\0';
+        throw Error(QMMM_ERR_FILE_OPEN, path + ": a symbolic link to '" + target + "', which does not exist; give the "
+                                               "file's own name, or add --force to replace the link");
     }
     return path;
 }
