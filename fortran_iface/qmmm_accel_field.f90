@@ -43,6 +43,7 @@ contains
     type(qmmm_options), target :: o
     real(c_double), target :: reg(6)
     type(c_ptr) :: pcx, pcq, pnx, pnz
+    integer :: ib  ! the caller's index base, restored after the call
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
     if (present(precision)) o%precision = precision
@@ -68,10 +69,10 @@ contains
     if (size(nuc_z) > 0) then
       pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_create(f%ptr, int(size(cell_q), c_int64_t), pcx, pcq, int(size(nuc_z), c_int64_t), &
          pnx, pnz, c_loc(o))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! u(i) = U_ES(xyz(:,i)) in hartree.
@@ -79,6 +80,7 @@ contains
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(out), target, contiguous :: u(:)
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval: xyz must be (3, size(u))')
       return
@@ -87,9 +89,9 @@ contains
       s = c_qmmm_field_eval(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns. u is written in
@@ -99,6 +101,7 @@ contains
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(inout), target :: u(:)
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: xyz must be (3, size(u))')
       return
@@ -112,16 +115,17 @@ contains
       s = c_qmmm_field_eval_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u(1)))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   integer function qmmm_field_wait(f) result(s)
     type(qmmm_field), intent(in) :: f
-    call fortran_indices(.true.)
+    integer :: ib  ! the caller's index base, restored after the call
+    ib = fortran_indices_on()
     s = c_qmmm_field_wait(f%ptr)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   integer function qmmm_field_backend(f, backend, precision, device) result(s)
@@ -267,6 +271,7 @@ contains
     type(qmmm_options), target :: o
     type(c_ptr) :: pa, pb, pq, pnx, pnz
     integer :: screening, nn
+    integer :: ib  ! the caller's index base, restored after the call
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
     if (present(precision)) o%precision = precision
@@ -320,10 +325,10 @@ contains
     end if
     pq = c_null_ptr
     if (n > 0) pq = c_loc(q)
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_create_charges(f%ptr, int(n, c_int64_t), px, py, pz, int(stride, c_int64_t), pq, &
          int(screening, c_int32_t), pa, pb, int(nn, c_int64_t), pnx, pnz, c_loc(o))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! usum = sum over i = 1..n of U(coord(:, i)) in hartree: the electrons of one configuration, as a legacy code
@@ -334,11 +339,12 @@ contains
     real(c_double), intent(in), target :: coord(3, *)
     real(c_double), intent(out), target :: usum
     type(c_ptr) :: p
+    integer :: ib  ! the caller's index base, restored after the call
     p = c_null_ptr
     if (n > 0) p = c_loc(coord(1, 1))
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_sum(f%ptr, int(n, c_int64_t), p, c_loc(usum))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Starts the sum; coord is copied before the return, usum is written by qmmm_field_wait (keep it in place).
@@ -348,11 +354,12 @@ contains
     real(c_double), intent(in), target :: coord(3, *)
     real(c_double), intent(inout), target :: usum
     type(c_ptr) :: p
+    integer :: ib  ! the caller's index base, restored after the call
     p = c_null_ptr
     if (n > 0) p = c_loc(coord(1, 1))
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_sum_async(f%ptr, int(n, c_int64_t), p, c_loc(usum))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
 end module qmmm_accel_field

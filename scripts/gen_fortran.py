@@ -598,10 +598,16 @@ def f77_sources(root, headers, known_types):
            '#include <algorithm>', '#include <cstddef>', '#include <cstdint>', '#include <cstring>', '']
     cpp += [f'#include "{os.path.basename(h.path)}"' for h in headers]
     cpp += ['', 'namespace {', '',
-            '// Messages of the call count from 1 (Fortran) and from 0 again afterwards.',
-            'struct FortranIndices {',
-            '    FortranIndices() { qmmm_set_index_base(1); }',
-            '    ~FortranIndices() { qmmm_set_index_base(0); }',
+            '// Messages of the call count from 1 (Fortran), then from the caller\'s base again (1 where C set it).',
+            'class FortranIndices {',
+            'public:',
+            '    FortranIndices() { qmmm_get_index_base(&old_), qmmm_set_index_base(1); }',
+            '    ~FortranIndices() { qmmm_set_index_base(old_); }',
+            '    FortranIndices(const FortranIndices &) = delete;',
+            '    FortranIndices &operator=(const FortranIndices &) = delete;',
+            '',
+            'private:',
+            '    int old_ = 0;',
             '};', '', '}  // namespace', '',
             '#define QMMM_F77_ALIAS(name) extern "C" QMMM_API decltype(name##_) name##__ __attribute__((alias(#name "_")));',
             '', 'extern "C" {', '']

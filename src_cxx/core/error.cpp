@@ -53,6 +53,12 @@ QMMM_API int qmmm_set_index_base(int base) {
     return QMMM_SUCCESS;
 }
 
+QMMM_API int qmmm_get_index_base(int *base) {
+    if (!base) return qmmm::record_error(QMMM_ERR_NULL_ARG, "qmmm_get_index_base: base is NULL");
+    *base = g_index_base;
+    return QMMM_SUCCESS;
+}
+
 QMMM_API int qmmm_set_error(int status, const char *message) {
     return qmmm::record_error(status, message ? message : "");
 }

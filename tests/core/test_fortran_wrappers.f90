@@ -10,6 +10,7 @@ program test_fortran_wrappers
   call field_flags()
   call rdf_cut_and_stats()
   call version_text()
+  call index_base_kept()
   if (fails == 0) print '(a)', 'fortran_wrappers: all passed'
   if (fails > 0) error stop 1
 contains
@@ -107,6 +108,25 @@ contains
     call check(qmmm_version(major, minor, patch), 'version')
     write (expect, '(i0,a,i0,a,i0)') major, '.', minor, '.', patch
     if (qmmm_version_string() /= trim(expect)) call bad('version string ' // qmmm_version_string() // ' /= ' // expect)
+  end subroutine
+
+  ! The wrappers count from 1 in their call and give the caller's base back, also a base of 1 set as C code would
+  ! (before, every wrapper call left 0), and qmmm_get_index_base reads it.
+  subroutine index_base_kept()
+    real(8) :: cxyz(3, 1), cq(1), nxyz(3, 1), nz(1), p(3, 2), u(2)
+    type(qmmm_field) :: f
+    integer :: base, b
+    cxyz(:, 1) = [0d0, 0d0, 0d0]; cq = 1; nxyz(:, 1) = [2d0, 0d0, 0d0]; nz = 1
+    p = reshape([5d0, 5d0, 5d0, 2d0, 0d0, 0d0], [3, 2])   ! point 2 on nucleus 1
+    call check(qmmm_field_create(f, cxyz, cq, nxyz, nz, backend=QMMM_BACKEND_CPU), 'create for the index base')
+    do base = 1, 0, -1
+      call check(qmmm_set_index_base(base), 'set_index_base')
+      if (qmmm_field_eval(f, p, u) /= QMMM_ERR_SINGULAR) call bad('eval on a nucleus')
+      if (index(qmmm_error_message(), 'point 2 ') == 0) call bad('the wrapper counts from 1: '//qmmm_error_message())
+      call check(qmmm_get_index_base(b), 'get_index_base')
+      if (b /= base) call bad('the caller''s index base changed by a wrapper call')
+    end do
+    call check(qmmm_field_destroy(f), 'destroy for the index base')
   end subroutine
 
   subroutine check(st, what)

@@ -218,6 +218,39 @@ TEST(FieldErrors, HandleOfAnotherKindIsBadHandle) {
     EXPECT_EQ(qmmm_rdf_destroy(r), QMMM_SUCCESS);
 }
 
+// A C caller's index base survives the Fortran interfaces' calls: they set 1 around their call and restore the
+// caller's base after it (they reset it to 0 before). The module-free subroutines are in the library itself.
+extern "C" void qmmm_f77_default_threads_(int *n, int *status);
+extern "C" void qmmm_f77_field_eval_(const int64_t *f, const int *n_points, const double *xyz, double *u,
+                                     int *status);
+
+TEST(FieldErrors, CallersIndexBaseSurvivesFortranCalls) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    const double on_nucleus[6] = {5, 5, 5, 2, 0, 0};  // point 2 (from 1) is on nucleus 1
+    double u[2];
+    for (int base : {1, 0}) {
+        ASSERT_EQ(qmmm_set_index_base(base), QMMM_SUCCESS);
+        int n = 0, status = -1, got = -1;
+        qmmm_f77_default_threads_(&n, &status);
+        ASSERT_EQ(status, QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_get_index_base(&got), QMMM_SUCCESS);
+        EXPECT_EQ(got, base) << "after qmmm_f77_default_threads";
+        const int64_t token = static_cast<int64_t>(reinterpret_cast<intptr_t>(f));
+        const int np = 2;
+        qmmm_f77_field_eval_(&token, &np, on_nucleus, u, &status);
+        EXPECT_EQ(status, QMMM_ERR_SINGULAR);
+        expect_message("point 2 ");  // the Fortran call counts from 1
+        ASSERT_EQ(qmmm_get_index_base(&got), QMMM_SUCCESS);
+        EXPECT_EQ(got, base) << "after a failed qmmm_f77_field_eval";
+        EXPECT_EQ(qmmm_field_eval(f, 2, on_nucleus, u), QMMM_ERR_SINGULAR);
+        expect_message(base == 1 ? "point 2 " : "point 1 ");  // and C calls count from the caller's base
+    }
+    EXPECT_EQ(qmmm_get_index_base(nullptr), QMMM_ERR_NULL_ARG);
+    qmmm_field_destroy(f);
+}
+
 // A thread remembers its last handle lookup (the per-call cost of a few-charge field). A destroy on another thread
 // must still make that thread's next call on the handle BAD_HANDLE, and a call on a second handle in between must
 // not revive the first.
