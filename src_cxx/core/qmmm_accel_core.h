@@ -90,9 +90,10 @@ enum {
 
 /* ---- library ---- */
 /**
- * @brief The last error of the calling thread.
- * @return What was wrong and with which argument; "" if no call of this thread has failed. Valid until the
- *         next failing call on this thread. Never NULL.
+ * @brief The error of the calling thread's last call.
+ * @return What was wrong and with which argument; "" when that call succeeded (a successful call clears the
+ *         message; qmmm_set_index_base, qmmm_get_index_base, qmmm_status_string and this function leave it) or
+ *         no call of this thread has failed. Valid until the next call on this thread. Never NULL.
  * @threading Per thread: each thread sees its own last error.
  */
 QMMM_API const char *qmmm_error_message(void);

@@ -251,6 +251,31 @@ TEST(FieldErrors, CallersIndexBaseSurvivesFortranCalls) {
     qmmm_field_destroy(f);
 }
 
+// qmmm_error_message() is the error of the thread's last call: a successful call clears it (it kept the last
+// failure's text). The index-base calls, which the Fortran interfaces make after a failing call, leave it.
+TEST(FieldErrors, SuccessClearsTheMessage) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    double p[3] = {5, 5, 5}, u = 0;
+    EXPECT_EQ(qmmm_field_eval(f, -1, p, &u), QMMM_ERR_INVALID_ARG);
+    expect_message("n_points");
+    int base = -1;
+    ASSERT_EQ(qmmm_get_index_base(&base), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_set_index_base(base), QMMM_SUCCESS);
+    expect_message("n_points");
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_STREQ(qmmm_error_message(), "");
+    // Every family's calls go through the same guard: an RDF failure, then an environment call that succeeds.
+    qmmm_env e = nullptr;
+    EXPECT_EQ(qmmm_rdf_create(nullptr, 0, 1, 10, nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_STRNE(qmmm_error_message(), "");
+    ASSERT_EQ(qmmm_env_create(&e), QMMM_SUCCESS);
+    EXPECT_STREQ(qmmm_error_message(), "");
+    EXPECT_EQ(qmmm_env_destroy(e), QMMM_SUCCESS);
+    qmmm_field_destroy(f);
+}
+
 // A thread remembers its last handle lookup (the per-call cost of a few-charge field). A destroy on another thread
 // must still make that thread's next call on the handle BAD_HANDLE, and a call on a second handle in between must
 // not revive the first.
