@@ -117,11 +117,30 @@ contains
     s = c_qmmm_set_index_base(int(base, c_int))
   end function
 
-  ! Messages count from 1 (on = .true.) or from 0 again: what the wrappers put around a C call.
-  subroutine fortran_indices(on)
-    logical, intent(in) :: on
+  ! This thread's index base (0 or 1).
+  integer function qmmm_get_index_base(base) result(s)
+    integer, intent(out) :: base
+    integer(c_int), target :: b
+    b = 0
+    s = c_qmmm_get_index_base(c_loc(b))
+    base = b
+  end function
+
+  ! What the wrappers put around a C call: messages count from 1 for the call (fortran_indices_on returns the
+  ! caller's base), then from the caller's base again (fortran_indices_restore), which may be 1 from C.
+  integer function fortran_indices_on() result(old)
+    integer(c_int), target :: b
     integer(c_int) :: r
-    r = c_qmmm_set_index_base(merge(1_c_int, 0_c_int, on))
+    b = 0
+    r = c_qmmm_get_index_base(c_loc(b))
+    old = b
+    r = c_qmmm_set_index_base(1_c_int)
+  end function
+
+  subroutine fortran_indices_restore(old)
+    integer, intent(in) :: old
+    integer(c_int) :: r
+    r = c_qmmm_set_index_base(int(old, c_int))
   end subroutine
 
 end module qmmm_accel_core

@@ -15,7 +15,7 @@ module qmmm_accel_field
   ! Public by default: the generated constants, types and interfaces pass through; this file's helpers are private.
   public
   private :: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, c_double, c_intptr_t, c_sizeof
-  private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset, site_count
+  private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset, check_count, site_count
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
   type :: qmmm_field
@@ -31,18 +31,22 @@ contains
   ! Builds the field from cells (centres cell_xyz(3,M) in bohr, electron populations cell_q(M)) and
   ! nuclei (nuc_xyz(3,K), charges nuc_z(K)). Either set may be empty (size 0). Options: pass opt, or any of
   ! backend/precision/device/n_threads/cell_volume/method/flags/tolerance/region alone (flags: QMMM_FLAG_* bits;
-  ! region(6): lo xyz, hi xyz in bohr, the QM region of QMMM_METHOD_SPLIT; see qmmm_region_around).
+  ! region(6): lo xyz, hi xyz in bohr, the QM region of QMMM_METHOD_SPLIT; see qmmm_region_around). n_cells and
+  ! n_nuclei: use the first so many of arrays sized to a maximum (default: the arrays' sizes).
   integer function qmmm_field_create(f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt, backend, precision, &
-       device, n_threads, cell_volume, method, tolerance, region, flags) result(s)
+       device, n_threads, cell_volume, method, tolerance, region, flags, n_cells, n_nuclei) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: cell_xyz(:,:), cell_q(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
     integer, intent(in), optional :: backend, precision, device, n_threads, method, flags
     real(c_double), intent(in), optional :: cell_volume, tolerance
     real(c_double), intent(in), optional :: region(6)
+    integer, intent(in), optional :: n_cells, n_nuclei
     type(qmmm_options), target :: o
     real(c_double), target :: reg(6)
     type(c_ptr) :: pcx, pcq, pnx, pnz
+    integer :: nc, nn
+    integer :: ib  ! the caller's index base, restored after the call
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
     if (present(precision)) o%precision = precision
@@ -56,65 +60,104 @@ contains
       reg = region          ! a copy that lives until the C call returns
       o%region = c_loc(reg)
     end if
-    if (size(cell_xyz, 1) /= 3 .or. size(cell_xyz, 2) /= size(cell_q) .or. &
-         size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
+    if (size(cell_xyz, 1) /= 3 .or. size(nuc_xyz, 1) /= 3 .or. &
+         (.not. present(n_cells) .and. size(cell_xyz, 2) /= size(cell_q)) .or. &
+         (.not. present(n_nuclei) .and. size(nuc_xyz, 2) /= size(nuc_z))) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create: cell_xyz must be (3, size(cell_q)) and nuc_xyz (3, size(nuc_z))')
       return
     end if
+    nc = size(cell_q); nn = size(nuc_z)
+    if (present(n_cells)) then
+      s = check_count('qmmm_field_create', 'n_cells', n_cells, [size(cell_q), size(cell_xyz, 2)])
+      if (s /= QMMM_SUCCESS) return
+      nc = n_cells
+    end if
+    if (present(n_nuclei)) then
+      s = check_count('qmmm_field_create', 'n_nuclei', n_nuclei, [size(nuc_z), size(nuc_xyz, 2)])
+      if (s /= QMMM_SUCCESS) return
+      nn = n_nuclei
+    end if
     pcx = c_null_ptr; pcq = c_null_ptr; pnx = c_null_ptr; pnz = c_null_ptr
-    if (size(cell_q) > 0) then
+    if (nc > 0) then
       pcx = c_loc(cell_xyz); pcq = c_loc(cell_q)
     end if
-    if (size(nuc_z) > 0) then
+    if (nn > 0) then
       pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
     end if
-    call fortran_indices(.true.)
-    s = c_qmmm_field_create(f%ptr, int(size(cell_q), c_int64_t), pcx, pcq, int(size(nuc_z), c_int64_t), &
-         pnx, pnz, c_loc(o))
-    call fortran_indices(.false.)
+    ib = fortran_indices_on()
+    s = c_qmmm_field_create(f%ptr, int(nc, c_int64_t), pcx, pcq, int(nn, c_int64_t), pnx, pnz, c_loc(o))
+    call fortran_indices_restore(ib)
   end function
 
-  ! u(i) = U_ES(xyz(:,i)) in hartree.
-  integer function qmmm_field_eval(f, xyz, u) result(s)
+  ! u(i) = U_ES(xyz(:,i)) in hartree, for i = 1..n (n: the first n points of arrays sized to a maximum; default
+  ! size(u)).
+  integer function qmmm_field_eval(f, xyz, u, n) result(s)
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(out), target, contiguous :: u(:)
-    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
+    integer, intent(in), optional :: n
+    integer :: m
+    integer :: ib  ! the caller's index base, restored after the call
+    if (size(xyz, 1) /= 3 .or. (.not. present(n) .and. size(xyz, 2) /= size(u))) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval: xyz must be (3, size(u))')
       return
     end if
-    if (size(u) == 0) then
+    m = size(u)
+    if (present(n)) then
+      s = check_count('qmmm_field_eval', 'n', n, [size(u), size(xyz, 2)])
+      if (s /= QMMM_SUCCESS) return
+      m = n
+    end if
+    if (m == 0) then
       s = c_qmmm_field_eval(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
-    s = c_qmmm_field_eval(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
-    call fortran_indices(.false.)
+    ib = fortran_indices_on()
+    s = c_qmmm_field_eval(f%ptr, int(m, c_int64_t), c_loc(xyz), c_loc(u))
+    call fortran_indices_restore(ib)
   end function
 
-  ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns.
-  integer function qmmm_field_eval_async(f, xyz, u) result(s)
+  ! Starts an evaluation; u must stay allocated and untouched until qmmm_field_wait returns. u is written in
+  ! place, so it must be contiguous: a section such as u(1:n:2) would be passed as a temporary copy that is gone
+  ! when the GPU (or a screened term) writes at qmmm_field_wait, and is refused.
+  ! n: as qmmm_field_eval.
+  integer function qmmm_field_eval_async(f, xyz, u, n) result(s)
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
-    real(c_double), intent(inout), target, contiguous :: u(:)
-    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u)) then
+    real(c_double), intent(inout), target :: u(:)
+    integer, intent(in), optional :: n
+    integer :: m
+    integer :: ib  ! the caller's index base, restored after the call
+    if (size(xyz, 1) /= 3 .or. (.not. present(n) .and. size(xyz, 2) /= size(u))) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: xyz must be (3, size(u))')
       return
     end if
-    if (size(u) == 0) then
+    if (.not. is_contiguous(u)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_async: u must be contiguous (it is written at '// &
+           'qmmm_field_wait; pass a whole array, not a strided section)')
+      return
+    end if
+    m = size(u)
+    if (present(n)) then
+      s = check_count('qmmm_field_eval_async', 'n', n, [size(u), size(xyz, 2)])
+      if (s /= QMMM_SUCCESS) return
+      m = n
+    end if
+    if (m == 0) then
       s = c_qmmm_field_eval_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
-    s = c_qmmm_field_eval_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u))
-    call fortran_indices(.false.)
+    ib = fortran_indices_on()
+    s = c_qmmm_field_eval_async(f%ptr, int(m, c_int64_t), c_loc(xyz), c_loc(u(1)))
+    call fortran_indices_restore(ib)
   end function
 
   integer function qmmm_field_wait(f) result(s)
     type(qmmm_field), intent(in) :: f
-    call fortran_indices(.true.)
+    integer :: ib  ! the caller's index base, restored after the call
+    ib = fortran_indices_on()
     s = c_qmmm_field_wait(f%ptr)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   integer function qmmm_field_backend(f, backend, precision, device) result(s)
@@ -196,39 +239,69 @@ contains
 
   ! Charges at (x(m), y(m), z(m)) with charges q(m). Screening, per charge: screen_a and screen_b for
   ! -q (1 - a exp(-b r^2)) / r, or sigma for -q erf(r / sigma) / r (give one form, or none). Nuclei optional.
-  ! Options: opt, or backend / precision / device / n_threads alone.
+  ! Options: opt, or backend / precision / device / n_threads alone. n and n_nuclei: use the first so many charges
+  ! and nuclei of arrays sized to a maximum (default: the arrays' sizes).
   integer function create_charges_arrays(f, x, y, z, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
-       precision, device, n_threads) result(s)
+       precision, device, n_threads, n, n_nuclei) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: x(:), y(:), z(:), q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads
-    if (size(y) /= size(x) .or. size(z) /= size(x) .or. size(q) /= size(x)) then
+    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei
+    integer :: m
+    m = size(q)
+    if (present(n)) then
+      s = check_count('qmmm_field_create_charges', 'n', n, [size(x), size(y), size(z), size(q)])
+      if (s /= QMMM_SUCCESS) return
+      m = n
+    else if (size(y) /= size(x) .or. size(z) /= size(x) .or. size(q) /= size(x)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: x, y, z and q must have one size')
       return
     end if
-    s = create_charges(f, size(q), c_loc_or_null(x), c_loc_or_null(y), c_loc_or_null(z), 1, q, screen_a, screen_b, &
-         sigma, nuc_xyz, nuc_z, opt, backend, precision, device, n_threads)
+    s = create_charges(f, m, present(n), c_loc_or_null(x), c_loc_or_null(y), c_loc_or_null(z), 1, q, screen_a, &
+         screen_b, sigma, nuc_xyz, nuc_z, opt, backend, precision, device, n_threads, n_nuclei)
   end function
 
   ! Charges at xyz(:, m), as create_charges_arrays.
   integer function create_charges_xyz(f, xyz, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
-       precision, device, n_threads) result(s)
+       precision, device, n_threads, n, n_nuclei) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:), q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads
+    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei
     type(c_ptr) :: p
-    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(q)) then
+    integer :: m
+    if (size(xyz, 1) /= 3 .or. (.not. present(n) .and. size(xyz, 2) /= size(q))) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: xyz must be (3, size(q))')
       return
     end if
+    m = size(q)
+    if (present(n)) then
+      s = check_count('qmmm_field_create_charges', 'n', n, [size(q), size(xyz, 2)])
+      if (s /= QMMM_SUCCESS) return
+      m = n
+    end if
     p = c_null_ptr
-    if (size(q) > 0) p = c_loc(xyz)
-    s = create_charges(f, size(q), p, offset(p, 1), offset(p, 2), 3, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, &
-         opt, backend, precision, device, n_threads)
+    if (m > 0) p = c_loc(xyz)
+    s = create_charges(f, m, present(n), p, offset(p, 1), offset(p, 2), 3, q, screen_a, screen_b, sigma, nuc_xyz, &
+         nuc_z, opt, backend, precision, device, n_threads, n_nuclei)
+  end function
+
+  ! An explicit count (n=, n_cells=, n_nuclei=) of arrays sized to a maximum: 0 <= count <= every size given.
+  integer function check_count(where, name, n, sizes) result(s)
+    character(*), intent(in) :: where, name
+    integer, intent(in) :: n, sizes(:)
+    character(len=24) :: a, b
+    s = QMMM_SUCCESS
+    write (a, '(i0)') n
+    if (n < 0) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, where // ': ' // name // ' = ' // trim(a) // ' is negative')
+    else if (any(sizes < n)) then
+      write (b, '(i0)') minval(sizes)
+      s = fortran_error(QMMM_ERR_INVALID_ARG, where // ': ' // name // ' = ' // trim(a) // &
+           ' exceeds the arrays'' size (' // trim(b) // ')')
+    end if
   end function
 
   type(c_ptr) function c_loc_or_null(a) result(p)
@@ -248,18 +321,21 @@ contains
     r = transfer(a, r)
   end function
 
-  integer function create_charges(f, n, px, py, pz, stride, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, &
-       backend, precision, device, n_threads) result(s)
+  ! counted: n was given (arrays may be longer than n); n_nuclei likewise for the nuclei.
+  integer function create_charges(f, n, counted, px, py, pz, stride, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, &
+       opt, backend, precision, device, n_threads, n_nuclei) result(s)
     type(qmmm_field), intent(out) :: f
     integer, intent(in) :: n, stride
+    logical, intent(in) :: counted
     type(c_ptr), intent(in) :: px, py, pz
     real(c_double), intent(in), target, contiguous :: q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads
+    integer, intent(in), optional :: backend, precision, device, n_threads, n_nuclei
     type(qmmm_options), target :: o
     type(c_ptr) :: pa, pb, pq, pnx, pnz
     integer :: screening, nn
+    integer :: ib  ! the caller's index base, restored after the call
     if (present(opt)) o = opt
     if (present(backend)) o%backend = backend
     if (present(precision)) o%precision = precision
@@ -276,14 +352,15 @@ contains
       return
     end if
     if (present(sigma)) then
-      if (size(sigma) /= n) then
+      if (size(sigma) < n .or. (.not. counted .and. size(sigma) /= n)) then
         s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(sigma) /= size(q)')
         return
       end if
       screening = QMMM_SCREEN_GAUSSIAN
       if (n > 0) pa = c_loc(sigma)
     else if (present(screen_a)) then
-      if (size(screen_a) /= n .or. size(screen_b) /= n) then
+      if (min(size(screen_a), size(screen_b)) < n .or. &
+           (.not. counted .and. (size(screen_a) /= n .or. size(screen_b) /= n))) then
         s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(screen_a) or size(screen_b) /= size(q)')
         return
       end if
@@ -293,26 +370,39 @@ contains
       end if
     end if
     pnx = c_null_ptr; pnz = c_null_ptr; nn = 0
+    if (present(nuc_xyz) .and. .not. present(nuc_z)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_xyz without nuc_z')
+      return
+    end if
+    if (present(n_nuclei) .and. .not. present(nuc_z)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: n_nuclei without nuc_xyz and nuc_z')
+      return
+    end if
     if (present(nuc_z)) then
       if (.not. present(nuc_xyz)) then
         s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_z without nuc_xyz')
         return
       end if
-      if (size(nuc_xyz, 1) /= 3 .or. size(nuc_xyz, 2) /= size(nuc_z)) then
+      if (size(nuc_xyz, 1) /= 3 .or. (.not. present(n_nuclei) .and. size(nuc_xyz, 2) /= size(nuc_z))) then
         s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: nuc_xyz must be (3, size(nuc_z))')
         return
       end if
       nn = size(nuc_z)
+      if (present(n_nuclei)) then
+        s = check_count('qmmm_field_create_charges', 'n_nuclei', n_nuclei, [size(nuc_z), size(nuc_xyz, 2)])
+        if (s /= QMMM_SUCCESS) return
+        nn = n_nuclei
+      end if
       if (nn > 0) then
         pnx = c_loc(nuc_xyz); pnz = c_loc(nuc_z)
       end if
     end if
     pq = c_null_ptr
     if (n > 0) pq = c_loc(q)
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_create_charges(f%ptr, int(n, c_int64_t), px, py, pz, int(stride, c_int64_t), pq, &
          int(screening, c_int32_t), pa, pb, int(nn, c_int64_t), pnx, pnz, c_loc(o))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! usum = sum over i = 1..n of U(coord(:, i)) in hartree: the electrons of one configuration, as a legacy code
@@ -323,11 +413,12 @@ contains
     real(c_double), intent(in), target :: coord(3, *)
     real(c_double), intent(out), target :: usum
     type(c_ptr) :: p
+    integer :: ib  ! the caller's index base, restored after the call
     p = c_null_ptr
     if (n > 0) p = c_loc(coord(1, 1))
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_sum(f%ptr, int(n, c_int64_t), p, c_loc(usum))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Starts the sum; coord is copied before the return, usum is written by qmmm_field_wait (keep it in place).
@@ -337,11 +428,12 @@ contains
     real(c_double), intent(in), target :: coord(3, *)
     real(c_double), intent(inout), target :: usum
     type(c_ptr) :: p
+    integer :: ib  ! the caller's index base, restored after the call
     p = c_null_ptr
     if (n > 0) p = c_loc(coord(1, 1))
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_sum_async(f%ptr, int(n, c_int64_t), p, c_loc(usum))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! ---- forces: the gradient at points, the field at the sites (forces.md in docs/user-guide) ----
@@ -352,6 +444,7 @@ contains
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(out), target, contiguous :: u(:), grad(:,:)
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u) .or. size(grad, 1) /= 3 .or. size(grad, 2) /= size(u)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_grad: xyz and grad must be (3, size(u))')
       return
@@ -360,9 +453,9 @@ contains
       s = c_qmmm_field_eval_grad(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_grad(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u), c_loc(grad))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Starts a gradient evaluation; u and grad must stay allocated and untouched until qmmm_field_wait returns.
@@ -370,6 +463,7 @@ contains
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(inout), target, contiguous :: u(:), grad(:,:)
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(u) .or. size(grad, 1) /= 3 .or. size(grad, 2) /= size(u)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_grad_async: xyz and grad must be (3, size(u))')
       return
@@ -378,9 +472,9 @@ contains
       s = c_qmmm_field_eval_grad_async(f%ptr, 0_c_int64_t, c_null_ptr, c_null_ptr, c_null_ptr)
       return
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_grad_async(f%ptr, int(size(u), c_int64_t), c_loc(xyz), c_loc(u), c_loc(grad))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! usum = sum over i = 1..n of U(coord(:, i)) and grad(:, i) = dU/dr there, as qmmm_field_eval_sum keeps a
@@ -392,13 +486,14 @@ contains
     real(c_double), intent(out), target :: usum
     real(c_double), intent(out), target :: grad(3, *)
     type(c_ptr) :: p, g
+    integer :: ib  ! the caller's index base, restored after the call
     p = c_null_ptr; g = c_null_ptr
     if (n > 0) then
       p = c_loc(coord(1, 1)); g = c_loc(grad(1, 1))
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_eval_grad_sum(f%ptr, int(n, c_int64_t), p, c_loc(usum), g)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! The sites of f: its cells or charges as given, then its nuclei.
@@ -423,6 +518,7 @@ contains
     real(c_double), intent(out), target, contiguous :: phi(:), efield(:,:)
     integer(c_int64_t) :: m
     type(c_ptr) :: px, pw
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(w)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_field: xyz must be (3, size(w))')
       return
@@ -438,9 +534,9 @@ contains
     if (size(w) > 0) then
       px = c_loc(xyz); pw = c_loc(w)
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_site_field(f%ptr, int(size(w), c_int64_t), px, pw, c_loc(phi), c_loc(efield))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Zeroes the site accumulator of f (its sums, summed weight and count of calls).
@@ -456,6 +552,7 @@ contains
     real(c_double), intent(in), optional :: weight
     real(c_double) :: wt
     type(c_ptr) :: px, pw
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(w)) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_accum_add: xyz must be (3, size(w))')
       return
@@ -466,9 +563,9 @@ contains
     if (size(w) > 0) then
       px = c_loc(xyz); pw = c_loc(w)
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_site_accum_add(f%ptr, int(size(w), c_int64_t), px, pw, wt)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! The accumulator's sums: phi(n_sites), efield(3, n_sites); weight_sum and n_calls if asked. Averages: / weight_sum.

@@ -45,6 +45,7 @@ contains
     type(c_ptr) :: pq, pd, pa, pe
     integer(c_int32_t) :: ncomp, width
     integer :: n
+    integer :: ib  ! the caller's index base, restored after the call
     if (present(opt)) o = opt
     if (present(n_threads)) o%n_threads = n_threads
     if (present(max_iter)) o%max_iter = max_iter
@@ -91,9 +92,9 @@ contains
       ex = int(excl, c_int64_t) - 1     ! 0 pads -> -1, site numbers -> C indices
       if (width > 0) pe = c_loc(ex)
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_pol_create(p%ptr, int(n, c_int64_t), c_loc(xyz), pq, pd, ncomp, pa, width, pe, c_loc(o))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Sites from a potential file (.pot of PElib, CPPE and PyFraME).
@@ -189,6 +190,7 @@ contains
     type(qmmm_pol_stats), target :: st
     type(c_ptr) :: pe
     integer(c_int64_t) :: n
+    integer :: ib  ! the caller's index base, restored after the call
     n = n_of(p)
     if (n < 0) then
       s = c_qmmm_pol_sizes(p%ptr, c_null_ptr, c_null_ptr)   ! QMMM_ERR_BAD_HANDLE with its message
@@ -203,9 +205,9 @@ contains
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_pol_solve: mu and e_ext must be (3, n) for the n sites of p')
       return
     end if
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_pol_solve(p%ptr, pe, c_loc(mu), c_loc(st))
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
     if (present(stats)) stats = st
   end function
 

@@ -549,6 +549,38 @@ def f77_wrapper(f77, cname, fixed, where, fn, known_types, header):
     return '\n'.join(text), call_line
 
 
+# The one subroutine that has no C function behind it: every other one reads counts, enums and statuses as 4-byte
+# INTEGER, which a code built with -fdefault-integer-8 (or -i8) does not pass. The caller passes IPROBE = (1, 2);
+# their bytes say how wide its INTEGER is (on little-endian machines, the only ones supported). IPROBE(1) is
+# read as 4 bytes first, and a second 4-byte word only where the first two 4-byte words read (1, 0), that is where
+# the array is two 8-byte INTEGERs: nothing past the caller's array is read.
+F77_INTEGER_SIZE_CALL = 'CALL QMMM_F77_INTEGER_SIZE(IPROBE, STATUS)'
+F77_INTEGER_SIZE = r"""// CALL QMMM_F77_INTEGER_SIZE(IPROBE, STATUS)
+// The check a program makes once: are its default INTEGERs the 4 bytes that every other subroutine here reads and
+// writes (counts, enums, statuses)? IPROBE is an INTEGER array of 2 holding (1, 2). On return IPROBE(1) is the
+// size of the caller's INTEGER in bytes and STATUS, written at that size, is QMMM_SUCCESS for 4 and
+// QMMM_ERR_INVALID_ARG otherwise (built with -fdefault-integer-8 or -i8: every STATUS would read 4294967296 times
+// some garbage); IPROBE not (1, 2) is QMMM_ERR_INVALID_ARG with IPROBE(1) unchanged.
+QMMM_API void qmmm_f77_integer_size_(int32_t *probe, int32_t *status) {
+    if (probe[0] == 1 && probe[1] == 2) {
+        probe[0] = 4;
+        *status = qmmm_set_error(QMMM_SUCCESS, "");
+    } else if (probe[0] == 1 && probe[1] == 0 && probe[2] == 2 && probe[3] == 0) {
+        const int64_t size = 8, s = qmmm_set_error(QMMM_ERR_INVALID_ARG,
+            "qmmm_f77_integer_size: this program's default INTEGER is 8 bytes (-fdefault-integer-8, -i8); the "
+            "qmmm_f77_* subroutines take 4-byte INTEGER counts and statuses: build without it, or declare them "
+            "INTEGER*4");
+        std::memcpy(probe, &size, sizeof size);
+        std::memcpy(status, &s, sizeof s);
+    } else {
+        *status = qmmm_set_error(QMMM_ERR_INVALID_ARG,
+                                 "qmmm_f77_integer_size: IPROBE must be an INTEGER array of 2 holding (1, 2)");
+    }
+}
+QMMM_F77_ALIAS(qmmm_f77_integer_size)
+"""
+
+
 def f77_sources(root, headers, known_types):
     functions = {f[0]: (f[1], f[2]) for h in headers for f in h.functions}
     header_of = {f[0]: os.path.basename(h.path) for h in headers for f in h.functions}
@@ -556,7 +588,8 @@ def f77_sources(root, headers, known_types):
            '// fortran_iface/f77_functions.txt; do not edit. The module-free Fortran interface (FFTW\'s legacy interface',
            '// is the model): external subroutines any Fortran compiler calls without a .mod file, from fixed or free',
            '// form. Every argument is passed by reference, as Fortran 77 passes it; handles are INTEGER*8, counts,',
-           '// enums and statuses default INTEGER, reals DOUBLE PRECISION; an options pointer becomes BACKEND,',
+           '// enums and statuses default INTEGER of 4 bytes (QMMM_F77_INTEGER_SIZE checks that a program\'s is),',
+           '// reals DOUBLE PRECISION; an options pointer becomes BACKEND,',
            '// PRECISION, NTHREADS. The last argument is always the status (0 = success). Messages count points,',
            '// charges and nuclei from 1. Constants: include \'qmmm_accel_f77.fi\'.',
            '//',
@@ -565,14 +598,21 @@ def f77_sources(root, headers, known_types):
            '#include <algorithm>', '#include <cstddef>', '#include <cstdint>', '#include <cstring>', '']
     cpp += [f'#include "{os.path.basename(h.path)}"' for h in headers]
     cpp += ['', 'namespace {', '',
-            '// Messages of the call count from 1 (Fortran) and from 0 again afterwards.',
-            'struct FortranIndices {',
-            '    FortranIndices() { qmmm_set_index_base(1); }',
-            '    ~FortranIndices() { qmmm_set_index_base(0); }',
+            '// Messages of the call count from 1 (Fortran), then from the caller\'s base again (1 where C set it).',
+            'class FortranIndices {',
+            'public:',
+            '    FortranIndices() { qmmm_get_index_base(&old_), qmmm_set_index_base(1); }',
+            '    ~FortranIndices() { qmmm_set_index_base(old_); }',
+            '    FortranIndices(const FortranIndices &) = delete;',
+            '    FortranIndices &operator=(const FortranIndices &) = delete;',
+            '',
+            'private:',
+            '    int old_ = 0;',
             '};', '', '}  // namespace', '',
             '#define QMMM_F77_ALIAS(name) extern "C" QMMM_API decltype(name##_) name##__ __attribute__((alias(#name "_")));',
             '', 'extern "C" {', '']
-    calls = []
+    cpp += F77_INTEGER_SIZE.splitlines()
+    calls = [(F77_INTEGER_SIZE_CALL, None)]
     for f77, cname, fixed, where in read_f77_list(root, functions):
         text, call_line = f77_wrapper(f77, cname, fixed, where, functions[cname], known_types, header_of[cname])
         cpp.append(text)
@@ -591,7 +631,9 @@ def f77_include(headers, calls):
     o = ['!     qmmm_accel_f77.fi -- GENERATED by scripts/gen_fortran.py; do not',
          '!     edit. The constants of the C headers and the subroutines of the',
          '!     module-free Fortran interface. INCLUDE it in fixed or free form:',
-         '!     each line fits columns 7-72 and uses no continuation.']
+         '!     each line fits columns 7-72 and uses no continuation. Counts and',
+         '!     statuses are 4-byte INTEGER: not for -fdefault-integer-8 or -i8',
+         '!     (QMMM_F77_INTEGER_SIZE below tells).']
     for h in headers:
         if not h.constants:
             continue
@@ -614,7 +656,8 @@ def f77_include(headers, calls):
                 line = '!         '
             line += w + ' '
         o.append(line.rstrip())
-        o.append(f'!         as {cname}')
+        o.append(f'!         as {cname}' if cname else
+                 '!         IPROBE(1:2) = (1, 2): STATUS 0 if INTEGER is 4 bytes')
     return '\n'.join(fixed_form(x) for x in o) + '\n'
 
 

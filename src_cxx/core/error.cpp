@@ -33,6 +33,7 @@ int record_error(int status, const std::string &msg) noexcept {
     } catch (...) {
         // Out of memory while reporting: keep whatever message was there.
     }
+    error_current = true;
     return status;
 }
 
@@ -53,11 +54,17 @@ QMMM_API int qmmm_set_index_base(int base) {
     return QMMM_SUCCESS;
 }
 
+QMMM_API int qmmm_get_index_base(int *base) {
+    if (!base) return qmmm::record_error(QMMM_ERR_NULL_ARG, "qmmm_get_index_base: base is NULL");
+    *base = g_index_base;
+    return QMMM_SUCCESS;
+}
+
 QMMM_API int qmmm_set_error(int status, const char *message) {
     return qmmm::record_error(status, message ? message : "");
 }
 
-QMMM_API const char *qmmm_error_message(void) { return g_message.c_str(); }
+QMMM_API const char *qmmm_error_message(void) { return qmmm::error_current ? g_message.c_str() : ""; }
 
 QMMM_API const char *qmmm_status_string(int status) {
     switch (status) {

@@ -26,6 +26,14 @@ std::string strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // libraries beside this one, such as libqmmm_accel_mpi, through qmmm_mpi_record_error).
 int record_error(int status, const std::string &msg) noexcept;
 
+// Whether the calling thread's message is current: record_error sets it, a successful call clears it, and
+// qmmm_error_message() is "" while it is clear. A flag, not the text, so that clearing costs one thread-local store
+// on the hot path (a few-charge field is called millions of times at ~0.16 us); constant-initialised, so no guard.
+// Initial-exec: one %fs-relative store, no __tls_get_addr call (one byte of the static TLS block, which glibc
+// keeps room for even when the library is dlopen-ed).
+inline thread_local bool error_current __attribute__((tls_model("initial-exec"))) = false;
+inline void clear_error() noexcept { error_current = false; }
+
 // An index as the calling thread's messages count it: from 0, or from 1 where a Fortran interface set
 // qmmm_set_index_base(1) around its call (so "point 3" is coord(:,3) to a Fortran caller).
 long long ix(int64_t i) noexcept;
@@ -43,11 +51,13 @@ private:
 };
 
 // Runs `body` (returning a status, normally QMMM_SUCCESS) and maps exceptions to statuses with messages
-// "where: what".
+// "where: what"; a success clears the thread's message.
 template <class F>
 int api_guard(const char *where, F &&body) noexcept {
     try {
-        return body();
+        const int status = body();
+        if (status == QMMM_SUCCESS) clear_error();  // a success leaves no message of an earlier failure
+        return status;
     } catch (const Error &e) {
         return record_error(e.status, std::string(where) + ": " + e.what());
     } catch (const std::bad_alloc &) {

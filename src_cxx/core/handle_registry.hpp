@@ -1,7 +1,10 @@
 // handle_registry.hpp -- the set of live handles of one kind, so that a NULL, destroyed or foreign handle is
 // reported (QMMM_ERR_BAD_HANDLE) instead of dereferenced. A handle is a token, not the object's address: a number
 // never given out twice in a process, so a destroyed handle stays invalid even when a new object takes the old
-// one's memory (destroy f, create g, destroy f again is BAD_HANDLE, and g lives on). The registry is locked only to
+// one's memory (destroy f, create g, destroy f again is BAD_HANDLE, and g lives on). Every kind (field, environment,
+// RDF) draws its tokens from one process-wide counter, so a handle of one kind is never live in another kind's
+// registry: qmmm_env_destroy((qmmm_env)field) is BAD_HANDLE (with a counter per kind, the first handle of every kind
+// was the same token, and the call destroyed the environment that had it). The registry is locked only to
 // look a handle up or change the set; work on different handles runs concurrently.
 //
 // A legacy code calls one field millions of times with a few charges, where a locked map lookup was a tenth of the
@@ -18,13 +21,18 @@
 
 namespace qmmm {
 
+// The last token given out, shared by every registry of every kind: a token is never given out twice, not by another
+// kind's registry nor by a registry built where another one was destroyed (a thread's remembered lookup names the
+// registry by address). One shared library holds every registry, so this is one counter in the process.
+inline std::atomic<uintptr_t> handle_tokens{0};
+
 template <class T>
 class HandleRegistry {
 public:
     // Takes the object and returns its handle (an opaque T* the caller never dereferences).
     T *add(std::unique_ptr<T> h) {
         std::lock_guard<std::mutex> g(m_);
-        const uintptr_t token = (last_.fetch_add(1) + 1) << 4;  // non-zero, aligned like a pointer; unique for T in the process
+        const uintptr_t token = (handle_tokens.fetch_add(1) + 1) << 4;  // non-zero, aligned like a pointer; unique in the process
         live_.emplace(token, std::move(h));
         return reinterpret_cast<T *>(token);
     }
@@ -63,9 +71,6 @@ private:
     };
     mutable std::mutex m_;
     std::atomic<uint64_t> removals_{0};
-    // Shared by every registry of T, so that a token is never given out twice even by a registry built where another
-    // one was destroyed (a thread's remembered lookup names the registry by address).
-    static inline std::atomic<uintptr_t> last_{0};
     std::unordered_map<uintptr_t, std::unique_ptr<T>> live_;
 };
 

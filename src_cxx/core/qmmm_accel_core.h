@@ -91,9 +91,10 @@ enum {
 
 /* ---- library ---- */
 /**
- * @brief The last error of the calling thread.
- * @return What was wrong and with which argument; "" if no call of this thread has failed. Valid until the
- *         next failing call on this thread. Never NULL.
+ * @brief The error of the calling thread's last call.
+ * @return What was wrong and with which argument; "" when that call succeeded (a successful call clears the
+ *         message; qmmm_set_index_base, qmmm_get_index_base, qmmm_status_string and this function leave it) or
+ *         no call of this thread has failed. Valid until the next call on this thread. Never NULL.
  * @threading Per thread: each thread sees its own last error.
  */
 QMMM_API const char *qmmm_error_message(void);
@@ -182,12 +183,22 @@ QMMM_API int qmmm_default_threads(int *n);
 QMMM_API int qmmm_set_node_ranks(int n);
 /**
  * @brief Where the calling thread's messages count points, cells, charges and nuclei from.
- * @param base 0 (C, the default) or 1 (Fortran; the Fortran interfaces set it around their calls)
+ * @param base 0 (C, the default) or 1 (Fortran; the Fortran interfaces set it around their calls and restore the
+ *             caller's afterwards)
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_INVALID_ARG base is neither 0 nor 1
  * @threading Per thread: sets the calling thread's base.
  */
 QMMM_API int qmmm_set_index_base(int base);
+/**
+ * @brief The calling thread's index base (qmmm_set_index_base): what an interface saves before setting its own and
+ * restores after its call, so that a caller's base survives the interface's calls.
+ * @param[out] base 0 or 1
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG base is NULL
+ * @threading Per thread: the calling thread's base.
+ */
+QMMM_API int qmmm_get_index_base(int *base);
 /**
  * @brief Records message as the calling thread's error message (qmmm_error_message) and returns status.
  *

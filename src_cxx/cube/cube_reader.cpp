@@ -207,7 +207,7 @@ CubeCells read_cube(const std::string &path, double threshold) {
                     f = sc.field();
                 }
                 const double rho = sc.parse(f, "grid value");
-                if (rho < threshold) continue;
+                if (threshold > 0 && rho < threshold) continue;  // <= 0 keeps every point, negative ones too
                 const double fi = static_cast<double>(i), fj = static_cast<double>(j), fk = static_cast<double>(k);
                 for (int d = 0; d < 3; ++d)
                     c.cell_xyz.push_back(origin[d] + fi * axis[0][d] + fj * axis[1][d] + fk * axis[2][d]);

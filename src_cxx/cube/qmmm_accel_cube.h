@@ -8,8 +8,8 @@
  *   - grid point p = origin + i*a1 + j*a2 + k*a3 (i slowest, k fastest, as the format stores them); the
  *     voxel axes a1, a2, a3 need not be orthogonal. Each grid point is the centre of one cell of volume
  *     dV = |det(a1, a2, a3)| (bohr^3).
- *   - a cell is kept when its density rho >= threshold (e/bohr^3); its population q = rho * dV
- *     (electrons, positive). Density values are taken as e/bohr^3 whatever the length unit.
+ *   - a cell is kept when its density rho >= threshold (e/bohr^3), and every cell when threshold <= 0
+ *     (negative densities too); its population q = rho * dV (electrons, positive for a density). Density values are taken as e/bohr^3 whatever the length unit.
  *   - every atom line gives a nucleus: charge = the atom line's second column (the nuclear charge the
  *     format allows for, e.g. a valence charge with pseudopotentials) when it is non-zero, else the atomic
  *     number; position as given.

@@ -224,12 +224,20 @@ QMMM_API int qmmm_dcs_place_ions(int64_t n_atoms, const double *xyz, const doubl
         const double h_min = std::min({l.spacing[0], l.spacing[1], l.spacing[2]});
         double map_max = 0;
         for (int64_t i = 0; i < total; ++i) map_max = std::max(map_max, std::fabs(map[i]));
-        if (!(map_max + static_cast<double>(n_ions) * (std::fabs(ion_charge) / h_min) <= 1e300))
+        const double phi_max = map_max + static_cast<double>(n_ions) * (std::fabs(ion_charge) / h_min);
+        if (!(phi_max <= 1e300))
             throw Error(QMMM_ERR_INVALID_ARG,
                         strfmt("%lld ions of charge %g at a spacing of %g bohr: their potential (up to %g / %g per "
                                "ion) would leave double's range (1e300) beside the map's %g",
                                static_cast<long long>(n_ions), ion_charge, h_min, std::fabs(ion_charge), h_min,
                                map_max));
+        // An ion's energy, ion_charge times the potential there (the earlier ions' included), within double too:
+        // charges of 1e95..1e202 on maps of large values gave -Inf energies with success.
+        if (n_ions > 0 && !(std::fabs(ion_charge) * phi_max <= 1e300))
+            throw Error(QMMM_ERR_INVALID_ARG,
+                        strfmt("ion_charge = %g: the ions' energies (the charge times a potential of up to %g "
+                               "hartree/e: the map's %g and the ions' own) would leave double's range (1e300)",
+                               ion_charge, phi_max, map_max));
         std::vector<uint8_t> excluded(total, 0);
         for (int64_t a = 0; a < n_atoms; ++a) stamp(l, xyz + 3 * a, min_dist_atoms, excluded);
 

@@ -154,8 +154,9 @@ QMMM_API int qmmm_dcs_map(int64_t n_atoms, const double *xyz, const double *q, c
  * @param[out] ion_energy n_ions doubles (hartree: q * potential before placement), or NULL
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG lat, map or ion_xyz is NULL, or xyz or q with n_atoms > 0
- * @retval QMMM_ERR_INVALID_ARG a count, charge or distance out of range, or no lattice point is left (the
- *         message says how many ions were placed)
+ * @retval QMMM_ERR_INVALID_ARG a count, charge or distance out of range (also where the ions' potential, or
+ *         ion_charge times the potential, could exceed 1e300), or no lattice point is left (the message says how
+ *         many ions were placed)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in a position or charge
  * @threading Safe from any thread (map must not be used by another thread meanwhile).
  */

@@ -4,9 +4,11 @@
 #include <filesystem>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -28,15 +30,85 @@ int g_open = 0;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3], g_old_xfsz;
 
+// A temporary file being made (mkstemp, then its slot) is not yet in the registry: the handler waits for it, and
+// once a handler has started no new one is made. Lock-free atomics are safe in a handler.
+std::atomic<int> g_creating{0};
+std::atomic<bool> g_dying{false};
+
+// The signal may reach any thread, and a second one (`timeout` signals the process, then its group) another thread
+// while this handler runs: so the action stays this handler until every file is removed (a second handler removes
+// them too) and the three signals are blocked in it. Before, SA_RESETHAND made the action the default on entry,
+// and a second signal taken by another thread ended the program before the files were removed.
 extern "C" void remove_temporaries(int sig) {
+    g_dying.store(true);
+    while (g_creating.load() != 0) {
+    }
     for (int i = 0; i < kSlots; ++i)
         if (g_used[i]) ::unlink(g_paths[i]);
-    // SA_RESETHAND restored the default action: the signal ends the program once this handler returns.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);
+    // Blocked in this handler: the signal ends the program, as it would have, once the handler returns.
     ::raise(sig);
 }
 
-// The first open temporary installs the handlers (and ignores SIGXFSZ); the last one closed restores what was
-// there, so a program that embeds a tool (the fuzzers) keeps its own handlers between runs.
+// Blocks the three signals in this thread and counts a temporary file being made, for the scope; a program
+// already being ended by a signal makes no new file (it waits for the end, which the other thread's handler
+// brings once it has removed the registered files).
+class Creating {
+public:
+    Creating() {
+        sigset_t block;
+        sigemptyset(&block);
+        for (int s : kSignals) sigaddset(&block, s);
+        pthread_sigmask(SIG_BLOCK, &block, &old_);
+        g_creating.fetch_add(1);
+        if (g_dying.load()) {
+            g_creating.fetch_sub(1);
+            for (;;) ::pause();
+        }
+    }
+    ~Creating() {
+        g_creating.fetch_sub(1);
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    Creating(const Creating &) = delete;
+    Creating &operator=(const Creating &) = delete;
+
+private:
+    sigset_t old_;
+};
+
+// The handlers are held from before a temporary file is made until it is removed or kept: the first holder
+// installs them (and ignores SIGXFSZ); the last one restores what was there, so a program that embeds a tool (the
+// fuzzers) keeps its own handlers between runs.
+void hold_handlers() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_open++ != 0) return;
+    struct sigaction sa {};
+    sa.sa_handler = remove_temporaries;
+    sigemptyset(&sa.sa_mask);
+    for (int s : kSignals) sigaddset(&sa.sa_mask, s);
+    // A signal ignored by the caller (nohup: SIGHUP) stays ignored.
+    for (int k = 0; k < 3; ++k) {
+        sigaction(kSignals[k], nullptr, &g_old[k]);
+        if (g_old[k].sa_handler != SIG_IGN) sigaction(kSignals[k], &sa, nullptr);
+    }
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, &g_old_xfsz);
+}
+
+void release_handlers() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (--g_open == 0) {
+        for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &g_old[k], nullptr);
+        sigaction(SIGXFSZ, &g_old_xfsz, nullptr);
+    }
+}
+
 int take_slot(const std::string &path) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (path.size() >= sizeof g_paths[0]) throw Error(QMMM_ERR_FILE_OPEN, path + ": path too long");
@@ -44,33 +116,18 @@ int take_slot(const std::string &path) {
         if (g_used[i]) continue;
         std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
         g_used[i] = 1;
-        if (g_open++ == 0) {
-            struct sigaction sa {};
-            sa.sa_handler = remove_temporaries;
-            sa.sa_flags = SA_RESETHAND;
-            sigemptyset(&sa.sa_mask);
-            // A signal ignored by the caller (nohup: SIGHUP) stays ignored.
-            for (int k = 0; k < 3; ++k) {
-                sigaction(kSignals[k], nullptr, &g_old[k]);
-                if (g_old[k].sa_handler != SIG_IGN) sigaction(kSignals[k], &sa, nullptr);
-            }
-            struct sigaction ign {};
-            ign.sa_handler = SIG_IGN;
-            sigemptyset(&ign.sa_mask);
-            sigaction(SIGXFSZ, &ign, &g_old_xfsz);
-        }
         return i;
     }
     throw Error(QMMM_ERR_INTERNAL, "more than 16 temporary output files open");
 }
 
+// Frees the slot and releases the handlers its file held.
 void free_slot(int i) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_used[i] = 0;
-    if (--g_open == 0) {
-        for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &g_old[k], nullptr);
-        sigaction(SIGXFSZ, &g_old_xfsz, nullptr);
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        g_used[i] = 0;
     }
+    release_handlers();
 }
 
 std::string folder_of(const std::string &path) {
@@ -98,6 +155,14 @@ const std::string &checked(const std::string &path, bool force) {
             throw Error(QMMM_ERR_FILE_OPEN, path + ": not a regular file (a device or pipe); outputs are written to "
                                                    "a temporary file and renamed, so give a file name");
         if (!force) throw Error(QMMM_ERR_FILE_OPEN, path + ": exists; add --force to replace it");
+    } else if (!force && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+        // A dangling symbolic link: the final hard link would find the name taken after all the work (and the
+        // message would blame a file made meanwhile), so it is refused here, for what it is.
+        char target[4096];
+        const ssize_t k = ::readlink(path.c_str(), target, sizeof target - 1);
+        target[k > 0 ? k : 0] = '\0';
+        throw Error(QMMM_ERR_FILE_OPEN, path + ": a symbolic link to '" + target + "', which does not exist; give the "
+                                               "file's own name, or add --force to replace the link");
     }
     return path;
 }
@@ -107,8 +172,13 @@ const std::string &checked(const std::string &path, bool force) {
 TempFile::TempFile(const std::string &near) {
     const std::string dir = folder_of(near);
     std::string templ = dir + "/." + base_of(near) + ".XXXXXX";
+    const Creating creating;  // from the file's making to its registration
+    hold_handlers();          // before the file exists: a signal from now on finds the handler
     const int fd = ::mkstemp(templ.data());
-    if (fd < 0) fail(near + ": cannot write into " + dir);
+    if (fd < 0) {
+        release_handlers();
+        fail(near + ": cannot write into " + dir);
+    }
     // mkstemp makes the file 0600; an output gets the permissions of any new file (0666 less the umask).
     const mode_t mask = ::umask(0);
     ::umask(mask);
@@ -118,11 +188,16 @@ TempFile::TempFile(const std::string &near) {
         slot_ = take_slot(path_);
     } catch (...) {
         ::close(fd), ::unlink(path_.c_str());
+        release_handlers();
         throw;
     }
     f_ = ::fdopen(fd, "wb");
     if (!f_) {
-        ::close(fd);
+        const int err = errno;
+        ::close(fd), ::unlink(path_.c_str());
+        free_slot(slot_);  // the destructor does not run for a constructor that throws
+        slot_ = -1;
+        errno = err;
         fail(near + ": cannot open " + path_);
     }
 }

@@ -7,7 +7,8 @@
 //   - an error (a full disk, `ulimit -f`: SIGXFSZ is ignored while outputs are open, so the write fails with
 //     EFBIG and is reported) removes the temporary file (destructor);
 //   - SIGINT, SIGTERM and SIGHUP (those the caller does not ignore, as nohup does SIGHUP) remove every open
-//     temporary file, then end the program as the signal would;
+//     temporary file, then end the program as the signal would, on whichever thread they arrive and however many
+//     arrive at once (a file being made is waited for);
 // so a failed or interrupted program leaves no partial file and never truncates an existing one. An existing
 // output is kept: it is replaced only with force (--force), never silently backed up or overwritten.
 // Errors throw qmmm::Error(QMMM_ERR_FILE_OPEN) naming the final path.

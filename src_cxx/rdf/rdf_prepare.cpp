@@ -277,10 +277,15 @@ void prepare_frame(Frame &f, const double *box, double r_min, double r_max, int3
         nc[d] = static_cast<int32_t>(std::min(n, 1024.0));
         fits = fits && nc[d] >= 5;
     }
-    if (method == QMMM_RDF_METHOD_CELLS && !fits)
+    // CELLS is refused exactly where the header says: a width below 2.5 r_max. A box at least that wide whose cells
+    // the guard above makes too few (a width within 1e-4 of 2.5 r_max, or a cell so long along another axis that
+    // float rounding needs cells much wider than r_max / 2) is counted by BRUTE: the same histogram. Before, such a
+    // box was refused with a message whose width was above the one it asked for.
+    const double w_min = std::min({w[0], w[1], w[2]});
+    if (method == QMMM_RDF_METHOD_CELLS && w_min < 2.5 * r_max)
         throw Error(QMMM_ERR_INVALID_ARG, "method CELLS needs every perpendicular width of the box >= 2.5 r_max = " +
-                                              num(2.5 * r_max) + "; this box's smallest is " +
-                                              num(std::min({w[0], w[1], w[2]})) + " (use AUTO or BRUTE)");
+                                              num(2.5 * r_max) + "; this box's smallest is " + num(w_min) +
+                                              " (use AUTO or BRUTE)");
     f.method = (method == QMMM_RDF_METHOD_BRUTE || !fits) ? QMMM_RDF_METHOD_BRUTE : QMMM_RDF_METHOD_CELLS;
     f.device_cells = false;
     if (f.method == QMMM_RDF_METHOD_BRUTE) {

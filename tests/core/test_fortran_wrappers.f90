@@ -10,6 +10,8 @@ program test_fortran_wrappers
   call field_flags()
   call rdf_cut_and_stats()
   call version_text()
+  call index_base_kept()
+  call explicit_counts()
   if (fails == 0) print '(a)', 'fortran_wrappers: all passed'
   if (fails > 0) error stop 1
 contains
@@ -107,6 +109,77 @@ contains
     call check(qmmm_version(major, minor, patch), 'version')
     write (expect, '(i0,a,i0,a,i0)') major, '.', minor, '.', patch
     if (qmmm_version_string() /= trim(expect)) call bad('version string ' // qmmm_version_string() // ' /= ' // expect)
+  end subroutine
+
+  ! The wrappers count from 1 in their call and give the caller's base back, also a base of 1 set as C code would
+  ! (before, every wrapper call left 0), and qmmm_get_index_base reads it.
+  subroutine index_base_kept()
+    real(8) :: cxyz(3, 1), cq(1), nxyz(3, 1), nz(1), p(3, 2), u(2)
+    type(qmmm_field) :: f
+    integer :: base, b
+    cxyz(:, 1) = [0d0, 0d0, 0d0]; cq = 1; nxyz(:, 1) = [2d0, 0d0, 0d0]; nz = 1
+    p = reshape([5d0, 5d0, 5d0, 2d0, 0d0, 0d0], [3, 2])   ! point 2 on nucleus 1
+    call check(qmmm_field_create(f, cxyz, cq, nxyz, nz, backend=QMMM_BACKEND_CPU), 'create for the index base')
+    do base = 1, 0, -1
+      call check(qmmm_set_index_base(base), 'set_index_base')
+      if (qmmm_field_eval(f, p, u) /= QMMM_ERR_SINGULAR) call bad('eval on a nucleus')
+      if (index(qmmm_error_message(), 'point 2 ') == 0) call bad('the wrapper counts from 1: '//qmmm_error_message())
+      call check(qmmm_get_index_base(b), 'get_index_base')
+      if (b /= base) call bad('the caller''s index base changed by a wrapper call')
+    end do
+    call check(qmmm_field_destroy(f), 'destroy for the index base')
+  end subroutine
+
+  ! Arrays sized to a compile-time maximum, used in part through n= (eval), n_cells= / n_nuclei= (create) and n= /
+  ! n_nuclei= (create_charges): the same bits as the slices passed whole; a count below 0 or beyond an array is
+  ! refused with its name. Before, the count was size(x) and such arrays had to be sliced.
+  subroutine explicit_counts()
+    integer, parameter :: mx = 40, nc = 7, nn = 2, np = 5
+    real(8) :: cxyz(3, mx), cq(mx), nxyz(3, mx), nz(mx), p(3, mx), u(mx), v(np), a(mx), b(mx)
+    type(qmmm_field) :: f, g
+    integer :: i
+    do i = 1, mx
+      cxyz(:, i) = [sin(1.1d0 * i), cos(0.7d0 * i), 0.3d0 * i]; cq(i) = 0.1d0 * mod(i, 4) + 0.05d0
+      nxyz(:, i) = [-2d0 + i, 1.5d0, -1d0]; nz(i) = 1 + mod(i, 3)
+      p(:, i) = [0.37d0 * i, -0.21d0 * i, 5d0 + 0.1d0 * i]
+      a(i) = 0.5d0; b(i) = 0.8d0
+    end do
+    u = -7
+    ! Cells and nuclei.
+    call check(qmmm_field_create(f, cxyz, cq, nxyz, nz, backend=QMMM_BACKEND_CPU, n_cells=nc, n_nuclei=nn), &
+         'create with n_cells, n_nuclei')
+    call check(qmmm_field_create(g, cxyz(:, 1:nc), cq(1:nc), nxyz(:, 1:nn), nz(1:nn), backend=QMMM_BACKEND_CPU), &
+         'create from slices')
+    call check(qmmm_field_eval(f, p, u, n=np), 'eval n=')
+    call check(qmmm_field_eval(g, p(:, 1:np), v), 'eval of a slice')
+    if (any(u(1:np) /= v)) call bad('eval with n= differs from the slice')
+    if (any(u(np + 1:) /= -7)) call bad('eval with n= wrote beyond n')
+    u = -7
+    call check(qmmm_field_eval_async(f, p, u, n=np), 'eval_async n=')
+    call check(qmmm_field_wait(f), 'wait')
+    if (any(u(1:np) /= v) .or. any(u(np + 1:) /= -7)) call bad('eval_async with n=')
+    if (qmmm_field_eval(f, p, u, n=mx + 1) /= QMMM_ERR_INVALID_ARG) call bad('eval n beyond the arrays')
+    if (index(qmmm_error_message(), 'n = 41 exceeds the arrays'' size (40)') == 0) &
+         call bad('its message: ' // qmmm_error_message())
+    if (qmmm_field_eval(f, p, u, n=-1) /= QMMM_ERR_INVALID_ARG) call bad('eval n negative')
+    call check(qmmm_field_destroy(f), 'destroy f')
+    call check(qmmm_field_destroy(g), 'destroy g')
+    if (qmmm_field_create(g, cxyz, cq, nxyz, nz, n_cells=mx + 1) /= QMMM_ERR_INVALID_ARG) call bad('n_cells too big')
+    if (index(qmmm_error_message(), 'n_cells = 41') == 0) call bad('its message: ' // qmmm_error_message())
+    ! Point charges, both layouts, with screening and nuclei.
+    call check(qmmm_field_create_charges(f, cxyz(1, :), cxyz(2, :), cxyz(3, :), cq, screen_a=a, screen_b=b, &
+         nuc_xyz=nxyz, nuc_z=nz, backend=QMMM_BACKEND_CPU, n=nc, n_nuclei=nn), 'charges with n, n_nuclei')
+    call check(qmmm_field_create_charges(g, cxyz(:, 1:nc), cq(1:nc), screen_a=a(1:nc), screen_b=b(1:nc), &
+         nuc_xyz=nxyz(:, 1:nn), nuc_z=nz(1:nn), backend=QMMM_BACKEND_CPU), 'charges from slices')
+    call check(qmmm_field_eval(f, p, u, n=np), 'charges eval n=')
+    call check(qmmm_field_eval(g, p(:, 1:np), v), 'charges eval of a slice')
+    if (any(u(1:np) /= v)) call bad('charges with n= differ from the slices')
+    call check(qmmm_field_destroy(f), 'destroy charges f')
+    call check(qmmm_field_create_charges(f, cxyz, cq, backend=QMMM_BACKEND_CPU, n=nc), 'charges xyz with n')
+    call check(qmmm_field_destroy(f), 'destroy charges xyz')
+    if (qmmm_field_create_charges(f, cxyz, cq(1:3), n=nc) /= QMMM_ERR_INVALID_ARG) call bad('n beyond q')
+    if (qmmm_field_create_charges(f, cxyz, cq, n_nuclei=1) /= QMMM_ERR_INVALID_ARG) call bad('n_nuclei alone')
+    call check(qmmm_field_destroy(g), 'destroy charges g')
   end subroutine
 
   subroutine check(st, what)

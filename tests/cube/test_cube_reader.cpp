@@ -200,6 +200,27 @@ TEST(CubeReader, AngstromFlagAndGzipGiveTheSameEnvironment) {
     EXPECT_LT(kept, vals.size());
 }
 
+// A threshold <= 0 keeps every grid point, negative values included (a spin or difference density), as the header
+// says; a positive one keeps rho >= threshold. Before, threshold 0 kept 4 of these 8 points.
+TEST(CubeReader, ThresholdAtOrBelowZeroKeepsEveryPoint) {
+    const std::string p = write("signs.cube",
+                                "signs\n2 x 2 x 2, four negative\n    0 0.0 0.0 0.0\n    2 1.0 0.0 0.0\n"
+                                "    2 0.0 1.0 0.0\n    2 0.0 0.0 1.0\n"
+                                " 0.25 -0.25 0.5 -0.5\n 0.0 -1e-9 0.125 -0.125\n");
+    const double values[8] = {0.25, -0.25, 0.5, -0.5, 0.0, -1e-9, 0.125, -0.125};
+    for (double threshold : {0.0, -1e-12, -0.3, -1e300}) {
+        Env env;
+        ASSERT_EQ(qmmm_cube_read(&env.e, p.c_str(), threshold), QMMM_SUCCESS) << qmmm_error_message();
+        env.load();
+        ASSERT_EQ(env.cq.size(), 8u) << "threshold " << threshold;
+        for (int i = 0; i < 8; ++i) EXPECT_EQ(env.cq[i], values[i]) << i;  // dV = 1 bohr^3
+    }
+    Env pos;
+    ASSERT_EQ(qmmm_cube_read(&pos.e, p.c_str(), 0.125), QMMM_SUCCESS) << qmmm_error_message();
+    pos.load();
+    EXPECT_EQ(pos.cq, (std::vector<double>{0.25, 0.5, 0.125}));
+}
+
 TEST(CubeReader, MergingCubes) {
     std::string p1 = write("m1.cube", cube_text(make_grid(0.5), false));
     std::string p2 = write("m2.cube", cube_text(make_grid(0.25), false));

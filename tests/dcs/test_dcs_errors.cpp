@@ -1,6 +1,8 @@
 // test_dcs_errors.cpp -- bad input to the DCS API gets its own status and a message naming the argument.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -148,6 +150,36 @@ TEST_F(Fixture, PlaceIonsArguments) {
     m[3] = 0;
     EXPECT_EQ(qmmm_dcs_place_ions(2, kXyz, kQ, &l, m.data(), 1, -1e300, 0, 0, ions, nullptr), QMMM_ERR_INVALID_ARG);
     expect_message("would leave double's range");
+}
+
+// An ion's energy is its charge times the potential there, the earlier ions' included: charges whose energies would
+// leave double's range are refused with the limit (1e95..1e202 e gave -Inf energies with success). Charges that
+// are accepted give finite energies and a finite map.
+TEST_F(Fixture, PlaceIonsEnergiesStayFiniteOrAreRefused) {
+    ASSERT_EQ(map(), QMMM_SUCCESS);
+    const std::vector<double> m0 = m;
+    double ions[9], energy[3];
+    int refused = 0;
+    // Maps of atoms with charges up to 1e214 e (the map's values are proportional to them).
+    for (double scale : {1.0, 1e107, 1e214})
+    for (double charge : {1e95, -1e95, 1e150, -1e150, 1e202, -1e202})
+        for (int64_t n = 1; n <= 3; ++n) {
+            for (size_t i = 0; i < m.size(); ++i) m[i] = m0[i] * scale;
+            const int s = qmmm_dcs_place_ions(2, kXyz, kQ, &l, m.data(), n, charge, 0, 0, ions, energy);
+            if (s == QMMM_SUCCESS) {
+                for (int64_t k = 0; k < n; ++k) EXPECT_TRUE(std::isfinite(energy[k])) << charge << " ion " << k;
+                for (double v : m) ASSERT_TRUE(std::isfinite(v)) << charge;
+            } else {
+                ++refused;
+                EXPECT_EQ(s, QMMM_ERR_INVALID_ARG) << charge;
+                expect_message("1e300");
+            }
+        }
+    EXPECT_GT(refused, 0);
+    // An ordinary charge is still placed, with energy q * (the map's lowest value).
+    m = m0;
+    ASSERT_EQ(qmmm_dcs_place_ions(2, kXyz, kQ, &l, m.data(), 1, 1.0, 0, 0, ions, energy), QMMM_SUCCESS);
+    EXPECT_EQ(energy[0], *std::min_element(m0.begin(), m0.end()));
 }
 
 // A lattice of spacing 1e-300 bohr: the squared distances underflow, the distances do not; the ion's terms are

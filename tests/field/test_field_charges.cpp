@@ -271,6 +271,29 @@ TEST(Charges, SumIsTheOrderedSumOfTheValues) {
     }
 }
 
+// On the CPU, qmmm_field_eval_async does the work inside the call (the header says so): u holds the whole value,
+// screened part included, when the call returns, so a caller that reads or frees u before wait (a Fortran
+// temporary) loses nothing. Before, the screened part was added to u at wait. The GPU's u is complete at wait.
+TEST(Charges, AsyncValuesOnTheCpuAreCompleteWhenTheCallReturns) {
+    REQUIRE_BACKEND();
+    for (int screening : {QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN}) {
+        const Charges c = make_charges(60, screening, 3, 57);
+        qmmm_field f = create(c, QMMM_PRECISION_DOUBLE);
+        const int n = 9;
+        const auto pts = random_points(n, 59);
+        std::vector<double> u(n), ua(n, 0.0);
+        ASSERT_EQ(qmmm_field_eval(f, n, pts.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval_async(f, n, pts.data(), ua.data()), QMMM_SUCCESS) << qmmm_error_message();
+        const std::vector<double> at_return = ua;
+        ASSERT_EQ(qmmm_field_wait(f), QMMM_SUCCESS) << qmmm_error_message();
+        for (int i = 0; i < n; ++i) {
+            EXPECT_EQ(ua[i], u[i]) << "point " << i;
+            if (kBackend == QMMM_BACKEND_CPU) EXPECT_EQ(at_return[i], u[i]) << "point " << i << " before wait";
+        }
+        qmmm_field_destroy(f);
+    }
+}
+
 // A point's value depends on the point, not on its batch or the threads (on the GPU, on the call's size too: the
 // latency path for few points is another kernel, qmmm_field_eval says so).
 TEST(Charges, PointValueIndependentOfBatchAndThreads) {

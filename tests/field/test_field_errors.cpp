@@ -181,6 +181,101 @@ TEST(FieldErrors, DestroyedHandleNeverNamesALaterObject) {
     EXPECT_EQ(qmmm_field_eval(reinterpret_cast<qmmm_field>(not_a_field), 1, p, &u), QMMM_ERR_BAD_HANDLE);
 }
 
+// A handle of one kind is no handle of another: every call refuses the other kinds' handles and leaves their
+// objects alive. Before, each kind counted its own tokens, so the first field, environment and RDF handle of a
+// process were the same token and qmmm_env_destroy((qmmm_env)field) destroyed the environment.
+TEST(FieldErrors, HandleOfAnotherKindIsBadHandle) {
+    auto o = opts();
+    double p[3] = {5, 5, 5}, u = 0;
+    qmmm_field f = nullptr;
+    qmmm_env e = nullptr;
+    qmmm_rdf r = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_env_create(&e), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_create(&r, 0, 1, 10, nullptr), QMMM_SUCCESS);
+    const auto as_field = [](const void *h) { return reinterpret_cast<qmmm_field>(const_cast<void *>(h)); };
+    const auto as_env = [](const void *h) { return reinterpret_cast<qmmm_env>(const_cast<void *>(h)); };
+    const auto as_rdf = [](const void *h) { return reinterpret_cast<qmmm_rdf>(const_cast<void *>(h)); };
+    int64_t n = -1;
+    for (const void *other : {static_cast<const void *>(e), static_cast<const void *>(r)}) {
+        EXPECT_EQ(qmmm_field_eval(as_field(other), 1, p, &u), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_field_destroy(as_field(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    for (const void *other : {static_cast<const void *>(f), static_cast<const void *>(r)}) {
+        EXPECT_EQ(qmmm_env_sizes(as_env(other), &n, nullptr, nullptr), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_env_destroy(as_env(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    for (const void *other : {static_cast<const void *>(f), static_cast<const void *>(e)}) {
+        EXPECT_EQ(qmmm_rdf_reset(as_rdf(other)), QMMM_ERR_BAD_HANDLE);
+        EXPECT_EQ(qmmm_rdf_destroy(as_rdf(other)), QMMM_ERR_BAD_HANDLE);
+    }
+    // Each object is still there.
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_sizes(e, &n, nullptr, nullptr), QMMM_SUCCESS);
+    EXPECT_EQ(n, 0);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_env_destroy(e), QMMM_SUCCESS);
+    EXPECT_EQ(qmmm_rdf_destroy(r), QMMM_SUCCESS);
+}
+
+// A C caller's index base survives the Fortran interfaces' calls: they set 1 around their call and restore the
+// caller's base after it (they reset it to 0 before). The module-free subroutines are in the library itself.
+extern "C" void qmmm_f77_default_threads_(int *n, int *status);
+extern "C" void qmmm_f77_field_eval_(const int64_t *f, const int *n_points, const double *xyz, double *u,
+                                     int *status);
+
+TEST(FieldErrors, CallersIndexBaseSurvivesFortranCalls) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    const double on_nucleus[6] = {5, 5, 5, 2, 0, 0};  // point 2 (from 1) is on nucleus 1
+    double u[2];
+    for (int base : {1, 0}) {
+        ASSERT_EQ(qmmm_set_index_base(base), QMMM_SUCCESS);
+        int n = 0, status = -1, got = -1;
+        qmmm_f77_default_threads_(&n, &status);
+        ASSERT_EQ(status, QMMM_SUCCESS);
+        ASSERT_EQ(qmmm_get_index_base(&got), QMMM_SUCCESS);
+        EXPECT_EQ(got, base) << "after qmmm_f77_default_threads";
+        const int64_t token = static_cast<int64_t>(reinterpret_cast<intptr_t>(f));
+        const int np = 2;
+        qmmm_f77_field_eval_(&token, &np, on_nucleus, u, &status);
+        EXPECT_EQ(status, QMMM_ERR_SINGULAR);
+        expect_message("point 2 ");  // the Fortran call counts from 1
+        ASSERT_EQ(qmmm_get_index_base(&got), QMMM_SUCCESS);
+        EXPECT_EQ(got, base) << "after a failed qmmm_f77_field_eval";
+        EXPECT_EQ(qmmm_field_eval(f, 2, on_nucleus, u), QMMM_ERR_SINGULAR);
+        expect_message(base == 1 ? "point 2 " : "point 1 ");  // and C calls count from the caller's base
+    }
+    EXPECT_EQ(qmmm_get_index_base(nullptr), QMMM_ERR_NULL_ARG);
+    qmmm_field_destroy(f);
+}
+
+// qmmm_error_message() is the error of the thread's last call: a successful call clears it (it kept the last
+// failure's text). The index-base calls, which the Fortran interfaces make after a failing call, leave it.
+TEST(FieldErrors, SuccessClearsTheMessage) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    double p[3] = {5, 5, 5}, u = 0;
+    EXPECT_EQ(qmmm_field_eval(f, -1, p, &u), QMMM_ERR_INVALID_ARG);
+    expect_message("n_points");
+    int base = -1;
+    ASSERT_EQ(qmmm_get_index_base(&base), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_set_index_base(base), QMMM_SUCCESS);
+    expect_message("n_points");
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS);
+    EXPECT_STREQ(qmmm_error_message(), "");
+    // Every family's calls go through the same guard: an RDF failure, then an environment call that succeeds.
+    qmmm_env e = nullptr;
+    EXPECT_EQ(qmmm_rdf_create(nullptr, 0, 1, 10, nullptr), QMMM_ERR_NULL_ARG);
+    EXPECT_STRNE(qmmm_error_message(), "");
+    ASSERT_EQ(qmmm_env_create(&e), QMMM_SUCCESS);
+    EXPECT_STREQ(qmmm_error_message(), "");
+    EXPECT_EQ(qmmm_env_destroy(e), QMMM_SUCCESS);
+    qmmm_field_destroy(f);
+}
+
 // A thread remembers its last handle lookup (the per-call cost of a few-charge field). A destroy on another thread
 // must still make that thread's next call on the handle BAD_HANDLE, and a call on a second handle in between must
 // not revive the first.

@@ -5,7 +5,8 @@ program test_fortran_charges
   use, intrinsic :: iso_fortran_env, only: error_unit
   implicit none
   integer, parameter :: m = 200, ne = 7
-  real(8) :: x(m), y(m), z(m), q(m), xyz(3, m), a(m), b(m), sig(m), coord(3, ne), esum, eref, e2, nuc(3, 1), zn(1)
+  real(8) :: x(m), y(m), z(m), q(m), xyz(3, m), a(m), b(m), sig(m), coord(3, ne), esum, eref, e2, nuc(3, 1), zn(1), &
+       uv(ne), ua(ne), us(2 * ne)
   type(qmmm_field) :: f, g
   integer :: i, k, failures, nt
   failures = 0
@@ -50,6 +51,16 @@ program test_fortran_charges
     end do
   end do
   call check(abs(esum - eref) <= 1d-12 * abs(eref), 'exp sum')
+  ! The asynchronous form writes u in place: a whole array gets the values of qmmm_field_eval; a strided section
+  ! (which the compiler would pass as a temporary, freed before qmmm_field_wait) is refused with a message.
+  call check(qmmm_field_eval(f, coord, uv) == 0, 'exp eval')
+  ua = 0
+  call check(qmmm_field_eval_async(f, coord, ua) == 0 .and. qmmm_field_wait(f) == 0, 'exp eval_async')
+  call check(all(ua == uv), 'eval_async gives the bits of eval')
+  us = 0
+  call check(qmmm_field_eval_async(f, coord, us(1:2 * ne:2)) == QMMM_ERR_INVALID_ARG, 'eval_async into a strided u')
+  call check(index(qmmm_error_message(), 'u must be contiguous') > 0, 'its message: '//qmmm_error_message())
+  call check(qmmm_field_wait(f) == 0 .and. all(us == 0), 'nothing pending, us untouched')
   call check(qmmm_field_destroy(f) == 0, 'destroy exp')
   ! Gaussian charges.
   call check(qmmm_field_create_charges(f, xyz, q, sigma=sig, backend=QMMM_BACKEND_CPU) == 0, 'gaussian')
@@ -72,6 +83,12 @@ program test_fortran_charges
   call check(index(qmmm_error_message(), 'x, y, z and q must have one size') > 0, 'its message')
   call check(qmmm_field_create_charges(f, x, y, z, q, screen_a=a) == QMMM_ERR_INVALID_ARG, 'a without b')
   call check(index(qmmm_error_message(), 'needs screen_a and screen_b') > 0, 'its message')
+  ! Nuclei need both arrays, either way round (nuc_xyz alone dropped the nuclei with success).
+  call check(qmmm_field_create_charges(f, x, y, z, q, nuc_xyz=nuc) == QMMM_ERR_INVALID_ARG, 'nuc_xyz without nuc_z')
+  call check(index(qmmm_error_message(), 'nuc_xyz without nuc_z') > 0, 'its message')
+  call check(qmmm_field_create_charges(f, xyz, q, nuc_xyz=nuc) == QMMM_ERR_INVALID_ARG, 'xyz: nuc_xyz without nuc_z')
+  call check(qmmm_field_create_charges(f, xyz, q, nuc_z=zn) == QMMM_ERR_INVALID_ARG, 'nuc_z without nuc_xyz')
+  call check(index(qmmm_error_message(), 'nuc_z without nuc_xyz') > 0, 'its message')
   call check(qmmm_default_threads(nt) == 0 .and. nt >= 1, 'default threads')
 
   if (failures == 0) then

@@ -285,6 +285,7 @@ private:
     void rdf_results();
     void rdf_destroy();
     void misc();
+    void cross_kind();
     void cleanup();
     void compare_eval(Field &f, const std::vector<double> &p, const std::vector<double> &u, const char *what);
     void check_field_values(const Field &f, const std::vector<double> &p, const std::vector<double> &u,
@@ -1104,10 +1105,9 @@ int box_usable(const double *b, double r_max, int method) {
     if (!std::isfinite(w)) return -1;
     if (r_max > 0.5 * w * (1 + 1e-9)) return 0;
     if (r_max > 0.5 * w * (1 - 1e-9)) return -1;
-    if (method == QMMM_RDF_METHOD_CELLS) {
-        const double cells = 2 * w / (r_max * (1 + 1e-4));
-        if (cells < 5 * (1 - 1e-9)) return 0;
-        if (cells < 5 * (1 + 1e-9)) return -1;
+    if (method == QMMM_RDF_METHOD_CELLS) {  // the header's rule: every width >= 2.5 r_max
+        if (w < 2.5 * r_max * (1 - 1e-9)) return 0;
+        if (w < 2.5 * r_max * (1 + 1e-9)) return -1;
     }
     return 1;
 }
@@ -1251,8 +1251,57 @@ void Api::rdf_destroy() {
 
 // ---- the rest of the library surface ----
 
+// Handles of every kind passed to the other kinds' calls: each is BAD_HANDLE, and every object is still there after.
+void Api::cross_kind() {
+    qmmm_env env = nullptr;
+    FUZZ_CHECK(CALL(qmmm_env_create(&env)) == QMMM_SUCCESS && env, "qmmm_env_create");
+    std::vector<const void *> fields, envs{env}, rdfs;
+    for (const auto &f : fields_) fields.push_back(f.h);
+    for (auto h : stale_fields_) fields.push_back(h);
+    if (rdf_) rdfs.push_back(rdf_);
+    if (stale_rdf_) rdfs.push_back(stale_rdf_);
+    const auto as_field = [](const void *h) { return reinterpret_cast<qmmm_field>(const_cast<void *>(h)); };
+    const auto as_env = [](const void *h) { return reinterpret_cast<qmmm_env>(const_cast<void *>(h)); };
+    const auto as_rdf = [](const void *h) { return reinterpret_cast<qmmm_rdf>(const_cast<void *>(h)); };
+    const double p[3] = {0.5, 0.25, 0.125}, box[9] = {10, 0, 0, 0, 10, 0, 0, 0, 10};
+    double u = 0;
+    int64_t n = 0;
+    const auto bad = [](int s, const char *call) {
+        FUZZ_CHECK(s == QMMM_ERR_BAD_HANDLE, "%s with another kind's handle gave %s", call, qmmm_status_string(s));
+    };
+    for (const auto *others : {&envs, &rdfs})
+        for (const void *h : *others) {
+            bad(CALL(qmmm_field_eval(as_field(h), 1, p, &u)), "qmmm_field_eval");
+            bad(CALL(qmmm_field_wait(as_field(h))), "qmmm_field_wait");
+            bad(CALL(qmmm_field_destroy(as_field(h))), "qmmm_field_destroy");
+        }
+    for (const auto *others : {&fields, &rdfs})
+        for (const void *h : *others) {
+            bad(CALL(qmmm_env_sizes(as_env(h), &n, nullptr, nullptr)), "qmmm_env_sizes");
+            bad(CALL(qmmm_env_add_cube(as_env(h), "/nonexistent.cube", 0.0)), "qmmm_env_add_cube");
+            bad(CALL(qmmm_env_destroy(as_env(h))), "qmmm_env_destroy");
+        }
+    for (const auto *others : {&fields, &envs})
+        for (const void *h : *others) {
+            bad(CALL(qmmm_rdf_add_frame(as_rdf(h), p, p, box)), "qmmm_rdf_add_frame");
+            bad(CALL(qmmm_rdf_reset(as_rdf(h))), "qmmm_rdf_reset");
+            bad(CALL(qmmm_rdf_destroy(as_rdf(h))), "qmmm_rdf_destroy");
+        }
+    n = -1;
+    FUZZ_CHECK(CALL(qmmm_env_sizes(env, &n, nullptr, nullptr)) == QMMM_SUCCESS && n == 0, "env_sizes");
+    FUZZ_CHECK(CALL(qmmm_env_destroy(env)) == QMMM_SUCCESS, "env_destroy");
+    for (const auto &f : fields_)
+        FUZZ_CHECK(CALL(qmmm_field_backend(f.h, nullptr, nullptr, nullptr)) == QMMM_SUCCESS, "a field is gone");
+    if (rdf_) {
+        qmmm_rdf_stats st;
+        const int s = CALL(qmmm_rdf_stats_last(rdf_, &st));
+        FUZZ_CHECK(s != QMMM_ERR_BAD_HANDLE, "the RDF handle is gone");
+    }
+}
+
 void Api::misc() {
-    switch (in_.ConsumeIntegralInRange<int>(0, 5)) {
+    switch (in_.ConsumeIntegralInRange<int>(0, 6)) {
+        case 5: cross_kind(); break;
         case 0: {
             FUZZ_CHECK(CALL(qmmm_options_default(nullptr)) == QMMM_ERR_NULL_ARG, "options_default(NULL)");
             FUZZ_CHECK(CALL(qmmm_dcs_options_default(nullptr)) == QMMM_ERR_NULL_ARG, "dcs_options_default(NULL)");

@@ -72,11 +72,12 @@ mkdir -p "$work"
 export OMP_NUM_THREADS=1
 unset QMMM_BACKEND QMMM_DEVICE QMMM_FUZZ_TRACE
 
-# CI's default: inputs per target, each about 5 s on one core of a 2-core Debian 12 machine under ASan + UBSan
-# (the targets' speeds differ 100-fold: the tool command lines write files, the selection parser does not).
+# CI's default: inputs per target, about twice what each ran in 5 s on a loaded 2-core Debian 12 machine under ASan +
+# UBSan (so ~3-10 s each; the targets' speeds differ 100-fold: the tool command lines write files, the selection
+# parser does not). The committed corpus is replayed first and counts among them.
 declare -A default_runs=(
-  [fuzz_capi]=RUNS_CAPI [fuzz_cube]=RUNS_CUBE [fuzz_dcs_io]=RUNS_DCS [fuzz_magnitudes]=RUNS_MAG
-  [fuzz_rdf_io]=RUNS_RDFIO [fuzz_rdf_select]=RUNS_SEL [fuzz_tool_cli]=RUNS_CLI [fuzz_vmc_readers]=RUNS_VMC
+  [fuzz_capi]=3000 [fuzz_cube]=28000 [fuzz_dcs_io]=19000 [fuzz_magnitudes]=1300 [fuzz_pot]=9000
+  [fuzz_rdf_io]=15000 [fuzz_rdf_select]=56000 [fuzz_tool_cli]=600 [fuzz_vmc_readers]=2500
 )
 
 # One target: fuzz from the committed corpus (fixed seed), then replay its regression inputs.

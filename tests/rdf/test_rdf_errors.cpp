@@ -102,6 +102,51 @@ TEST(RdfErrors, SelectionsAndFrames) {
     EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_SUCCESS);
 }
 
+// Method CELLS takes every box at least 2.5 r_max wide, as the header says, and counts what BRUTE counts; a
+// narrower one is refused with a message whose numbers agree. Before, a width of exactly 2.5 r_max and a cell very
+// long along another axis (7.67 x 7.67 x 1e8 with r_max 0.21) were refused, with "needs >= X; this box's is Y",
+// Y >= X.
+TEST(RdfErrors, CellsTakesEveryBoxTheHeaderAllows) {
+    struct Case {
+        double r_max, box[9];
+    };
+    const Case cases[] = {{4.8, {12, 0, 0, 0, 12.5, 0, 0, 0, 13}},
+                          {0.21, {7.67, 0, 0, 0, 7.67, 0, 0, 0, 1e8}},
+                          {0.21, {7.67, 0, 0, 0, 7.67, 0, 0, 0, 7.67}}};
+    std::vector<double> xyz;
+    for (int i = 0; i < 40; ++i)
+        xyz.insert(xyz.end(), {std::fmod(1.3 * i, 7.6), std::fmod(0.7 * i * i, 7.6), std::fmod(2.9 * i, 7.6)});
+    for (const Case &c : cases) {
+        std::vector<int64_t> hist[2];
+        for (int method : {QMMM_RDF_METHOD_CELLS, QMMM_RDF_METHOD_BRUTE}) {
+            qmmm_rdf_options o;
+            qmmm_rdf_options_default(&o);
+            o.backend = QMMM_BACKEND_CPU, o.method = method;
+            qmmm_rdf h = nullptr;
+            ASSERT_EQ(qmmm_rdf_create(&h, 0.0, c.r_max, 20, &o), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_rdf_set_selection_self(h, 40, nullptr), QMMM_SUCCESS);
+            ASSERT_EQ(qmmm_rdf_add_frame(h, xyz.data(), xyz.data(), c.box), QMMM_SUCCESS)
+                << "r_max " << c.r_max << ": " << qmmm_error_message();
+            auto &hh = hist[method == QMMM_RDF_METHOD_CELLS ? 0 : 1];
+            hh.assign(20, -1);
+            ASSERT_EQ(qmmm_rdf_results(h, nullptr, nullptr, nullptr, hh.data(), nullptr, nullptr), QMMM_SUCCESS);
+            qmmm_rdf_destroy(h);
+        }
+        EXPECT_EQ(hist[0], hist[1]) << "r_max " << c.r_max;
+    }
+    // 2.5 * 3.07 = 7.675 > 7.67: refused, and the message's numbers say why.
+    qmmm_rdf_options o;
+    qmmm_rdf_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU, o.method = QMMM_RDF_METHOD_CELLS;
+    qmmm_rdf h = nullptr;
+    ASSERT_EQ(qmmm_rdf_create(&h, 0.0, 3.07, 20, &o), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_rdf_set_selection_self(h, 40, nullptr), QMMM_SUCCESS);
+    const double box[9] = {7.67, 0, 0, 0, 7.67, 0, 0, 0, 7.67};
+    EXPECT_EQ(qmmm_rdf_add_frame(h, xyz.data(), xyz.data(), box), QMMM_ERR_INVALID_ARG);
+    EXPECT_TRUE(says(">= 2.5 r_max = 7.675; this box's smallest is 7.67")) << qmmm_error_message();
+    qmmm_rdf_destroy(h);
+}
+
 TEST(RdfErrors, Handles) {
     qmmm_rdf h = make();
     EXPECT_EQ(qmmm_rdf_destroy(h), QMMM_SUCCESS);

@@ -1,7 +1,7 @@
 # The installed qmmm_accel.pc used the way a Makefile would: install the build tree into a
 # scratch prefix that is not the configured one, build a C program with nothing but
-# `pkg-config --cflags --libs qmmm_accel`, run it. The .pc used to say prefix=/usr/local whatever the install
-# prefix was, so the compile failed (qmmm_accel.h: No such file).
+# `pkg-config --cflags --libs qmmm_accel` (no run path of its own), run it. The .pc used to say
+# prefix=/usr/local whatever the install prefix was, so the compile failed (qmmm_accel.h: No such file).
 # -DBUILD_DIR=<build tree> -DSRC=<pkgconfig_consumer.c> -DCC=<C compiler> -DPKG_CONFIG=<pkg-config> -DWORK=<scratch>
 cmake_minimum_required(VERSION 3.25)
 if(NOT PKG_CONFIG OR NOT EXISTS "${PKG_CONFIG}")
@@ -33,7 +33,9 @@ if(NOT inc_real STREQUAL want_inc OR NOT EXISTS ${includedir}/qmmm_accel.h)
   message(FATAL_ERROR "includedir ${includedir} is not ${want_inc} (with qmmm_accel.h)")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(ignored ${CC} ${SRC} ${flags} -lm -Wl,-rpath,${libdir} -o ${WORK}/pkgconfig_consumer)
+# Nothing but what the .pc gives (the README's command): its run path finds the library (without one, the program
+# built and then failed to start: libqmmm_accel.so not found).
+run(ignored ${CC} ${SRC} ${flags} -lm -o ${WORK}/pkgconfig_consumer)
 run(out ${WORK}/pkgconfig_consumer)
 if(NOT out MATCHES "U = 0.500000000000000 hartree")
   message(FATAL_ERROR "unexpected output: ${out}")

@@ -64,6 +64,17 @@ execute_process(COMMAND ${DCS} ${dcs_args} -o ${WORK}/twice.pdb --output-format 
 if(NOT rc EQUAL 2 OR NOT e MATCHES "name the same file" OR EXISTS ${WORK}/twice.pdb)
   string(APPEND failures "\n  -o and --ions-out spelt differently: exit ${rc}, '${e}'")
 endif()
+# A dangling symbolic link as -o: refused before the structure is read (a malformed one is not reached), with what it
+# is; the link stays as it was and nothing is made. Before: the map was computed, then "exists (made while this
+# program ran)".
+file(CREATE_LINK ${WORK}/nowhere.dx ${WORK}/dangling.dx SYMBOLIC)
+run(9 "qmmm-dcs: error: .*dangling.dx: a symbolic link to '.*nowhere.dx', which does not exist"
+    ${DCS} ${DATA}/dcs/bad_coord.pqr -s 1 -p 3 -q --backend cpu -o ${WORK}/dangling.dx)
+if(NOT IS_SYMLINK ${WORK}/dangling.dx OR EXISTS ${WORK}/nowhere.dx)
+  string(APPEND failures "\n  dangling -o: the link changed or its target was made")
+endif()
+expect_no_temporaries(${WORK} "dangling -o")
+file(REMOVE ${WORK}/dangling.dx)
 # 2. /dev/full: refused (a rename would replace the device), nothing made in /dev.
 file(GLOB before LIST_DIRECTORIES false /dev/.full*)
 run(9 "/dev/full: not a regular file" ${DCS} ${dcs_args} --output-format dx -o /dev/full)

@@ -297,6 +297,10 @@ public:
         } else {
             std::fill(u, u + n, 0.0);
         }
+        // On the CPU the whole value is in u when the call returns (the header's promise; a caller may reuse u's
+        // memory, as a Fortran temporary is freed, before wait); the GPU's part lands only at wait, so the screened
+        // part is added after it.
+        if (backend_ == QMMM_BACKEND_CPU) return screened_ ? screened_->finish(n, u) : QMMM_SUCCESS;
         pending_n_ = n, pending_u_ = u;
         return QMMM_SUCCESS;
     }
