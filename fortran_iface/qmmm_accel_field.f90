@@ -16,6 +16,7 @@ module qmmm_accel_field
   public
   private :: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, c_double, c_intptr_t, c_sizeof
   private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset, check_count, site_count
+  private :: chosen_screening
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
   type :: qmmm_field
@@ -242,12 +243,13 @@ contains
   ! Options: opt, or backend / precision / device / n_threads alone. n and n_nuclei: use the first so many charges
   ! and nuclei of arrays sized to a maximum (default: the arrays' sizes).
   integer function create_charges_arrays(f, x, y, z, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
-       precision, device, n_threads, n, n_nuclei) result(s)
+       precision, device, n_threads, n, n_nuclei, screening, method, tolerance, region, flags) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: x(:), y(:), z(:), q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei
+    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei, screening, method, flags
+    real(c_double), intent(in), optional :: tolerance, region(6)
     integer :: m
     m = size(q)
     if (present(n)) then
@@ -259,17 +261,19 @@ contains
       return
     end if
     s = create_charges(f, m, present(n), c_loc_or_null(x), c_loc_or_null(y), c_loc_or_null(z), 1, q, screen_a, &
-         screen_b, sigma, nuc_xyz, nuc_z, opt, backend, precision, device, n_threads, n_nuclei)
+         screen_b, sigma, nuc_xyz, nuc_z, opt, backend, precision, device, n_threads, n_nuclei, screening, method, &
+         tolerance, region, flags)
   end function
 
   ! Charges at xyz(:, m), as create_charges_arrays.
   integer function create_charges_xyz(f, xyz, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, opt, backend, &
-       precision, device, n_threads, n, n_nuclei) result(s)
+       precision, device, n_threads, n, n_nuclei, screening, method, tolerance, region, flags) result(s)
     type(qmmm_field), intent(out) :: f
     real(c_double), intent(in), target, contiguous :: xyz(:,:), q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei
+    integer, intent(in), optional :: backend, precision, device, n_threads, n, n_nuclei, screening, method, flags
+    real(c_double), intent(in), optional :: tolerance, region(6)
     type(c_ptr) :: p
     integer :: m
     if (size(xyz, 1) /= 3 .or. (.not. present(n) .and. size(xyz, 2) /= size(q))) then
@@ -285,7 +289,7 @@ contains
     p = c_null_ptr
     if (m > 0) p = c_loc(xyz)
     s = create_charges(f, m, present(n), p, offset(p, 1), offset(p, 2), 3, q, screen_a, screen_b, sigma, nuc_xyz, &
-         nuc_z, opt, backend, precision, device, n_threads, n_nuclei)
+         nuc_z, opt, backend, precision, device, n_threads, n_nuclei, screening, method, tolerance, region, flags)
   end function
 
   ! An explicit count (n=, n_cells=, n_nuclei=) of arrays sized to a maximum: 0 <= count <= every size given.
@@ -321,9 +325,54 @@ contains
     r = transfer(a, r)
   end function
 
-  ! counted: n was given (arrays may be longer than n); n_nuclei likewise for the nuclei.
+  ! The screening arrays of an explicit screening kind (create_charges): pa, pb for the C call, or an error.
+  integer function chosen_screening(n, counted, kind, screen_a, screen_b, sigma, pa, pb) result(s)
+    integer, intent(in) :: n, kind
+    logical, intent(in) :: counted
+    real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:)
+    type(c_ptr), intent(out) :: pa, pb
+    character(*), parameter :: who = 'qmmm_field_create_charges: '
+    pa = c_null_ptr; pb = c_null_ptr
+    s = QMMM_SUCCESS
+    select case (kind)
+    case (QMMM_SCREEN_NONE)
+      return
+    case (QMMM_SCREEN_EXP)
+      if (.not. (present(screen_a) .and. present(screen_b))) then
+        s = fortran_error(QMMM_ERR_NULL_ARG, who // 'screening = QMMM_SCREEN_EXP needs screen_a and screen_b')
+      else if (min(size(screen_a), size(screen_b)) < n .or. &
+               (.not. counted .and. (size(screen_a) /= n .or. size(screen_b) /= n))) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, who // 'size(screen_a) or size(screen_b) /= size(q)')
+      else if (n > 0) then
+        pa = c_loc(screen_a); pb = c_loc(screen_b)
+      end if
+    case (QMMM_SCREEN_GAUSSIAN)
+      if (present(sigma)) then
+        if (size(sigma) < n .or. (.not. counted .and. size(sigma) /= n)) then
+          s = fortran_error(QMMM_ERR_INVALID_ARG, who // 'size(sigma) /= size(q)')
+        else if (n > 0) then
+          pa = c_loc(sigma)
+        end if
+      else if (present(screen_a)) then
+        if (size(screen_a) < n .or. (.not. counted .and. size(screen_a) /= n)) then
+          s = fortran_error(QMMM_ERR_INVALID_ARG, who // 'size(screen_a) /= size(q)')
+        else if (n > 0) then
+          pa = c_loc(screen_a)
+        end if
+      else
+        s = fortran_error(QMMM_ERR_NULL_ARG, who // 'screening = QMMM_SCREEN_GAUSSIAN needs sigma (or screen_a)')
+      end if
+    case default
+      s = fortran_error(QMMM_ERR_INVALID_ARG, who // 'screening is not a QMMM_SCREEN_* value')
+    end select
+  end function
+
+  ! counted: n was given (arrays may be longer than n); n_nuclei likewise for the nuclei. screening_kind, when given,
+  ! chooses the screening whatever arrays come with it (one call for plain and screened charges: NONE ignores
+  ! screen_a and screen_b; GAUSSIAN takes sigma from screen_a when sigma is absent); without it the arrays given
+  ! choose (screen_a and screen_b: EXP; sigma: GAUSSIAN; none: NONE).
   integer function create_charges(f, n, counted, px, py, pz, stride, q, screen_a, screen_b, sigma, nuc_xyz, nuc_z, &
-       opt, backend, precision, device, n_threads, n_nuclei) result(s)
+       opt, backend, precision, device, n_threads, n_nuclei, screening_kind, method, tolerance, region, flags) result(s)
     type(qmmm_field), intent(out) :: f
     integer, intent(in) :: n, stride
     logical, intent(in) :: counted
@@ -331,8 +380,10 @@ contains
     real(c_double), intent(in), target, contiguous :: q(:)
     real(c_double), intent(in), target, contiguous, optional :: screen_a(:), screen_b(:), sigma(:), nuc_xyz(:,:), nuc_z(:)
     type(qmmm_options), intent(in), optional :: opt
-    integer, intent(in), optional :: backend, precision, device, n_threads, n_nuclei
+    integer, intent(in), optional :: backend, precision, device, n_threads, n_nuclei, screening_kind, method, flags
+    real(c_double), intent(in), optional :: tolerance, region(6)
     type(qmmm_options), target :: o
+    real(c_double), target :: reg(6)
     type(c_ptr) :: pa, pb, pq, pnx, pnz
     integer :: screening, nn
     integer :: ib  ! the caller's index base, restored after the call
@@ -341,32 +392,45 @@ contains
     if (present(precision)) o%precision = precision
     if (present(device)) o%device = device
     if (present(n_threads)) o%n_threads = n_threads
-    screening = QMMM_SCREEN_NONE
-    pa = c_null_ptr; pb = c_null_ptr
-    if (present(sigma) .and. (present(screen_a) .or. present(screen_b))) then
-      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: give screen_a and screen_b, or sigma, not both')
-      return
+    if (present(method)) o%method = method
+    if (present(flags)) o%flags = flags
+    if (present(tolerance)) o%tolerance = tolerance
+    if (present(region)) then
+      reg = region          ! a copy that lives until the C call returns
+      o%region = c_loc(reg)
     end if
-    if (present(screen_a) .neqv. present(screen_b)) then
-      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: EXP screening needs screen_a and screen_b')
-      return
-    end if
-    if (present(sigma)) then
-      if (size(sigma) < n .or. (.not. counted .and. size(sigma) /= n)) then
-        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(sigma) /= size(q)')
+    if (present(screening_kind)) then
+      s = chosen_screening(n, counted, screening_kind, screen_a, screen_b, sigma, pa, pb)
+      if (s /= QMMM_SUCCESS) return
+      screening = screening_kind
+    else
+      screening = QMMM_SCREEN_NONE
+      pa = c_null_ptr; pb = c_null_ptr
+      if (present(sigma) .and. (present(screen_a) .or. present(screen_b))) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: give screen_a and screen_b, or sigma, not both')
         return
       end if
-      screening = QMMM_SCREEN_GAUSSIAN
-      if (n > 0) pa = c_loc(sigma)
-    else if (present(screen_a)) then
-      if (min(size(screen_a), size(screen_b)) < n .or. &
-           (.not. counted .and. (size(screen_a) /= n .or. size(screen_b) /= n))) then
-        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(screen_a) or size(screen_b) /= size(q)')
+      if (present(screen_a) .neqv. present(screen_b)) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: EXP screening needs screen_a and screen_b')
         return
       end if
-      screening = QMMM_SCREEN_EXP
-      if (n > 0) then
-        pa = c_loc(screen_a); pb = c_loc(screen_b)
+      if (present(sigma)) then
+        if (size(sigma) < n .or. (.not. counted .and. size(sigma) /= n)) then
+          s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(sigma) /= size(q)')
+          return
+        end if
+        screening = QMMM_SCREEN_GAUSSIAN
+        if (n > 0) pa = c_loc(sigma)
+      else if (present(screen_a)) then
+        if (min(size(screen_a), size(screen_b)) < n .or. &
+             (.not. counted .and. (size(screen_a) /= n .or. size(screen_b) /= n))) then
+          s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_create_charges: size(screen_a) or size(screen_b) /= size(q)')
+          return
+        end if
+        screening = QMMM_SCREEN_EXP
+        if (n > 0) then
+          pa = c_loc(screen_a); pb = c_loc(screen_b)
+        end if
       end if
     end if
     pnx = c_null_ptr; pnz = c_null_ptr; nn = 0

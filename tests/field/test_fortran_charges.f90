@@ -9,6 +9,7 @@ program test_fortran_charges
        uv(ne), ua(ne), us(2 * ne)
   type(qmmm_field) :: f, g
   integer :: i, k, failures, nt
+  real(8) :: split_alpha
   failures = 0
   do i = 1, m
     x(i) = 9d0 * sin(1.3d0 * i); y(i) = 9d0 * cos(0.7d0 * i); z(i) = 9d0 * sin(0.31d0 * i + 1)
@@ -90,6 +91,40 @@ program test_fortran_charges
   call check(qmmm_field_create_charges(f, xyz, q, nuc_z=zn) == QMMM_ERR_INVALID_ARG, 'nuc_z without nuc_xyz')
   call check(index(qmmm_error_message(), 'nuc_z without nuc_xyz') > 0, 'its message')
   call check(qmmm_default_threads(nt) == 0 .and. nt >= 1, 'default threads')
+
+  ! One call for plain and screened charges: screening= chooses whatever arrays come with it (NONE ignores them,
+  ! GAUSSIAN takes sigma from screen_a); each gives the bits of the call with only its own arrays.
+  do k = 1, ne
+    coord(:, k) = [0.1d0 * k, -0.2d0 * k, 0.05d0 * k]
+  end do
+  call check(qmmm_field_create_charges(f, xyz, q, backend=QMMM_BACKEND_CPU) == 0, 'plain')
+  call check(qmmm_field_create_charges(g, xyz, q, screen_a=a, screen_b=b, screening=QMMM_SCREEN_NONE, &
+       backend=QMMM_BACKEND_CPU) == 0, 'screening NONE with arrays')
+  call check(qmmm_field_eval_sum(f, ne, coord, esum) == 0 .and. qmmm_field_eval_sum(g, ne, coord, e2) == 0, 'NONE sums')
+  call check(esum == e2, 'screening NONE ignores screen_a and screen_b')
+  call check(qmmm_field_destroy(f) == 0 .and. qmmm_field_destroy(g) == 0, 'destroy NONE')
+  call check(qmmm_field_create_charges(f, xyz, q, sigma=sig, backend=QMMM_BACKEND_CPU) == 0, 'sigma')
+  call check(qmmm_field_create_charges(g, xyz, q, screen_a=sig, screen_b=b, screening=QMMM_SCREEN_GAUSSIAN, &
+       backend=QMMM_BACKEND_CPU) == 0, 'screening GAUSSIAN from screen_a')
+  call check(qmmm_field_eval_sum(f, ne, coord, esum) == 0 .and. qmmm_field_eval_sum(g, ne, coord, e2) == 0, 'G sums')
+  call check(esum == e2, 'screening GAUSSIAN takes sigma from screen_a')
+  call check(qmmm_field_destroy(f) == 0 .and. qmmm_field_destroy(g) == 0, 'destroy GAUSSIAN')
+  call check(qmmm_field_create_charges(f, xyz, q, screening=QMMM_SCREEN_EXP) == QMMM_ERR_NULL_ARG, 'EXP without arrays')
+  call check(index(qmmm_error_message(), 'needs screen_a and screen_b') > 0, 'its message: '//qmmm_error_message())
+  call check(qmmm_field_create_charges(f, xyz, q, screening=7) == QMMM_ERR_INVALID_ARG, 'not a screening')
+
+  ! The split method from Fortran: method=, tolerance=, region= as qmmm_field_create takes them.
+  call check(qmmm_field_create_charges(f, xyz, q, backend=QMMM_BACKEND_CPU, precision=QMMM_PRECISION_DOUBLE) == 0, &
+       'direct for the split')
+  call check(qmmm_field_create_charges(g, xyz, q, backend=QMMM_BACKEND_CPU, precision=QMMM_PRECISION_DOUBLE, &
+       method=QMMM_METHOD_SPLIT, tolerance=1d-9, region=[-2d0, -2d0, -2d0, 2d0, 2d0, 2d0]) == 0, &
+       'split: '//qmmm_error_message())
+  call check(qmmm_field_split_params(g, split_alpha) == 0 .and. split_alpha > 0, 'the split field has an alpha')
+  call check(qmmm_field_split_params(f, split_alpha) == QMMM_ERR_UNSUPPORTED, 'the direct field has none')
+  call check(qmmm_field_eval_sum(f, ne, coord, esum) == 0 .and. qmmm_field_eval_sum(g, ne, coord, e2) == 0, 'S sums')
+  call check(abs(esum - e2) <= 1d-7 * abs(esum), 'split within its tolerance of the direct sum')
+  call check(esum /= e2, 'a split sum equal to the direct one to the bit would be suspicious')
+  call check(qmmm_field_destroy(f) == 0 .and. qmmm_field_destroy(g) == 0, 'destroy split')
 
   if (failures == 0) then
     print '(a)', 'fortran_charges: all passed'
