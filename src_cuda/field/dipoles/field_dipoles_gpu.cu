@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) dipole_kernel(int64_t m, const doubl
                 on = 1;
                 continue;
             }
-            dipole_pair(dx, dy, dz, d2, tile[3][j], tile[4][j], tile[5][j], u, gx, gy, gz);
+            dipole_pair(dx, dy, dz, 1.0 / sqrt(d2), tile[3][j], tile[4][j], tile[5][j], u, gx, gy, gz);
         }
         __syncthreads();
     }

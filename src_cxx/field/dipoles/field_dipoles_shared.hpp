@@ -13,10 +13,10 @@
 
 namespace qmmm {
 
-// The dipole (mx, my, mz) at offset (dx, dy, dz) = r - R with d2 = |d|^2 > 0: adds U to *u and dU/dr to g[0..2].
-QMMM_HOST_DEVICE inline void dipole_pair(double dx, double dy, double dz, double d2, double mx, double my, double mz,
+// The dipole (mx, my, mz) at offset (dx, dy, dz) = r - R, s = 1 / |d| (the caller's correctly rounded 1 / sqrt(d^2):
+// the CPU's builtin, which vectorises, the GPU's IEEE sqrt): adds U to u and dU/dr to (gx, gy, gz).
+QMMM_HOST_DEVICE inline void dipole_pair(double dx, double dy, double dz, double s, double mx, double my, double mz,
                                          double &u, double &gx, double &gy, double &gz) {
-    const double s = 1.0 / sqrt(d2);
     const double ux = dx * s, uy = dy * s, uz = dz * s;
     const double mu_u = mx * ux + my * uy + mz * uz;
     const double s2 = s * s, s3 = s2 * s;
