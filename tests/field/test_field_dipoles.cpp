@@ -142,7 +142,8 @@ TEST(FieldDipoles, TermMatchesLongDouble) {
             reference(d, &p[3 * i], r, &su, &sg);
             worst_u = std::max(worst_u, static_cast<double>(fabsl(v[i] - r[0]) / su));
             worst_u = std::max(worst_u, static_cast<double>(fabsl(u[i] - r[0]) / su));
-            for (int c = 0; c < 3; ++c) worst_g = std::max(worst_g, static_cast<double>(fabsl(g[3 * i + c] - r[1 + c]) / sg));
+            for (int c = 0; c < 3; ++c)
+                worst_g = std::max(worst_g, static_cast<double>(fabsl(g[3 * i + c] - r[1 + c]) / sg));
         }
         std::printf("precision %d: worst value error %.2e, gradient %.2e (relative to the scales)\n", prec, worst_u,
                     worst_g);

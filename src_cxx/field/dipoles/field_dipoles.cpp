@@ -44,7 +44,8 @@ QMMM_CLONES void dipole_point(int64_t m, const double *__restrict x, const doubl
 
 class DipoleCpu final : public DipoleKernels {
 public:
-    DipoleCpu(const std::vector<double> &xyz, int n_threads) : m_(static_cast<int64_t>(xyz.size() / 3)), nt_(n_threads) {
+    DipoleCpu(const std::vector<double> &xyz, int n_threads)
+        : m_(static_cast<int64_t>(xyz.size() / 3)), nt_(n_threads) {
         for (std::vector<double> *v : {&x_, &y_, &z_, &mx_, &my_, &mz_}) v->assign(static_cast<size_t>(m_), 0.0);
         for (int64_t k = 0; k < m_; ++k) x_[k] = xyz[3 * k], y_[k] = xyz[3 * k + 1], z_[k] = xyz[3 * k + 2];
     }
