@@ -92,7 +92,8 @@ public:
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
             std::vector<double> planes;
             planes.reserve(4 * static_cast<size_t>(np_));
-            for (const std::vector<double> *v : {&s.px, &s.py, &s.pz, &s.s6}) planes.insert(planes.end(), v->begin(), v->end());
+            for (const std::vector<double> *v : {&s.px, &s.py, &s.pz, &s.s6})
+                planes.insert(planes.end(), v->begin(), v->end());
             upload(planes_, planes.data(), planes.size(), "polarizable sites");
             upload(alpha_inv_, s.alpha_inv.data(), s.alpha_inv.size(), "inverse polarizabilities");
             upload(excl_start_, s.pexcl_start.data(), s.pexcl_start.size(), "exclusions");

@@ -164,7 +164,8 @@ void check_pol_options(const qmmm_pol_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->damp_multipole = %d (0 or 1)", o.damp_multipole));
     if (o.backend != QMMM_BACKEND_AUTO && o.backend != QMMM_BACKEND_CPU && o.backend != QMMM_BACKEND_CUDA)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->backend = %d (QMMM_BACKEND_AUTO, _CPU or _CUDA)", o.backend));
-    if (o.device < -1) throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->device = %d (-1: the current one, or >= 0)", o.device));
+    if (o.device < -1)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->device = %d (-1: the current one, or >= 0)", o.device));
     if (o.start_from_mu != 0 && o.start_from_mu != 1)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->start_from_mu = %d (0 or 1)", o.start_from_mu));
     const struct { double v; const char *name; double lo, hi; } vals[] = {
@@ -352,7 +353,8 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
         backend = QMMM_BACKEND_CPU;
     s.backend = resolve_backend(backend);
     s.product.reset();
-    if (s.backend == QMMM_BACKEND_CUDA && !s.pol_site.empty()) s.product = GpuRegistry<PolGpu>::get().make(s, opt.device);
+    if (s.backend == QMMM_BACKEND_CUDA && !s.pol_site.empty())
+        s.product = GpuRegistry<PolGpu>::get().make(s, opt.device);
 }
 
 void solve_pol(const PolSystem &s, const double *e_ext, double *mu, qmmm_pol_stats &st) {

@@ -72,8 +72,9 @@ class DipoleCuda final : public DipoleKernels {
 public:
     DipoleCuda(const std::vector<double> &xyz, int device) : m_(static_cast<int64_t>(xyz.size() / 3)) {
         if ((m_ + kSlice - 1) / kSlice > 65535)  // the slices are the grid's y dimension
-            throw Error(QMMM_ERR_INVALID_ARG, strfmt("%lld dipole sites: the GPU takes at most %lld",
-                                                     static_cast<long long>(m_), static_cast<long long>(65535 * kSlice)));
+            throw Error(QMMM_ERR_INVALID_ARG,
+                        strfmt("%lld dipole sites: the GPU takes at most %lld", static_cast<long long>(m_),
+                               static_cast<long long>(65535 * kSlice)));
         if (device >= 0) dev_ = device;
         else check(cudaGetDevice(&dev_), "cudaGetDevice");
         DeviceScope scope(dev_);
