@@ -42,6 +42,29 @@ QMMM_CLONES void dipole_point(int64_t m, const double *__restrict x, const doubl
     *near = on > 0;
 }
 
+// dipole_point's U alone (qmmm_field_eval): the same operations for U, the gradient's left to dead-code removal
+// (0.67x the time). Its own loop may be vectorised apart, so U agrees with dipole_point's to rounding, not by
+// contract bit for bit (measured equal with GCC 12 on AVX-512).
+QMMM_CLONES void dipole_value(int64_t m, const double *__restrict x, const double *__restrict y,
+                              const double *__restrict z, const double *__restrict mx, const double *__restrict my,
+                              const double *__restrict mz, const double p[3], double out[4], int *near) {
+    double u = 0;
+    double on = 0;
+    const double px = p[0], py = p[1], pz = p[2];
+#pragma omp simd reduction(+ : u, on)
+    for (int64_t k = 0; k < m; ++k) {
+        const double dx = px - x[k], dy = py - y[k], dz = pz - z[k];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        const bool is_on = d2 < kSingularRadius2;
+        double tu = 0, tx = 0, ty = 0, tz = 0;
+        dipole_pair(dx, dy, dz, 1.0 / __builtin_sqrt(is_on ? 1.0 : d2), mx[k], my[k], mz[k], tu, tx, ty, tz);
+        u += is_on ? 0.0 : tu;
+        on += is_on ? 1.0 : 0.0;
+    }
+    out[0] = u, out[1] = out[2] = out[3] = 0;
+    *near = on > 0;
+}
+
 class DipoleCpu final : public DipoleKernels {
 public:
     DipoleCpu(const std::vector<double> &xyz, int n_threads)
@@ -61,8 +84,8 @@ public:
             for (int64_t i = t * kPointTile; i < end; ++i) {
                 double out[4];
                 int near = 0;
-                dipole_point(m_, x_.data(), y_.data(), z_.data(), mx_.data(), my_.data(), mz_.data(), xyz + 3 * i, out,
-                             &near);
+                (grad ? dipole_point : dipole_value)(m_, x_.data(), y_.data(), z_.data(), mx_.data(), my_.data(),
+                                                     mz_.data(), xyz + 3 * i, out, &near);
                 if (near || !std::isfinite(out[0]) || !std::isfinite(out[1]) || !std::isfinite(out[2]) ||
                     !std::isfinite(out[3]))
                     tile_bad[t] = 1;
