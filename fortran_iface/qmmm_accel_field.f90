@@ -653,4 +653,54 @@ contains
     if (present(n_calls)) n_calls = nc
   end function
 
+  ! Attaches point dipoles to f (or replaces them): sites site_xyz(3,n) (bohr), dipoles mu(3,n) (e bohr, physical;
+  ! absent: zero until qmmm_field_update_dipoles). The values and gradients of f then include the dipoles' term
+  ! U_dip(r) = -sum_k mu_k . (r - R_k) / |r - R_k|^3. A site_xyz of size (3, 0) removes them.
+  integer function qmmm_field_set_dipoles(f, site_xyz, mu) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: site_xyz(:,:)
+    real(c_double), intent(in), target, contiguous, optional :: mu(:,:)
+    type(c_ptr) :: px, pm
+    if (size(site_xyz, 1) /= 3) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_set_dipoles: site_xyz must be (3, n)')
+      return
+    end if
+    px = c_null_ptr; pm = c_null_ptr
+    if (present(mu)) then
+      if (size(mu, 1) /= 3 .or. size(mu, 2) /= size(site_xyz, 2)) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_set_dipoles: mu must be (3, size(site_xyz, 2))')
+        return
+      end if
+      if (size(mu) > 0) pm = c_loc(mu)
+    end if
+    if (size(site_xyz) > 0) px = c_loc(site_xyz)
+    call fortran_indices(.true.)
+    s = c_qmmm_field_set_dipoles(f%ptr, int(size(site_xyz, 2), c_int64_t), px, pm)
+    call fortran_indices(.false.)
+  end function
+
+  ! Replaces the dipoles, mu(3, n) with n the sites of qmmm_field_set_dipoles: the cheap update of a
+  ! self-consistent loop (nothing rebuilt).
+  integer function qmmm_field_update_dipoles(f, mu) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: mu(:,:)
+    type(c_ptr) :: pm
+    if (size(mu, 1) /= 3) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_update_dipoles: mu must be (3, n_sites)')
+      return
+    end if
+    pm = c_null_ptr
+    if (size(mu) > 0) pm = c_loc(mu)
+    call fortran_indices(.true.)
+    s = c_qmmm_field_update_dipoles(f%ptr, int(size(mu, 2), c_int64_t), pm)
+    call fortran_indices(.false.)
+  end function
+
+  ! The number of dipole sites attached to f (0 when none).
+  integer function qmmm_field_dipole_count(f, n) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer(c_int64_t), intent(out), target :: n
+    s = c_qmmm_field_dipole_count(f%ptr, c_loc(n))
+  end function
+
 end module qmmm_accel_field

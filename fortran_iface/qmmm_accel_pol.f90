@@ -29,15 +29,16 @@ contains
   end function
 
   ! Sites from arrays: xyz(3,n); optional charge(n), dipole(3,n), alpha_iso(n) or alpha(6,n) (xx xy xz yy yz zz),
-  ! excl(w,n) (1-based site numbers, 0 pads). Options from opt, then the keywords given.
+  ! excl(w,n) (1-based site numbers, 0 pads). Options from opt, then the keywords given (backend: where the
+  ! solver's products run, QMMM_BACKEND_AUTO, _CPU or _CUDA; device: the GPU, -1 the current one).
   integer function qmmm_pol_create(p, xyz, charge, dipole, alpha_iso, alpha, excl, opt, n_threads, max_iter, &
-       tolerance, damp_induced, damp_multipole, start_from_mu) result(s)
+       tolerance, damp_induced, damp_multipole, start_from_mu, backend, device) result(s)
     type(qmmm_pol), intent(out) :: p
     real(c_double), intent(in), target, contiguous :: xyz(:,:)
     real(c_double), intent(in), target, contiguous, optional :: charge(:), dipole(:,:), alpha_iso(:), alpha(:,:)
     integer, intent(in), optional :: excl(:,:)
     type(qmmm_pol_options), intent(in), optional :: opt
-    integer, intent(in), optional :: n_threads, max_iter
+    integer, intent(in), optional :: n_threads, max_iter, backend, device
     real(c_double), intent(in), optional :: tolerance
     logical, intent(in), optional :: damp_induced, damp_multipole, start_from_mu
     type(qmmm_pol_options), target :: o
@@ -53,6 +54,8 @@ contains
     if (present(damp_induced)) o%damp_induced = merge(1, 0, damp_induced)
     if (present(damp_multipole)) o%damp_multipole = merge(1, 0, damp_multipole)
     if (present(start_from_mu)) o%start_from_mu = merge(1, 0, start_from_mu)
+    if (present(backend)) o%backend = backend
+    if (present(device)) o%device = device
     n = size(xyz, 2)
     s = QMMM_SUCCESS
     if (size(xyz, 1) /= 3) s = QMMM_ERR_INVALID_ARG
@@ -99,11 +102,11 @@ contains
 
   ! Sites from a potential file (.pot of PElib, CPPE and PyFraME).
   integer function qmmm_pol_create_from_pot(p, path, opt, n_threads, max_iter, tolerance, damp_induced, &
-       damp_multipole, start_from_mu) result(s)
+       damp_multipole, start_from_mu, backend, device) result(s)
     type(qmmm_pol), intent(out) :: p
     character(len=*), intent(in) :: path
     type(qmmm_pol_options), intent(in), optional :: opt
-    integer, intent(in), optional :: n_threads, max_iter
+    integer, intent(in), optional :: n_threads, max_iter, backend, device
     real(c_double), intent(in), optional :: tolerance
     logical, intent(in), optional :: damp_induced, damp_multipole, start_from_mu
     type(qmmm_pol_options), target :: o
@@ -115,6 +118,8 @@ contains
     if (present(damp_induced)) o%damp_induced = merge(1, 0, damp_induced)
     if (present(damp_multipole)) o%damp_multipole = merge(1, 0, damp_multipole)
     if (present(start_from_mu)) o%start_from_mu = merge(1, 0, start_from_mu)
+    if (present(backend)) o%backend = backend
+    if (present(device)) o%device = device
     cp = trim(path) // c_null_char
     s = c_qmmm_pol_create_from_pot(p%ptr, c_loc(cp), c_loc(o))
   end function

@@ -519,6 +519,59 @@ QMMM_API int qmmm_field_site_accum_add(qmmm_field f, int64_t n_points, const dou
 QMMM_API int qmmm_field_site_accum_read(qmmm_field f, double *phi, double *efield, double *weight_sum,
                                         int64_t *n_calls);
 
+/**
+ * @brief Attaches point dipoles to f (the permanent and induced dipoles of polarizable MM sites), or replaces the
+ * ones attached before: from now on qmmm_field_eval (and its sum and async forms) and qmmm_field_eval_grad add
+ *   U_dip(r) = -sum_k mu_k . (r - R_k) / |r - R_k|^3        (hartree; the energy of an electron at r)
+ * and its gradient to what the field's sources give. mu is the physical dipole (e bohr; the potential of a dipole
+ * is +mu . d / d^3 and an electron's energy is minus the potential, as a charge's term is -q/d). The dipoles change
+ * without rebuilding anything with qmmm_field_update_dipoles, the cheap call of a self-consistent loop.
+ * The dipoles' term is summed in double on every precision and backend (sites in index order per point; error
+ * ~1e-16 relative to sum_k |mu_k| / d_k^2, the same bits whatever the batch and thread count); it is not part of
+ * qmmm_field_site_field's sites (the field at the dipole sites is that of a field built on them: see
+ * docs/user-guide/polarizable.md). A point within 1e-10 bohr of a dipole site is QMMM_ERR_SINGULAR (whatever the
+ * dipole, also 0). n_sites = 0 removes the dipoles.
+ * @param f the field
+ * @param n_sites number of dipole sites, >= 0
+ * @param site_xyz the sites' positions, 3*n_sites doubles, x y z interleaved (bohr); copied
+ * @param mu the dipoles, 3*n_sites doubles, x y z interleaved (e bohr), or NULL: all zero until updated
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG site_xyz is NULL with n_sites > 0
+ * @retval QMMM_ERR_INVALID_ARG n_sites < 0, a coordinate beyond 1e150 bohr or a component beyond 1e300
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in site_xyz or mu
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_OUT_OF_MEMORY, QMMM_ERR_CUDA the dipoles' copy could not be made (f keeps its former dipoles)
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double *site_xyz, const double *mu);
+/**
+ * @brief Replaces the dipoles of the sites attached by qmmm_field_set_dipoles (the sites stay): a copy of 3*n_sites
+ * doubles (and one transfer to the GPU), nothing rebuilt. On failure the former dipoles stay.
+ * @param f the field
+ * @param n_sites the number of dipole sites attached (a check of mu's size)
+ * @param mu the dipoles, 3*n_sites doubles (e bohr)
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG mu is NULL with n_sites > 0
+ * @retval QMMM_ERR_INVALID_ARG n_sites is not the number attached, or a component beyond 1e300
+ * @retval QMMM_ERR_NONFINITE NaN or Inf in mu
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_update_dipoles(qmmm_field f, int64_t n_sites, const double *mu);
+/**
+ * @brief The number of dipole sites attached to f (0 when none).
+ * @param f the field
+ * @param[out] n_sites the number of dipole sites
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG n_sites is NULL
+ * @threading Any thread.
+ */
+QMMM_API int qmmm_field_dipole_count(qmmm_field f, int64_t *n_sites);
+
 #ifdef __cplusplus
 }
 #endif

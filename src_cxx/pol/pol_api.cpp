@@ -44,6 +44,8 @@ QMMM_API int qmmm_pol_options_default(qmmm_pol_options *opt) {
         opt->tolerance = 1e-8;
         opt->damping_induced = 2.1304;
         opt->damping_multipole = 2.1304;
+        opt->backend = QMMM_BACKEND_AUTO;
+        opt->device = -1;
         return QMMM_SUCCESS;
     });
 }

@@ -11,9 +11,12 @@
 #include <cmath>
 #include <string>
 
+#include "core_backend.hpp"
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
 #include "error.hpp"
+#include "pol_shared.hpp"
+#include "tuning_env.hpp"
 
 namespace qmmm {
 namespace {
@@ -21,17 +24,6 @@ namespace {
 constexpr long long kMaxSites = 2147483647LL;
 constexpr int32_t kMaxExclWidth = 1 << 20;
 constexpr int64_t kRowsPerTile = 16;
-
-// Thole damping of CPPE and PElib (exponential model): v = a r / (abar_i abar_j)^(1/6); f_E scales rank-1 field
-// terms (q r / r^3 and the -p / r^3 part of a dipole's field), f_T the rank-2 part 3 (r.p) r / r^5.
-// v is capped at 800, where exp(-v) is 0 and both factors 1 exactly: far apart, v^3 would overflow and 0 * Inf give
-// NaN.
-inline void thole(double v, double &fe, double &ft) {
-    const double w = std::min(v, 800.0);
-    const double ev = std::exp(-w);
-    fe = 1.0 - (1.0 + w + 0.5 * w * w) * ev;
-    ft = fe - (w * w * w / 6.0) * ev;
-}
 
 void check_finite(const double *a, int64_t n, const char *what) {
     for (int64_t i = 0; i < n; ++i)
@@ -129,6 +121,10 @@ void apply_b_rows(const PolSystem &s, const double *x, const double *xs, const d
 }
 
 void apply_b(const PolSystem &s, int nt, const double *x, double *y) {
+    if (s.product) {
+        s.product->apply(x, y);
+        return;
+    }
     const int64_t np = static_cast<int64_t>(s.pol_site.size());
     std::vector<double> soa(3 * np);
     double *xs = soa.data(), *ys = xs + np, *zs = ys + np;
@@ -166,6 +162,10 @@ void check_pol_options(const qmmm_pol_options &o) {
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->damp_induced = %d (0 or 1)", o.damp_induced));
     if (o.damp_multipole != 0 && o.damp_multipole != 1)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->damp_multipole = %d (0 or 1)", o.damp_multipole));
+    if (o.backend != QMMM_BACKEND_AUTO && o.backend != QMMM_BACKEND_CPU && o.backend != QMMM_BACKEND_CUDA)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->backend = %d (QMMM_BACKEND_AUTO, _CPU or _CUDA)", o.backend));
+    if (o.device < -1)
+        throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->device = %d (-1: the current one, or >= 0)", o.device));
     if (o.start_from_mu != 0 && o.start_from_mu != 1)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->start_from_mu = %d (0 or 1)", o.start_from_mu));
     const struct { double v; const char *name; double lo, hi; } vals[] = {
@@ -345,6 +345,16 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
             throw Error(QMMM_ERR_INVALID_ARG,
                         strfmt("the permanent field at site %lld is not finite (sites too close or charges too large)",
                                ix(i / 3)));
+    // The solver's products on the GPU: asked for, or AUTO with more polarizable sites than a GPU call's cost is
+    // worth (QMMM_BACKEND decides AUTO when set).
+    int backend = opt.backend;
+    if (backend == QMMM_BACKEND_AUTO && tuning::backend() < 0 &&
+        static_cast<int64_t>(s.pol_site.size()) <= kPolAutoCpu)
+        backend = QMMM_BACKEND_CPU;
+    s.backend = resolve_backend(backend);
+    s.product.reset();
+    if (s.backend == QMMM_BACKEND_CUDA && !s.pol_site.empty())
+        s.product = GpuRegistry<PolGpu>::get().make(s, opt.device);
 }
 
 void solve_pol(const PolSystem &s, const double *e_ext, double *mu, qmmm_pol_stats &st) {

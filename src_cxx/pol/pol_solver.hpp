@@ -2,11 +2,25 @@
 // qmmm_accel_pol.h).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "gpu_registry.hpp"
 #include "qmmm_accel_pol.h"
 
 namespace qmmm {
+
+// The solver's product y = B x = alpha^-1 x - T x over the polarizable sites (3 doubles a site, in compact order),
+// where it runs off the CPU (the CPU's is apply_b in pol_solver.cpp).
+class PolProduct {
+public:
+    virtual ~PolProduct() = default;
+    virtual void apply(const double *x, double *y) = 0;  // throws Error (CUDA, OUT_OF_MEMORY)
+};
+
+// Backend AUTO runs the products on the CPU up to this many polarizable sites: a GPU product costs a launch and two
+// copies (~20-50 us), the CPU's 1,024-site product ~3 ms a core.
+constexpr int64_t kPolAutoCpu = 1024;
 
 struct PolSystem {
     int64_t n = 0;
@@ -21,6 +35,15 @@ struct PolSystem {
     std::vector<int64_t> pexcl_start, pexcl;  // the exclusions among polarizable sites, as compact indices
     std::vector<double> e_mm;        // 3n: the permanent field at every site
     qmmm_pol_options opt{};
+    int backend = QMMM_BACKEND_CPU;       // resolved: where the products run
+    std::shared_ptr<PolProduct> product;  // the GPU's products (backend CUDA), else null
+};
+
+// The GPU side (src_cuda/pol/pol_gpu.cu registers it): the products of a built system on a device (-1: current).
+class PolGpu {
+public:
+    virtual ~PolGpu() = default;
+    virtual std::unique_ptr<PolProduct> make(const PolSystem &s, int device) const = 0;
 };
 
 // Checks the arrays and options and builds the system with its permanent field. Throws qmmm::Error.

@@ -52,7 +52,10 @@ typedef struct qmmm_pol_options {
     double damping_multipole; /**< Thole parameter a of damp_multipole, > 0 (default 2.1304) */
     int32_t start_from_mu;    /**< 1: qmmm_pol_solve starts from the dipoles passed in mu (e.g. the last solve's, in a
                                    self-consistent loop); 0 (default): from alpha (E_ext + E_mm) */
-    int32_t reserved[7];      /**< zero; room for later options */
+    int32_t backend;          /**< where the solver's products run: QMMM_BACKEND_AUTO (default: the GPU when there is
+                                   one and more than 1,024 polarizable sites; env QMMM_BACKEND), _CPU or _CUDA */
+    int32_t device;           /**< the GPU of backend CUDA: -1 (default) the current one, else its index */
+    int32_t reserved[5];      /**< zero; room for later options */
 } qmmm_pol_options;
 
 /** What the last qmmm_pol_solve did. */

@@ -7,7 +7,8 @@ program test_fortran_field
   implicit none
   real(8) :: cells(3,8), q(8), nuc(3,2), z(2), pts(3,3), u(3), v(3), empty(3,0), noq(0)
   real(8) :: g(3,3), g2(3,3), usum, w(1), phi(10), ef(3,10), phi2(10), ef2(3,10), wsum, tot(3)
-  integer(8) :: ncalls
+  integer(8) :: ncalls, ndip
+  real(8) :: dsite(3,1), dmu(3,1), dpt(3,1), du(1), dg(3,1)
   type(qmmm_field) :: f
   type(qmmm_options) :: opt
   integer :: i, j, k, n, s, b, p, d, failures
@@ -105,6 +106,29 @@ program test_fortran_field
   msg = qmmm_error_message()
   call check(s == QMMM_ERR_SINGULAR .and. index(msg, 'nucleus 2') > 0, 'gradient on a nucleus: '//msg)
   call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy forces field')
+
+  ! Point dipoles: (0, 0, 1) at the origin of a field of one nucleus of Z = 0 far away. On the axis at z = 2:
+  ! U = -1/z^2 = -1/4, dU/dz = 2/z^3 = 1/4; the update to (0, 0, 2) doubles both; a set of size 0 removes them.
+  call check(qmmm_field_create(f, empty, noq, reshape([50d0, 50d0, 50d0], [3, 1]), [0d0], &
+       backend=QMMM_BACKEND_CPU) == QMMM_SUCCESS, 'create for dipoles')
+  dsite = 0; dmu = reshape([0d0, 0d0, 1d0], [3, 1]); dpt = reshape([0d0, 0d0, 2d0], [3, 1])
+  call check(qmmm_field_set_dipoles(f, dsite, dmu) == QMMM_SUCCESS, 'set_dipoles')
+  call check(qmmm_field_eval_grad(f, dpt, du, dg) == QMMM_SUCCESS, 'eval_grad with a dipole')
+  call check(abs(du(1) + 0.25d0) < 1d-15 .and. maxval(abs(dg(:, 1) - [0d0, 0d0, 0.25d0])) < 1d-15, 'dipole term')
+  call check(qmmm_field_update_dipoles(f, 2 * dmu) == QMMM_SUCCESS, 'update_dipoles')
+  call check(qmmm_field_eval(f, dpt, du) == QMMM_SUCCESS, 'eval with the updated dipole')
+  call check(abs(du(1) + 0.5d0) < 1d-15, 'updated dipole term')
+  call check(qmmm_field_dipole_count(f, ndip) == QMMM_SUCCESS, 'dipole_count')
+  call check(ndip == 1, 'one dipole site')
+  s = qmmm_field_update_dipoles(f, reshape([1d0, 2d0, 3d0, 4d0, 5d0, 6d0], [3, 2]))
+  call check(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'dipole sites') > 0, 'update size checked')
+  s = qmmm_field_eval(f, dsite, du)
+  msg = qmmm_error_message()
+  call check(s == QMMM_ERR_SINGULAR .and. index(msg, 'dipole site 1') > 0, 'point on a dipole site: '//msg)
+  call check(qmmm_field_set_dipoles(f, empty) == QMMM_SUCCESS, 'remove the dipoles')
+  call check(qmmm_field_eval(f, dpt, du) == QMMM_SUCCESS, 'eval without dipoles')
+  call check(du(1) == 0, 'no dipole term left')
+  call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy dipoles field')
 
   if (failures == 0) then
     print '(a)', 'fortran_field: all passed'

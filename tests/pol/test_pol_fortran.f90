@@ -51,6 +51,8 @@ program test_pol_fortran
   call check(s == QMMM_ERR_INVALID_ARG, 'mu of the wrong shape')
   s = qmmm_pol_create(p, x2, alpha_iso=[3d0, 3d0], excl=reshape([3, 0], [1, 2]))
   call check(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'site 1') > 0, 'exclusion out of range')
+  s = qmmm_pol_create(p, x2, alpha_iso=[3d0, 3d0], backend=5)
+  call check(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'backend') > 0, 'backend out of range')
   s = qmmm_pol_create_from_pot(p, trim(path) // '.missing')
   call check(s == QMMM_ERR_FILE_OPEN, 'missing file')
   call check(qmmm_pol_destroy(q) == QMMM_SUCCESS, 'destroy')

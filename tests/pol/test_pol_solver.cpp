@@ -460,7 +460,9 @@ TEST(PolSolver, BadInput) {
         {[](qmmm_pol_options &x) { x.tolerance = NAN; }, QMMM_ERR_NONFINITE},
         {[](qmmm_pol_options &x) { x.damping_induced = -1; }, QMMM_ERR_INVALID_ARG},
         {[](qmmm_pol_options &x) { x.damp_induced = 2; }, QMMM_ERR_INVALID_ARG},
-        {[](qmmm_pol_options &x) { x.n_threads = -1; }, QMMM_ERR_INVALID_ARG}};
+        {[](qmmm_pol_options &x) { x.n_threads = -1; }, QMMM_ERR_INVALID_ARG},
+        {[](qmmm_pol_options &x) { x.backend = 3; }, QMMM_ERR_INVALID_ARG},
+        {[](qmmm_pol_options &x) { x.device = -2; }, QMMM_ERR_INVALID_ARG}};
     for (const auto &b : bad) {
         qmmm_pol_options_default(&o);
         b.set(o);

@@ -13,6 +13,7 @@
 #include "backend/field_backend.hpp"
 #include "backend/field_factory.hpp"
 #include "charges/field_charges.hpp"
+#include "dipoles/field_dipoles.hpp"
 #include "error.hpp"
 #include "forces/field_forces.hpp"
 #include "handle_registry.hpp"
@@ -38,6 +39,8 @@ struct qmmm_field_s {
     std::atomic<int> in_use{0};
     // The gradient and the field at the sites (forces/field_forces.hpp): the sources as given, kernels on first use.
     std::unique_ptr<qmmm::ForceEngine> forces;
+    // Point dipoles (qmmm_field_set_dipoles): one term shared by the value wrapper around impl and the forces engine.
+    std::shared_ptr<qmmm::DipoleTerm> dipoles;
 };
 
 namespace {
@@ -465,6 +468,62 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
         if (bytes) *bytes = s.bytes();
         if (n_points) *n_points = s.points();
         if (n_outside) *n_outside = s.points_outside();
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double *site_xyz, const double *mu) {
+    return qmmm::api_guard("qmmm_field_set_dipoles", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        const InUse in_use(h);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        if (n_sites < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld is negative", qmmm::ix(n_sites)));
+        if (n_sites > 0 && !site_xyz) throw Error(QMMM_ERR_NULL_ARG, "site_xyz is NULL with n_sites > 0");
+        check_field_memory("n_sites", n_sites);
+        // The dipoles' term is double on every precision: DOUBLE's limits.
+        check_array("site_xyz", site_xyz, n_sites, 3);
+        check_reach("site_xyz", site_xyz, n_sites, 3, QMMM_PRECISION_DOUBLE);
+        if (mu) {
+            check_array("mu", mu, n_sites, 3);
+            check_magnitude("mu", mu, 3 * n_sites, QMMM_PRECISION_DOUBLE);
+        }
+        if (!h->dipoles) {
+            if (n_sites == 0) return QMMM_SUCCESS;
+            const qmmm::ForceSources &src = h->forces->sources();
+            auto term = std::make_shared<qmmm::DipoleTerm>(h->impl->backend(), h->impl->device(), src.n_threads);
+            term->set_sites(n_sites, site_xyz, mu);
+            h->impl = qmmm::wrap_dipoles(std::move(h->impl), term);
+            h->forces->set_dipoles(term);
+            h->dipoles = std::move(term);
+            return QMMM_SUCCESS;
+        }
+        h->dipoles->set_sites(n_sites, site_xyz, mu);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_update_dipoles(qmmm_field f, int64_t n_sites, const double *mu) {
+    return qmmm::api_guard("qmmm_field_update_dipoles", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        const InUse in_use(h);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        const int64_t have = h->dipoles ? h->dipoles->n() : 0;
+        if (n_sites != have)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld, but f has %lld dipole sites (qmmm_field_set_dipoles)",
+                                                     qmmm::ix(n_sites), qmmm::ix(have)));
+        if (n_sites > 0 && !mu) throw Error(QMMM_ERR_NULL_ARG, "mu is NULL with n_sites > 0");
+        check_array("mu", mu, n_sites, 3);
+        check_magnitude("mu", mu, 3 * n_sites, QMMM_PRECISION_DOUBLE);
+        if (n_sites > 0) h->dipoles->set_mu(mu);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_dipole_count(qmmm_field f, int64_t *n_sites) {
+    return qmmm::api_guard("qmmm_field_dipole_count", [&]() -> int {
+        const qmmm_field_s *h = live(f);
+        if (!n_sites) throw Error(QMMM_ERR_NULL_ARG, "n_sites is NULL");
+        *n_sites = h->dipoles ? h->dipoles->n() : 0;
         return QMMM_SUCCESS;
     });
 }

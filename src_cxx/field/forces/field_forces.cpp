@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dipoles/field_dipoles.hpp"
 #include "error.hpp"
 #include "charges/field_charges_shared.hpp"
 #include "forces/field_forces.hpp"
@@ -61,6 +62,7 @@ void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, do
     bool bad = false;
     k.grad_finish(&bad);
     grad_checked(n, xyz, u, bad);
+    if (dipoles_) dipoles_->add(n, xyz, u, grad);
     if (sum_u) {
         double s = 0;
         for (int64_t i = 0; i < n; ++i) s += u[i];
@@ -74,7 +76,7 @@ void ForceEngine::grad_async(int64_t n, const double *xyz, double *u, double *gr
         u = scratch_u_.data();
     }
     kernels().grad_start(n, xyz, u, grad);
-    pending_ = true, pending_n_ = n, pending_u_ = u, pending_sum_ = sum_u;
+    pending_ = true, pending_n_ = n, pending_u_ = u, pending_sum_ = sum_u, pending_grad_ = grad;
     pending_xyz_.assign(xyz, xyz + 3 * n);
 }
 
@@ -84,6 +86,7 @@ void ForceEngine::wait() {
     bool bad = false;
     k_->grad_finish(&bad);
     grad_checked(pending_n_, pending_xyz_.data(), pending_u_, bad);
+    if (dipoles_) dipoles_->add(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_);
     if (pending_sum_) {
         double s = 0;
         for (int64_t i = 0; i < pending_n_; ++i) s += pending_u_[i];

@@ -16,6 +16,8 @@
 
 namespace qmmm {
 
+class DipoleTerm;  // dipoles/field_dipoles.hpp
+
 // The sources of a field, in the pair terms' convention: the energy of an electron at r is
 // U(r) = sum_k c_k g_k(|r - R_k|) with c_k = -Q_k (Q_k the site's physical charge: -q_m of a density cell, q_m of
 // an MM charge, Z_b of a nucleus) and g_k = 1/d or a screened kernel (field_forces_shared.hpp).
@@ -85,6 +87,8 @@ public:
     void accum_reset();
     void accum_add(int64_t n, const double *xyz, const double *w, double weight);
     void accum_read(double *phi, double *efield, double *weight_sum, int64_t *n_calls);
+    // Point dipoles attached to the field (qmmm_field_set_dipoles): grad and wait add their term to u and grad.
+    void set_dipoles(std::shared_ptr<DipoleTerm> d) { dipoles_ = std::move(d); }
 
 private:
     ForceKernels &kernels();
@@ -94,10 +98,11 @@ private:
     std::unique_ptr<ForceKernels> k_;
     bool pending_ = false;
     int64_t pending_n_ = 0;
-    double *pending_u_ = nullptr, *pending_sum_ = nullptr;
+    double *pending_u_ = nullptr, *pending_sum_ = nullptr, *pending_grad_ = nullptr;
     std::vector<double> pending_xyz_, scratch_u_;
     double weight_sum_ = 0.0;
     int64_t n_calls_ = 0;
+    std::shared_ptr<DipoleTerm> dipoles_;
 };
 
 }  // namespace qmmm
