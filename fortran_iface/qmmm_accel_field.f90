@@ -661,6 +661,7 @@ contains
     real(c_double), intent(in), target, contiguous :: site_xyz(:,:)
     real(c_double), intent(in), target, contiguous, optional :: mu(:,:)
     type(c_ptr) :: px, pm
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(site_xyz, 1) /= 3) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_set_dipoles: site_xyz must be (3, n)')
       return
@@ -674,9 +675,9 @@ contains
       if (size(mu) > 0) pm = c_loc(mu)
     end if
     if (size(site_xyz) > 0) px = c_loc(site_xyz)
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_set_dipoles(f%ptr, int(size(site_xyz, 2), c_int64_t), px, pm)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! Replaces the dipoles, mu(3, n) with n the sites of qmmm_field_set_dipoles: the cheap update of a
@@ -685,15 +686,16 @@ contains
     type(qmmm_field), intent(in) :: f
     real(c_double), intent(in), target, contiguous :: mu(:,:)
     type(c_ptr) :: pm
+    integer :: ib  ! the caller's index base, restored after the call
     if (size(mu, 1) /= 3) then
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_update_dipoles: mu must be (3, n_sites)')
       return
     end if
     pm = c_null_ptr
     if (size(mu) > 0) pm = c_loc(mu)
-    call fortran_indices(.true.)
+    ib = fortran_indices_on()
     s = c_qmmm_field_update_dipoles(f%ptr, int(size(mu, 2), c_int64_t), pm)
-    call fortran_indices(.false.)
+    call fortran_indices_restore(ib)
   end function
 
   ! The number of dipole sites attached to f (0 when none).
