@@ -70,6 +70,7 @@ struct V<double> {
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_pd(m, a, b); }  // m ? b : a
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_pd(a, b); }
+    QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_pd(src, m, a, b); }
     QMMM_AVX512 static void store_all(double *p, R v) { _mm512_storeu_pd(p, v); }
     QMMM_AVX512 static M head(int64_t r) { return static_cast<M>(r >= 8 ? 0xff : (1u << r) - 1); }
 };
@@ -90,19 +91,24 @@ struct V<float> {
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_ps(m, a, b); }
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_ps(a, b); }
+    QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_ps(src, m, a, b); }
     QMMM_AVX512 static void store_all(float *p, R v) { _mm512_storeu_ps(p, v); }
     QMMM_AVX512 static M head(int64_t r) { return static_cast<M>(r >= 16 ? 0xffff : (1u << r) - 1); }
 };
 
 // The gradient's plain loop: out[4j..4j+3] += U and dU/dr of sites [b, e) at point j of pt (x y z each), P points;
 // lanes by position from b, folded in lane order. Within the singular radius a site gives on_value and no gradient.
-template <class T, int P>
-__attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T *x, const T *y, const T *z,
-                                                   const T *c, T on_value, const T *pt, double *out) {
+// As the value path's kernels: a first pass keeps each point's smallest d^2 instead of applying the singular radius to
+// every pair; a point with a site within it (rare: a point on a cell centre) is summed again with the blends, alone.
+// A point's lanes are its own, and the blends change no other lane: the bits are those of one careful pass.
+template <class T, int P, bool careful>
+QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,
+                           const T *pt, typename V<T>::R *au, typename V<T>::R *ax, typename V<T>::R *ay,
+                           typename V<T>::R *az, typename V<T>::R *dm) {
     using v = V<T>;
     using R = typename v::R;
     const R eps = v::set1(T(kSingularRadius2)), one = v::set1(T(1)), zero = v::zero(), onv = v::set1(on_value);
-    R px[P], py[P], pz[P], au[P], ax[P], ay[P], az[P];
+    R px[P], py[P], pz[P];
     for (int j = 0; j < P; ++j) {
         px[j] = v::set1(pt[3 * j]), py[j] = v::set1(pt[3 * j + 1]), pz[j] = v::set1(pt[3 * j + 2]);
         au[j] = ax[j] = ay[j] = az[j] = zero;
@@ -113,22 +119,52 @@ __attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T
         for (int j = 0; j < P; ++j) {
             const R dx = v::sub(px[j], xk), dy = v::sub(py[j], yk), dz = v::sub(pz[j], zk);
             const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
-            const auto on = v::lt(d2, eps);
-            const R inv = v::blend(on, inv_sqrt(v::blend(on, d2, one)), zero);
-            au[j] = v::mask3_fmadd(ck, v::blend(on, inv, onv), au[j], m);
+            R inv;
+            if constexpr (careful) {
+                const auto on = v::lt(d2, eps);
+                inv = v::blend(on, inv_sqrt(v::blend(on, d2, one)), zero);
+                au[j] = v::mask3_fmadd(ck, v::blend(on, inv, onv), au[j], m);
+            } else {
+                dm[j] = v::mask_min(dm[j], m, dm[j], d2);
+                inv = inv_sqrt(d2);
+                au[j] = v::mask3_fmadd(ck, inv, au[j], m);
+            }
             const R g = v::mul(v::mul(ck, inv), v::mul(inv, inv));
             ax[j] = v::mask3_fnmadd(g, dx, ax[j], m), ay[j] = v::mask3_fnmadd(g, dy, ay[j], m);
             az[j] = v::mask3_fnmadd(g, dz, az[j], m);
         }
     }
+}
+
+template <class T>
+QMMM_AVX512 void grad_fold(typename V<T>::R au, typename V<T>::R ax, typename V<T>::R ay, typename V<T>::R az,
+                           double *out) {
+    using v = V<T>;
+    T l[4][v::kLanes];
+    v::store_all(l[0], au), v::store_all(l[1], ax), v::store_all(l[2], ay), v::store_all(l[3], az);
+    for (int q = 0; q < 4; ++q) {
+        double s = 0;
+        for (int k = 0; k < v::kLanes; ++k) s += l[q][k];
+        out[q] += s;
+    }
+}
+
+template <class T, int P>
+__attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T *x, const T *y, const T *z,
+                                                   const T *c, T on_value, const T *pt, double *out) {
+    using v = V<T>;
+    using R = typename v::R;
+    R au[P], ax[P], ay[P], az[P], dm[P];
+    for (int j = 0; j < P; ++j) dm[j] = v::set1(T(3.0e38));
+    grad_pass<T, P, false>(b, e, x, y, z, c, on_value, pt, au, ax, ay, az, dm);
+    const R eps = v::set1(T(kSingularRadius2));
     for (int j = 0; j < P; ++j) {
-        T l[4][v::kLanes];
-        v::store_all(l[0], au[j]), v::store_all(l[1], ax[j]), v::store_all(l[2], ay[j]), v::store_all(l[3], az[j]);
-        for (int q = 0; q < 4; ++q) {
-            double s = 0;
-            for (int k = 0; k < v::kLanes; ++k) s += l[q][k];
-            out[4 * j + q] += s;
+        if (v::lt(dm[j], eps)) {
+            R cu, cx, cy, cz;
+            grad_pass<T, 1, true>(b, e, x, y, z, c, on_value, pt + 3 * j, &cu, &cx, &cy, &cz, nullptr);
+            au[j] = cu, ax[j] = cx, ay[j] = cy, az[j] = cz;
         }
+        grad_fold<T>(au[j], ax[j], ay[j], az[j], out + 4 * j);
     }
 }
 
