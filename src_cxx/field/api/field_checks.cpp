@@ -14,10 +14,12 @@ namespace qmmm {
 
 namespace {
 
-// A field's host memory at its peak, said before any array is read: the checked copy (32 bytes a cell or charge)
-// and the backend's layout (MIXED's, the largest: 60 bytes), rounded up. A count beyond this machine's memory is
-// refused at once (2e9 cells had scanned for 20 s before running out of memory).
-constexpr double kFieldBytesPerCell = 96;
+// A field's host memory at its peak, said before any array is read: the checked copy (32 bytes a cell or charge),
+// the backend's layout (MIXED's, the largest: 60 bytes; a screened charge's copy, 64, takes its place) and the forces
+// engine's copy of the sources, made at create (x y z c, the site's index and a flag: 41 bytes; a screened charge's
+// a and b: 16 more), rounded up. A count beyond this machine's memory is refused at once (2e9 cells had scanned for
+// 20 s before running out of memory).
+constexpr double kFieldBytesPerCell = 160;
 
 }  // namespace
 

@@ -207,11 +207,20 @@ public:
     void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
                double weight, bool *bad) override {
         const size_t np = static_cast<size_t>(s_.n_plain), ns = static_cast<size_t>(s_.n_screened);
+        const int64_t m = static_cast<int64_t>(index_.size());
+        if (ns == 0 && !accumulate) {  // the caller's order is the plain sites' own: no copy
+            *bad = !force_sites_cpu(s_, n, xyz, w, phi, efield, nullptr, nullptr);
+            return;
+        }
         pp_.resize(np), pe_.resize(3 * np), sp_.resize(ns), se_.resize(3 * ns);
         *bad = !force_sites_cpu(s_, n, xyz, w, pp_.data(), pe_.data(), sp_.data(), se_.data());
         if (*bad) return;
-        const int64_t m = static_cast<int64_t>(index_.size());
         if (accumulate && acc_phi_.size() != static_cast<size_t>(m)) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
+        if (ns == 0) {  // the same order: one pass each, vectorised
+            for (int64_t k = 0; k < m; ++k) acc_phi_[k] += weight * pp_[k];
+            for (int64_t k = 0; k < 3 * m; ++k) acc_e_[k] += weight * pe_[k];
+            return;
+        }
         for (int64_t k = 0; k < m; ++k) {
             const int64_t j = index_[k];
             const double *v = j >= 0 ? &pp_[j] : &sp_[-1 - j];

@@ -29,59 +29,89 @@ constexpr int64_t kSiteTile = 256;
 __attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
 __attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
 
-// The point (p, w) added to the sites [0, m) of a tile: ph, ex, ey, ez. Within the singular radius a site takes
-// w on_value and no field: self_inv_r for a density cell, NaN for another site (reported). The caller splits a tile
-// where the density cells end (no lane needs a site's index: float lanes beside 64-bit indices did not vectorise).
-template <class T, int P>
-__attribute__((always_inline)) inline void plain_point_body(int64_t m, const T *__restrict x, const T *__restrict y,
-                                                            const T *__restrict z, T on_value, const T *__restrict pw,
-                                                            T *__restrict ph, T *__restrict ex, T *__restrict ey,
-                                                            T *__restrict ez) {
-    // P points (x y z w each) per pass over the tile: a site's sums still take them one after the other, in order.
-    for (int64_t k = 0; k < m; ++k) {
-        const T xk = x[k], yk = y[k], zk = z[k];
-        T a = ph[k], bx = ex[k], by = ey[k], bz = ez[k];
-        for (int j = 0; j < P; ++j) {
-            const T dx = xk - pw[4 * j], dy = yk - pw[4 * j + 1], dz = zk - pw[4 * j + 2], w = pw[4 * j + 3];
-            const T d2 = dx * dx + dy * dy + dz * dz;
-            const bool on = d2 < T(kSingularRadius2);
-            const T inv = T(1) / root(on ? T(1) : d2);
-            a += w * (on ? on_value : inv);
-            const T g = on ? T(0) : w * inv * inv * inv;
-            bx += g * dx, by += g * dy, bz += g * dz;
+// The np points of pw (x y z w each) on the sites [0, m) of a tile, summed in T in order and then added to the
+// tile's double sums dph, dex, dey, dez. Within the singular radius a site takes w on_value and no field: self_inv_r
+// for a density cell, NaN for another site (reported). The caller splits a tile where the density cells end (no lane
+// needs a site's index: float lanes beside 64-bit indices did not vectorise). A block of kBlock sites keeps its sums
+// in registers while the points stream past; every site of a block takes the same vector lanes (no scalar tail).
+constexpr int64_t kBlock = 16;
+
+template <class T>
+__attribute__((always_inline)) inline void plain_points_body(int64_t m, const T *__restrict x, const T *__restrict y,
+                                                             const T *__restrict z, T on_value,
+                                                             const T *__restrict pw, int64_t np,
+                                                             double *__restrict dph, double *__restrict dex,
+                                                             double *__restrict dey, double *__restrict dez) {
+    for (int64_t k0 = 0; k0 < m; k0 += kBlock) {
+        const int64_t nb = std::min(kBlock, m - k0);
+        T xk[kBlock] = {}, yk[kBlock] = {}, zk[kBlock] = {}, a[kBlock] = {}, bx[kBlock] = {}, by[kBlock] = {},
+          bz[kBlock] = {};
+        if (nb == kBlock) {
+            for (int64_t l = 0; l < kBlock; ++l) xk[l] = x[k0 + l], yk[l] = y[k0 + l], zk[l] = z[k0 + l];
+        } else {
+            for (int64_t l = 0; l < nb; ++l) xk[l] = x[k0 + l], yk[l] = y[k0 + l], zk[l] = z[k0 + l];
         }
-        ph[k] = a, ex[k] = bx, ey[k] = by, ez[k] = bz;
+        for (int64_t j = 0; j < np; ++j) {
+            const T px = pw[4 * j], py = pw[4 * j + 1], pz = pw[4 * j + 2], w = pw[4 * j + 3];
+            for (int64_t l = 0; l < kBlock; ++l) {  // all kBlock lanes (unused ones are dropped below)
+                const T dx = xk[l] - px, dy = yk[l] - py, dz = zk[l] - pz;
+                const T d2 = dx * dx + dy * dy + dz * dz;
+                const bool on = d2 < T(kSingularRadius2);
+                const T inv = T(1) / root(on ? T(1) : d2);
+                a[l] += w * (on ? on_value : inv);
+                const T g = on ? T(0) : w * inv * inv * inv;
+                bx[l] += g * dx, by[l] += g * dy, bz[l] += g * dz;
+            }
+        }
+        if (nb == kBlock) {  // a fixed count: vectorised
+            for (int64_t l = 0; l < kBlock; ++l)
+                dph[k0 + l] += a[l], dex[k0 + l] += bx[l], dey[k0 + l] += by[l], dez[k0 + l] += bz[l];
+        } else {
+            for (int64_t l = 0; l < nb; ++l)
+                dph[k0 + l] += a[l], dex[k0 + l] += bx[l], dey[k0 + l] += by[l], dez[k0 + l] += bz[l];
+        }
     }
 }
 
-#define QMMM_PLAIN_POINT(NAME, T, P)                                                                                \
-    QMMM_CLONES void NAME(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, T *ph, T *ex,      \
-                          T *ey, T *ez) {                                                                            \
-        plain_point_body<T, P>(m, x, y, z, on_value, pw, ph, ex, ey, ez);                                           \
+#define QMMM_PLAIN_POINTS(NAME, T)                                                                                  \
+    QMMM_CLONES void NAME(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,       \
+                          double *ph, double *ex, double *ey, double *ez) {                                         \
+        plain_points_body<T>(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);                                         \
     }
-QMMM_PLAIN_POINT(plain_point_double1, double, 1)
-QMMM_PLAIN_POINT(plain_point_double4, double, 4)
-QMMM_PLAIN_POINT(plain_point_float1, float, 1)
-QMMM_PLAIN_POINT(plain_point_float4, float, 4)
-#undef QMMM_PLAIN_POINT
+QMMM_PLAIN_POINTS(plain_points_double, double)
+QMMM_PLAIN_POINTS(plain_points_float, float)
+#undef QMMM_PLAIN_POINTS
 
-constexpr int kPass = 4;
+// Site vectors per pass of the AVX-512 loop: two keep 6 coordinates and 8 sums in registers beside the temporaries.
+constexpr int kSiteVectors = 2;
 
-inline void plain_point(int np, int64_t m, const double *x, const double *y, const double *z, double on_value,
-                        const double *pw, double *ph, double *ex, double *ey, double *ez) {
+inline void plain_points(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                         const double *pw, int64_t np, double *ph, double *ex, double *ey, double *ez) {
     if (forces_use_avx512())
-        (np == 1 ? avx512_forces::sites_plain<double, 1> : avx512_forces::sites_plain<double, 4>)(m, x, y, z, on_value,
-                                                                                                pw, ph, ex, ey, ez);
+        avx512_forces::sites_plain<double, kSiteVectors>(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
     else
-        (np == 1 ? plain_point_double1 : plain_point_double4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
+        plain_points_double(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
 }
-inline void plain_point(int np, int64_t m, const float *x, const float *y, const float *z, float on_value,
-                        const float *pw, float *ph, float *ex, float *ey, float *ez) {
+inline void plain_points(int64_t m, const float *x, const float *y, const float *z, float on_value, const float *pw,
+                         int64_t np, double *ph, double *ex, double *ey, double *ez) {
     if (forces_use_avx512())
-        (np == 1 ? avx512_forces::sites_plain<float, 1> : avx512_forces::sites_plain<float, 4>)(m, x, y, z, on_value,
-                                                                                              pw, ph, ex, ey, ez);
+        avx512_forces::sites_plain<float, kSiteVectors>(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
     else
-        (np == 1 ? plain_point_float1 : plain_point_float4)(m, x, y, z, on_value, pw, ph, ex, ey, ez);
+        plain_points_float(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
+}
+
+// The tile's double sums into the outputs (phi[k], e[3k..3k+2]); whether every value is finite.
+inline bool store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez, double *phi,
+                        double *e) {
+    if (forces_use_avx512()) return avx512_forces::sites_store(m, ph, ex, ey, ez, phi, e);
+    // The builtin, & without short-circuit: std::isfinite is not inlined under this file's optimize options.
+    int ok = 1;
+    for (int64_t k = 0; k < m; ++k) {
+        phi[k] = ph[k], e[3 * k] = ex[k], e[3 * k + 1] = ey[k], e[3 * k + 2] = ez[k];
+        ok &= __builtin_isfinite(ph[k]) & __builtin_isfinite(ex[k]) & __builtin_isfinite(ey[k]) &
+              __builtin_isfinite(ez[k]);
+    }
+    return ok;
 }
 
 #pragma GCC pop_options
@@ -106,56 +136,44 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
         const bool screened = t >= plain_tiles;
         const int64_t first = (screened ? t - plain_tiles : t) * kSiteTile;
         const int64_t m = std::min(kSiteTile, (screened ? s.n_screened : s.n_plain) - first);
-        T ph[kSiteTile], ex[kSiteTile], ey[kSiteTile], ez[kSiteTile];
         double dph[kSiteTile] = {}, dex[kSiteTile] = {}, dey[kSiteTile] = {}, dez[kSiteTile] = {};
         for (int64_t b = 0; b < n; b += kFieldChunk) {
             const int64_t e = std::min(n, b + kFieldChunk);
-            std::fill(ph, ph + m, T(0)), std::fill(ex, ex + m, T(0)), std::fill(ey, ey + m, T(0));
-            std::fill(ez, ez + m, T(0));
             if (!screened) {  // the tile's density cells (self term on their centres), then its other sites
                 const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
                 const T nan = std::numeric_limits<T>::quiet_NaN();
-                for (int64_t i = b; i < e;) {
-                    const int np = i + kPass <= e ? kPass : 1;
-                    if (cells > 0)
-                        plain_point(np, cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, &p[4 * i], ph, ex,
-                                    ey, ez);
-                    if (m > cells)
-                        plain_point(np, m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells], nan,
-                                    &p[4 * i], ph + cells, ex + cells, ey + cells, ez + cells);
-                    i += np;
-                }
-            } else {
-                for (int64_t i = b; i < e; ++i) {
-                    const T px = p[4 * i], py = p[4 * i + 1], pz = p[4 * i + 2], wi = p[4 * i + 3];
-                    for (int64_t k = 0; k < m; ++k) {
-                        const int64_t j = first + k;
-                        const T dx = s.sx[j] - px, dy = s.sy[j] - py, dz = s.sz[j] - pz;
-                        const T d2 = dx * dx + dy * dy + dz * dz;
-                        T gv, h;
-                        if (d2 >= s.cut2[j]) {
-                            const T inv = T(1) / std::sqrt(d2);
-                            gv = inv, h = -inv * inv * inv;
-                        } else {
-                            gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
-                            h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
-                        }
-                        ph[k] += wi * gv;
-                        const T g = -wi * h;  // E = -sum w h (R - r)
-                        ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
+                if (cells > 0)
+                    plain_points(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, &p[4 * b], e - b, dph,
+                                 dex, dey, dez);
+                if (m > cells)
+                    plain_points(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells], nan,
+                                 &p[4 * b], e - b, dph + cells, dex + cells, dey + cells, dez + cells);
+                continue;
+            }
+            T ph[kSiteTile] = {}, ex[kSiteTile] = {}, ey[kSiteTile] = {}, ez[kSiteTile] = {};
+            for (int64_t i = b; i < e; ++i) {
+                const T px = p[4 * i], py = p[4 * i + 1], pz = p[4 * i + 2], wi = p[4 * i + 3];
+                for (int64_t k = 0; k < m; ++k) {
+                    const int64_t j = first + k;
+                    const T dx = s.sx[j] - px, dy = s.sy[j] - py, dz = s.sz[j] - pz;
+                    const T d2 = dx * dx + dy * dy + dz * dz;
+                    T gv, h;
+                    if (d2 >= s.cut2[j]) {
+                        const T inv = T(1) / std::sqrt(d2);
+                        gv = inv, h = -inv * inv * inv;
+                    } else {
+                        gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
+                        h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
                     }
+                    ph[k] += wi * gv;
+                    const T g = -wi * h;  // E = -sum w h (R - r)
+                    ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
                 }
             }
             for (int64_t k = 0; k < m; ++k) dph[k] += ph[k], dex[k] += ex[k], dey[k] += ey[k], dez[k] += ez[k];
         }
         double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
-        bool ok = true;
-        for (int64_t k = 0; k < m; ++k) {
-            const int64_t j = first + k;
-            po[j] = dph[k], eo[3 * j] = dex[k], eo[3 * j + 1] = dey[k], eo[3 * j + 2] = dez[k];
-            ok &= std::isfinite(dph[k]) && std::isfinite(dex[k]) && std::isfinite(dey[k]) && std::isfinite(dez[k]);
-        }
-        bad[t] = !ok;
+        bad[t] = !store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first);
     });
     return std::find(bad.begin(), bad.end(), 1) == bad.end();
 }
