@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core_gpu.cuh"
-#include "field_forces_gpu.cuh"
+#include "forces/field_forces_gpu.cuh"
 #include "forces/field_forces_shared.hpp"
 #include "forces/field_forces.hpp"
 

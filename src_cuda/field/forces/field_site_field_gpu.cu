@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "core_gpu.cuh"
-#include "field_forces_gpu.cuh"
+#include "forces/field_forces_gpu.cuh"
 #include "forces/field_forces_shared.hpp"
 
 namespace qmmm::cuda::forces {

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "error.hpp"
-#include "field_charges_shared.hpp"
-#include "field_forces.hpp"
+#include "charges/field_charges_shared.hpp"
+#include "forces/field_forces.hpp"
 
 namespace qmmm {
 

@@ -10,9 +10,9 @@
 
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
-#include "field_forces_avx512.hpp"
-#include "field_forces_cpu.hpp"
-#include "field_forces_shared.hpp"
+#include "forces/field_forces_avx512.hpp"
+#include "forces/field_forces_cpu.hpp"
+#include "forces/field_forces_shared.hpp"
 
 namespace qmmm {
 
