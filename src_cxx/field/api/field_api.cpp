@@ -77,7 +77,19 @@ void keep_nuclei(qmmm_field_s &h, int64_t n_cells, int64_t n_nuclei, const doubl
     if (n_nuclei) h.nuclei.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), h.nuclei.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
 }
 
+// The backends' nuclei: those with Z != 0 (a zero charge adds nothing, and a point on it has the others' value).
+// Cells and charges of zero charge are left out where they are copied, for the same reason.
+void keep_charged_nuclei(qmmm::FieldData &d, const qmmm::FieldData &given) {
+    for (int64_t b = 0; b < given.n_nuclei; ++b)
+        if (given.nuc_z[b] != 0) {
+            d.nuc_xyz.insert(d.nuc_xyz.end(), &given.nuc_xyz[3 * b], &given.nuc_xyz[3 * b] + 3);
+            d.nuc_z.push_back(given.nuc_z[b]);
+        }
+    d.n_nuclei = static_cast<int64_t>(d.nuc_z.size());
+}
+
 bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
+    if (d.nuc_z[b] == 0) return false;  // no charge, no singularity: the backends never got it
     const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
     return dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2;
 }
@@ -191,9 +203,12 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         auto h = std::make_unique<qmmm_field_s>();
         keep_nuclei(*h, n_cells, n_nuclei, nuc_xyz, nuc_z);
         qmmm::FieldData d;
-        d.n_cells = n_cells, d.n_nuclei = n_nuclei, d.cell_volume = o0.cell_volume;
-        if (n_cells) d.cell_xyz.assign(cell_xyz, cell_xyz + 3 * n_cells), d.cell_q.assign(cell_q, cell_q + n_cells);
-        d.nuc_xyz = h->nuclei.nuc_xyz, d.nuc_z = h->nuclei.nuc_z;
+        d.cell_volume = o0.cell_volume;
+        for (int64_t m = 0; m < n_cells; ++m)
+            if (cell_q[m] != 0)
+                d.cell_xyz.insert(d.cell_xyz.end(), cell_xyz + 3 * m, cell_xyz + 3 * m + 3), d.cell_q.push_back(cell_q[m]);
+        d.n_cells = static_cast<int64_t>(d.cell_q.size());
+        keep_charged_nuclei(d, h->nuclei);
         d.cell_self_inv_r = o0.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
                                                : std::numeric_limits<double>::quiet_NaN();
         h->impl = qmmm::make_field_backend(d, o0);
@@ -374,6 +389,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
                                                          "least %g bohr", qmmm::ix(m), a, qmmm::kMinSigma));
             const bool screened = screening == QMMM_SCREEN_EXP ? (a != 0 && b != 0)
                                   : screening == QMMM_SCREEN_GAUSSIAN ? a != 0 : false;
+            if (qm == 0) continue;  // no term anywhere, and no singularity at its site
             if (!screened) {
                 d.cell_xyz.insert(d.cell_xyz.end(), p, p + 3), d.cell_q.push_back(-qm);
             } else {
@@ -388,8 +404,8 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
             }
         }
         sc.n = static_cast<int64_t>(sc.q.size());
-        d.n_cells = static_cast<int64_t>(d.cell_q.size()), d.n_nuclei = n_nuclei;
-        d.nuc_xyz = h->nuclei.nuc_xyz, d.nuc_z = h->nuclei.nuc_z;
+        d.n_cells = static_cast<int64_t>(d.cell_q.size());
+        keep_charged_nuclei(d, h->nuclei);
         d.cell_self_inv_r = std::numeric_limits<double>::quiet_NaN();  // a point on an unscreened charge: SINGULAR
         d.point_charges = true;
         h->impl = qmmm::make_charges_backend(d, sc, o);

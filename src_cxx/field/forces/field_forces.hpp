@@ -88,13 +88,16 @@ public:
 
 private:
     ForceKernels &kernels();
-    void grad_checked(int64_t n, const double *xyz, const double *u, bool bad);
-    [[noreturn]] void report_singular(int64_t n, const double *xyz, const char *what);
+    void grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad);
+    bool grad_host(const double *p, double *u, double *g) const;
+    double site_charge(int64_t k) const;
+    // skip_zero: the sites of zero charge are not named (the gradient: they add nothing, even on their centre).
+    [[noreturn]] void report_singular(int64_t n, const double *xyz, const char *what, bool skip_zero = false);
     ForceSources s_;
     std::unique_ptr<ForceKernels> k_;
     bool pending_ = false;
     int64_t pending_n_ = 0;
-    double *pending_u_ = nullptr, *pending_sum_ = nullptr;
+    double *pending_u_ = nullptr, *pending_grad_ = nullptr, *pending_sum_ = nullptr;
     std::vector<double> pending_xyz_, scratch_u_;
     double weight_sum_ = 0.0;
     int64_t n_calls_ = 0;

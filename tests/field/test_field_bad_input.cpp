@@ -1,0 +1,121 @@
+// test_field_bad_input.cpp -- the field's answers to input at the edges: sites without charge, points nearer a site
+// than the precision resolves, screening at its limits, counts beyond memory. Each case is the one-line reproducer
+// of what went wrong, checked against a value computed here in long double.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "qmmm_accel.h"
+
+namespace {
+
+qmmm_options opts(int precision = QMMM_PRECISION_DOUBLE) {
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = QMMM_BACKEND_CPU, o.precision = precision;
+    return o;
+}
+
+void expect_message(const char *fragment) {
+    EXPECT_NE(std::strstr(qmmm_error_message(), fragment), nullptr)
+        << "message '" << qmmm_error_message() << "' should mention '" << fragment << "'";
+}
+
+// sum_m q_m / |p - r_m| - sum_b Z_b / |p - R_b| in long double, skipping zero charges (the reference's own rule).
+long double reference(const double *p, int64_t nc, const double *cx, const double *cq, int64_t nn, const double *nx,
+                      const double *nz) {
+    long double u = 0;
+    for (int64_t m = 0; m < nc; ++m) {
+        if (cq[m] == 0) continue;
+        long double d2 = 0;
+        for (int k = 0; k < 3; ++k) d2 += (static_cast<long double>(p[k]) - cx[3 * m + k]) * (static_cast<long double>(p[k]) - cx[3 * m + k]);
+        u += cq[m] / std::sqrt(d2);
+    }
+    for (int64_t b = 0; b < nn; ++b) {
+        if (nz[b] == 0) continue;
+        long double d2 = 0;
+        for (int k = 0; k < 3; ++k) d2 += (static_cast<long double>(p[k]) - nx[3 * b + k]) * (static_cast<long double>(p[k]) - nx[3 * b + k]);
+        u -= nz[b] / std::sqrt(d2);
+    }
+    return u;
+}
+
+double tolerance(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e-14 : precision == QMMM_PRECISION_MIXED ? 1e-8 : 2e-6; }
+
+}  // namespace
+
+// A point on a cell, charge or nucleus of zero charge has the others' value: a zero charge has no singularity
+// (before: QMMM_ERR_SINGULAR).
+TEST(FieldBadInput, PointOnAZeroChargeHasTheOthersValue) {
+    const double cx[9] = {0, 0, 0, 1, 1, 1, -1, 0.5, 0}, cq[3] = {0, 0.2, -0.3};
+    const double nx[6] = {2, 0, 0, 3, 0, 0}, nz[2] = {1, 0};
+    const double pts[6] = {0, 0, 0, 3, 0, 0};  // on the zero cell, on the zero nucleus
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+        SCOPED_TRACE(prec);
+        qmmm_options o = opts(prec);
+        qmmm_field f = nullptr;
+        ASSERT_EQ(qmmm_field_create(&f, 3, cx, cq, 2, nx, nz, &o), QMMM_SUCCESS) << qmmm_error_message();
+        double u[2];
+        ASSERT_EQ(qmmm_field_eval(f, 2, pts, u), QMMM_SUCCESS) << qmmm_error_message();
+        for (int i = 0; i < 2; ++i) {
+            const long double r = reference(pts + 3 * i, 3, cx, cq, 2, nx, nz);
+            EXPECT_NEAR(u[i], static_cast<double>(r), tolerance(prec) * std::fabs(static_cast<double>(r))) << i;
+        }
+        double s = 0;
+        ASSERT_EQ(qmmm_field_eval_sum(f, 2, pts, &s), QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_NEAR(s, u[0] + u[1], 1e-12);
+        double ug[2], g[6];  // the gradient's value path: the same rule
+        ASSERT_EQ(qmmm_field_eval_grad(f, 2, pts, ug, g), QMMM_SUCCESS) << qmmm_error_message();
+        for (int i = 0; i < 2; ++i) EXPECT_NEAR(ug[i], u[i], tolerance(prec) * std::fabs(u[i]) + 1e-15) << i;
+        int64_t n_cells = 0, n_nuclei = 0;
+        ASSERT_EQ(qmmm_field_sizes(f, &n_cells, &n_nuclei), QMMM_SUCCESS);
+        EXPECT_EQ(n_cells, 3);  // the counts as given
+        EXPECT_EQ(n_nuclei, 2);
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    }
+    // Every charge zero: a field that is 0 everywhere, also on its sites.
+    qmmm_options o = opts();
+    qmmm_field f = nullptr;
+    const double zq[3] = {0, 0, 0}, zz[2] = {0, 0};
+    ASSERT_EQ(qmmm_field_create(&f, 3, cx, zq, 2, nx, zz, &o), QMMM_SUCCESS) << qmmm_error_message();
+    double u[2] = {1, 1};
+    ASSERT_EQ(qmmm_field_eval(f, 2, pts, u), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(u[0], 0.0);
+    EXPECT_EQ(u[1], 0.0);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+}
+
+TEST(FieldBadInput, PointOnAZeroPointChargeHasTheOthersValue) {
+    const double x[3] = {0, 1, -1}, y[3] = {0, 1, 0.5}, z[3] = {0, 1, 0}, q[3] = {0, 0.2, -0.3};
+    const double a[3] = {2, 2, 2}, b[3] = {1.5, 1.5, 1.5}, sigma[3] = {0, 0, 0};  // EXP a = 2: singular unless q = 0
+    const double nx[3] = {2, 0, 0}, nz[1] = {1};
+    const double p[3] = {0, 0, 0};
+    for (int screening : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN}) {
+        SCOPED_TRACE(screening);
+        qmmm_options o = opts();
+        qmmm_field f = nullptr;
+        ASSERT_EQ(qmmm_field_create_charges(&f, 3, x, y, z, 1, q, screening, screening == QMMM_SCREEN_GAUSSIAN ? sigma : a,
+                                            b, 1, nx, nz, &o),
+                  QMMM_SUCCESS)
+            << qmmm_error_message();
+        double u = 0;
+        ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS) << qmmm_error_message();
+        // The electron's energy: -q / d of each charge (screened: -q (1 - a exp(-b d^2)) / d), -Z / d of the nucleus.
+        long double r = -1.0L / 2;
+        for (int m = 1; m < 3; ++m) {
+            const long double d = std::sqrt(static_cast<long double>(x[m] * x[m] + y[m] * y[m] + z[m] * z[m]));
+            const long double s = screening == QMMM_SCREEN_EXP ? 1 - a[m] * std::exp(-b[m] * d * d) : 1;
+            r -= q[m] * s / d;
+        }
+        EXPECT_NEAR(u, static_cast<double>(r), 1e-14);
+        double ug = 0, g[3];
+        ASSERT_EQ(qmmm_field_eval_grad(f, 1, p, &ug, g), QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_NEAR(ug, static_cast<double>(r), 1e-14);
+        EXPECT_TRUE(std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]));
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    }
+}
