@@ -119,3 +119,36 @@ TEST(FieldBadInput, PointOnAZeroPointChargeHasTheOthersValue) {
         EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
     }
 }
+
+// A count of points no array can hold is refused before anything is read or allocated, by every call that takes
+// points (before: qmmm_field_eval_sum(n = INT64_MAX) was QMMM_ERR_INTERNAL, "a bug"; eval's 3 n wrapped).
+TEST(FieldBadInput, PointCountsBeyondMemory) {
+    const double cx[3] = {0, 0, 0}, cq[1] = {0.5};
+    qmmm_options o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(qmmm_field_create(&f, 1, cx, cq, 0, nullptr, nullptr, &o), QMMM_SUCCESS) << qmmm_error_message();
+    const double p[3] = {1, 0, 0}, w[1] = {1};
+    double u[1], g[3], s = 0, phi[1], e[3];
+    for (int64_t n : {INT64_MAX, INT64_MAX / 3 + 1, static_cast<int64_t>(1e15)}) {
+        SCOPED_TRACE(n);
+        auto refused = [](int status) {
+            EXPECT_TRUE(status == QMMM_ERR_INVALID_ARG || status == QMMM_ERR_OUT_OF_MEMORY) << status;
+            expect_message("n_points");
+            expect_message("GB");
+        };
+        refused(qmmm_field_eval(f, n, p, u));
+        refused(qmmm_field_eval_async(f, n, p, u));
+        refused(qmmm_field_eval_sum(f, n, p, &s));
+        refused(qmmm_field_eval_sum_async(f, n, p, &s));
+        refused(qmmm_field_eval_grad(f, n, p, u, g));
+        refused(qmmm_field_eval_grad(f, n, p, nullptr, g));
+        refused(qmmm_field_eval_grad_async(f, n, p, u, g));
+        refused(qmmm_field_eval_grad_sum(f, n, p, &s, g));
+        refused(qmmm_field_site_field(f, n, p, w, phi, e));
+        refused(qmmm_field_site_accum_add(f, n, p, w, 1.0));
+    }
+    // The field is still usable, nothing pending.
+    ASSERT_EQ(qmmm_field_eval(f, 1, p, u), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_DOUBLE_EQ(u[0], 0.5);
+    EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+}

@@ -46,6 +46,7 @@ using qmmm::check_array;
 using qmmm::check_field_memory;
 using qmmm::check_magnitude;
 using qmmm::check_options;
+using qmmm::check_point_count;
 using qmmm::check_points;
 using qmmm::check_reach;
 using qmmm::Error;
@@ -240,6 +241,7 @@ QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double 
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
+        check_point_count(n_points, qmmm::kPointBytes);  // the copy of the points kept for wait's messages
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
@@ -275,6 +277,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
+        check_point_count(n_points, sizeof(double));  // before the scratch array grows to n_points values
         double *u = scratch(h, n_points);
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
@@ -292,6 +295,7 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
+        check_point_count(n_points, sizeof(double) + qmmm::kPointBytes);  // the values, and the points for wait
         double *u = scratch(h, n_points);
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;

@@ -89,8 +89,23 @@ void check_options(const qmmm_options &o) {
 static_assert(sizeof(qmmm_options) == 56 && offsetof(qmmm_options, tolerance) == 32 && offsetof(qmmm_options, region) == 40,
               "qmmm_options ABI");
 
-void check_points(int64_t n, const double *xyz, const double *u, int precision) {
+void check_point_count(int64_t n, double scratch_bytes_each) {
     if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
+    const double phys = physical_memory_bytes(), pts = static_cast<double>(n);
+    if (kPointBytes * pts > phys)
+        throw Error(QMMM_ERR_INVALID_ARG,
+                    strfmt("n_points = %lld: the points' coordinates alone (%g bytes each) would take %.3g GB and this "
+                           "machine has %.3g GB; no array holds that many points",
+                           static_cast<long long>(n), kPointBytes, kPointBytes * pts / 1e9, phys / 1e9));
+    if (scratch_bytes_each * pts > phys)
+        throw Error(QMMM_ERR_OUT_OF_MEMORY,
+                    strfmt("n_points = %lld: the call needs %.3g GB of host memory for the points' values (%g bytes "
+                           "each) and this machine has %.3g GB", static_cast<long long>(n),
+                           scratch_bytes_each * pts / 1e9, scratch_bytes_each, phys / 1e9));
+}
+
+void check_points(int64_t n, const double *xyz, const double *u, int precision) {
+    check_point_count(n, 0);
     if (n == 0) return;
     if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
     if (!u) throw Error(QMMM_ERR_NULL_ARG, strfmt("u is NULL with n_points = %lld", static_cast<long long>(n)));

@@ -34,6 +34,14 @@ void check_reach(const char *name, const double *a, int64_t n, int64_t stride, i
 // Every field of qmmm_options (the split's: check_split_options).
 void check_options(const qmmm_options &o);
 
+// A point's three coordinates in the caller's array (bytes).
+constexpr double kPointBytes = 24;
+
+// n_points of any evaluation, before anything is read or allocated: negative, or more points than this machine's
+// memory holds as coordinates (INVALID_ARG: n = INT64_MAX made 3 n wrap and the call read past the array), or more
+// than the memory the call itself takes per point, scratch_bytes_each (OUT_OF_MEMORY).
+void check_point_count(int64_t n, double scratch_bytes_each);
+
 // The points of an evaluation: count, pointers, finite coordinates within the precision's reach.
 void check_points(int64_t n, const double *xyz, const double *u, int precision);
 
