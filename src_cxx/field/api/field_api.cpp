@@ -188,7 +188,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         const qmmm_options o0 = resolved_options(opt);
-        check_field_memory("n_cells", n_cells);
+        check_field_memory("n_cells", n_cells, n_nuclei, o0.precision, false);
         check_array("cell_xyz", cell_xyz, n_cells, 3);
         check_array("cell_q", cell_q, n_cells, 1);
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
@@ -338,7 +338,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         const qmmm_options o = resolved_options(opt);
-        check_field_memory("n_charges", n_charges);
+        check_field_memory("n_charges", n_charges, n_nuclei, o.precision, true);
         if (o.method == QMMM_METHOD_SPLIT && screening != QMMM_SCREEN_NONE)
             throw Error(QMMM_ERR_UNSUPPORTED, "screened charges are summed directly: SPLIT takes unscreened point charges "
                                               "(screening QMMM_SCREEN_NONE)");

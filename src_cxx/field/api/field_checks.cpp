@@ -14,10 +14,15 @@ namespace qmmm {
 
 namespace {
 
-// A field's host memory at its peak, said before any array is read: the checked copy (32 bytes a cell or charge)
-// and the backend's layout (MIXED's, the largest: 60 bytes), rounded up. A count beyond this machine's memory is
-// refused at once (2e9 cells had scanned for 20 s before running out of memory).
-constexpr double kFieldBytesPerCell = 96;
+// A field's host memory at its peak during create, per site, measured (peak RSS over the caller's arrays, 2e6 sites,
+// CPU backend) and rounded up: the checked copy (32 bytes a site), the backend's layout (MIXED's the largest, with
+// its hi/lo parts), the forces engine's copy of the sources (41 bytes a site: x, y, z, charge, index, flag) and, for
+// charges, the growth of the vectors they are sorted into (screened or plain). Measured: cells 112.5 / 100.6 /
+// 184.5 bytes (DOUBLE / SINGLE / MIXED), charges 185.3 / 157.3 / 219.3 (the larger of all-screened and
+// all-plain), nuclei 144.5 whatever the precision (the handle's copy, the backend's, the forces').
+constexpr double kCellBytes[3] = {120, 112, 192};
+constexpr double kChargeBytes[3] = {192, 160, 224};
+constexpr double kNucleusBytes = 152;
 
 }  // namespace
 
@@ -42,13 +47,18 @@ void check_magnitude(const char *name, const double *a, int64_t n, int precision
                                precision == QMMM_PRECISION_DOUBLE ? "" : " (DOUBLE takes up to 1e300)"));
 }
 
-void check_field_memory(const char *what, int64_t n) {
+void check_field_memory(const char *what, int64_t n, int64_t n_nuclei, int precision, bool charges) {
     const double phys = physical_memory_bytes();
-    const double need = kFieldBytesPerCell * static_cast<double>(n);
+    const int p = precision == QMMM_PRECISION_SINGLE ? 1 : precision == QMMM_PRECISION_MIXED ? 2 : 0;
+    const double each = charges ? kChargeBytes[p] : kCellBytes[p];
+    const double need = each * static_cast<double>(n) + kNucleusBytes * static_cast<double>(n_nuclei);
     if (need > phys)
         throw Error(QMMM_ERR_OUT_OF_MEMORY,
-                    strfmt("%s = %lld: the field needs about %.3g GB of host memory (%g bytes each) and this machine "
-                           "has %.3g GB", what, static_cast<long long>(n), need / 1e9, kFieldBytesPerCell, phys / 1e9));
+                    strfmt("%s = %lld, n_nuclei = %lld: the field needs about %.3g GB of host memory while it is made "
+                           "(%s precision: %g bytes a %s, %g a nucleus) and this machine has %.3g GB",
+                           what, static_cast<long long>(n), static_cast<long long>(n_nuclei), need / 1e9,
+                           p == 0 ? "DOUBLE" : p == 1 ? "SINGLE" : "MIXED", each, charges ? "charge" : "cell",
+                           kNucleusBytes, phys / 1e9));
 }
 
 double max_coordinate(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e150 : 1e18; }

@@ -18,8 +18,9 @@ double max_charge(int precision);
 // INVALID_ARG for a finite |a[i]| beyond max_charge (NaN and Inf: NONFINITE, checked apart).
 void check_magnitude(const char *name, const double *a, int64_t n, int precision);
 
-// OUT_OF_MEMORY when n cells or charges would not fit this machine's memory, said before any array is read.
-void check_field_memory(const char *what, int64_t n);
+// OUT_OF_MEMORY when n cells or charges (charges: point charges) and n_nuclei nuclei would not fit this machine's
+// memory at create's peak in this precision, said before any array is read (2e9 nuclei had scanned for 40 s).
+void check_field_memory(const char *what, int64_t n, int64_t n_nuclei, int precision, bool charges);
 
 // The smallest Gaussian smearing width (bohr) of a screened charge (qmmm_field_create_charges).
 constexpr double kMinSigma = 1e-6;
