@@ -186,3 +186,38 @@ TEST(FieldBadInput, CreateMemoryEstimatePerPrecisionWithNuclei) {
                      "n_nuclei");
     }
 }
+
+// EXP screening with a = 1 at a point so near its charge that d^2 leaves the precision's normal range: the term is
+// -q (1 - exp(-b d^2)) / d ~ -q b d, computed from d (before: d^2 underflowed to 0 and u = 0 with success; b = 1e300
+// at d = 1e-170 is 1e130 hartree). The reference: long double, whose range holds d^2.
+TEST(FieldBadInput, ExpScreeningWhereDSquaredUnderflows) {
+    struct Case { int precision; double b, d; };
+    const Case cases[] = {{QMMM_PRECISION_DOUBLE, 1e300, 1e-170}, {QMMM_PRECISION_DOUBLE, 1e300, 1e-160},
+                          {QMMM_PRECISION_DOUBLE, 1e300, 1e-150}, {QMMM_PRECISION_DOUBLE, 1e250, 3e-200},
+                          {QMMM_PRECISION_SINGLE, 1e30, 1e-24},   {QMMM_PRECISION_SINGLE, 1e30, 1e-20},
+                          {QMMM_PRECISION_SINGLE, 1e30, 1e-15},   {QMMM_PRECISION_MIXED, 1e30, 1e-24}};
+    for (const Case &c : cases) {
+        SCOPED_TRACE(testing::Message() << "precision " << c.precision << " b " << c.b << " d " << c.d);
+        const double x = 0, y = 0, z = 0, q = 0.75, a = 1;
+        qmmm_options o = opts(c.precision);
+        qmmm_field f = nullptr;
+        ASSERT_EQ(qmmm_field_create_charges(&f, 1, &x, &y, &z, 1, &q, QMMM_SCREEN_EXP, &a, &c.b, 0, nullptr, nullptr, &o),
+                  QMMM_SUCCESS) << qmmm_error_message();
+        for (int axes = 1; axes <= 3; ++axes) {  // along x; in the xy plane; along the diagonal
+            const double s = c.d / std::sqrt(static_cast<double>(axes));
+            const double p[3] = {s, axes >= 2 ? s : 0.0, axes >= 3 ? s : 0.0};
+            long double d2 = 0;
+            for (int k = 0; k < 3; ++k) d2 += static_cast<long double>(p[k]) * p[k];
+            const long double dl = std::sqrt(d2), ref = -q * -std::expm1(-static_cast<long double>(c.b) * d2) / dl;
+            double u = 0;
+            ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS) << qmmm_error_message();
+            EXPECT_NEAR(u, static_cast<double>(ref), 2 * tolerance(c.precision) * std::fabs(static_cast<double>(ref)))
+                << axes;
+        }
+        const double on[3] = {0, 0, 0};  // on the charge: the limit, 0
+        double u = 1;
+        ASSERT_EQ(qmmm_field_eval(f, 1, on, &u), QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_EQ(u, 0.0);
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    }
+}

@@ -73,7 +73,7 @@ bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
         if (s_.sc[k] == 0) continue;
         const double dx = p[0] - s_.sx[k], dy = p[1] - s_.sy[k], dz = p[2] - s_.sz[k];
         const double d2 = dx * dx + dy * dy + dz * dz;
-        add(s_.sc[k], dx, dy, dz, screened_inv_r<double>(s_.kind, d2, s_.sa[k], s_.sb[k]),
+        add(s_.sc[k], dx, dy, dz, screened_inv_r_xyz<double>(s_.kind, dx, dy, dz, s_.sa[k], s_.sb[k]),
             d2 > 0 ? screened_grad_h<double>(s_.kind, d2, s_.sa[k], s_.sb[k]) : 0.0);
     }
     if (!std::isfinite(v) || !std::isfinite(gx) || !std::isfinite(gy) || !std::isfinite(gz)) return false;
