@@ -221,3 +221,55 @@ TEST(FieldBadInput, ExpScreeningWhereDSquaredUnderflows) {
         EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
     }
 }
+
+// SINGLE rounds coordinates to float: a point at distance d from a cell or charge carries that term's error up to
+// about sqrt(3) 2^-23 X / d of it (X: the coordinates' size), the header's statement; a point that float puts on the
+// site is recomputed in double. Checked at 1e-2..1e-9 bohr against long double (before: 1e-8 bohr from a cell was
+// QMMM_ERR_SINGULAR "within 1e-10 bohr", from a charge NONFINITE "overflow", and with cell_volume set u = 11.3,
+// the cube's self-potential, for 5e7, with success).
+TEST(FieldBadInput, SingleNearASiteIsTrueToItsStatedError) {
+    const double cx[6] = {1.3, 2.7, -0.4, 3.1, 0.2, 1.9}, cq[2] = {0.5, -0.25}, nx[3] = {-1.2, 0.9, 2.2}, nz[1] = {2};
+    const double x[2] = {cx[0], cx[3]}, y[2] = {cx[1], cx[4]}, z[2] = {cx[2], cx[5]}, pq[2] = {-cq[0], -cq[1]};
+    const double big_x = 3.2;  // the largest coordinate of cells, nuclei and points (no local origin this near 0)
+    const double delta = std::sqrt(3.0) * std::ldexp(1.0, -23) * big_x;
+    for (int kind = 0; kind < 3; ++kind) {  // cells; cells with cell_volume; point charges (physical -cq)
+        SCOPED_TRACE(kind);
+        qmmm_options o = opts(QMMM_PRECISION_SINGLE);
+        if (kind == 1) o.cell_volume = 0.001;
+        qmmm_field f = nullptr;
+        ASSERT_EQ(kind < 2 ? qmmm_field_create(&f, 2, cx, cq, 1, nx, nz, &o)
+                           : qmmm_field_create_charges(&f, 2, x, y, z, 1, pq, QMMM_SCREEN_NONE, nullptr, nullptr, 1, nx,
+                                                       nz, &o),
+                  QMMM_SUCCESS) << qmmm_error_message();
+        for (int e = 2; e <= 9; ++e) {
+            const double d = std::pow(10.0, -e);
+            const double p[3] = {cx[0] + d, cx[1], cx[2]};
+            SCOPED_TRACE(testing::Message() << "d = " << d);
+            double u = 0;
+            ASSERT_EQ(qmmm_field_eval(f, 1, p, &u), QMMM_SUCCESS) << qmmm_error_message();
+            const long double ref = reference(p, 2, cx, cq, 1, nx, nz);
+            const bool on_in_float = static_cast<float>(p[0]) == static_cast<float>(cx[0]);
+            double allowed;
+            if (on_in_float) {
+                allowed = 1e-12 * std::fabs(static_cast<double>(ref));  // recomputed in double
+            } else {
+                const double term_rel = d > 2 * delta ? delta / (d - delta) : 3.5;
+                allowed = std::fabs(cq[0]) / d * term_rel + 2e-6 * (std::fabs(static_cast<double>(ref)) + 10);
+            }
+            EXPECT_LE(std::fabs(u - static_cast<double>(ref)), allowed) << "u = " << u << ", ref = " << static_cast<double>(ref);
+        }
+        // On the cell in double too: the cube's self-potential (kind 1), else SINGULAR naming the cell or charge.
+        double u = 0;
+        const int s = qmmm_field_eval(f, 1, cx, &u);
+        if (kind == 1) {
+            ASSERT_EQ(s, QMMM_SUCCESS) << qmmm_error_message();
+            const double self = cq[0] * 2.380077363979553 / std::cbrt(0.001);
+            const long double rest = reference(cx, 1, cx + 3, cq + 1, 1, nx, nz);
+            EXPECT_NEAR(u, self + static_cast<double>(rest), 1e-12 * std::fabs(self));
+        } else {
+            EXPECT_EQ(s, QMMM_ERR_SINGULAR);
+            expect_message(kind == 0 ? "density cell" : "charge 0");
+        }
+        EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
+    }
+}

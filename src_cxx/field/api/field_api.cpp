@@ -98,12 +98,17 @@ bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
 // The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
 // anyway, so the check costs nothing there) and for a point on a cell centre when cell_volume is unknown; this
 // says which, for the first such point.
-void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const double *u) {
+// A SINGLE field's point that float's coordinates put on a site (a NaN, as the self-potential is NaN there) is
+// recomputed in double first: it gets the true value whether or not it is on the site in double.
+void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, double *u) {
     const qmmm::FieldData &d = h.nuclei;
     if (qmmm::all_finite(u, n)) return;
+    const bool single = h.impl->precision() == QMMM_PRECISION_SINGLE;
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;
+        double g[3];
+        if (single && h.forces->grad_host(x, &u[p], g)) continue;
         for (int64_t b = 0; b < d.n_nuclei; ++b)
             if (on_nucleus(d, x, b))
                 throw Error(QMMM_ERR_SINGULAR,
@@ -210,8 +215,12 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
                 d.cell_xyz.insert(d.cell_xyz.end(), cell_xyz + 3 * m, cell_xyz + 3 * m + 3), d.cell_q.push_back(cell_q[m]);
         d.n_cells = static_cast<int64_t>(d.cell_q.size());
         keep_charged_nuclei(d, h->nuclei);
-        d.cell_self_inv_r = o0.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
-                                               : std::numeric_limits<double>::quiet_NaN();
+        // SINGLE rounds coordinates to float (2^-24 of their size): a point 1e-8 bohr from a cell lands on it there,
+        // and took the cube's self-potential of a cell it is not on (23.8 hartree for 5.9e7). Its backends give NaN
+        // on a cell instead; check_values recomputes such a point in double.
+        d.cell_self_inv_r = o0.cell_volume > 0 && o0.precision != QMMM_PRECISION_SINGLE
+                                ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
+                                : std::numeric_limits<double>::quiet_NaN();
         h->impl = qmmm::make_field_backend(d, o0);
         // The forces' engine on the same backend (the factory resolved AUTO) with the caller's arrays.
         qmmm_options fo = o0;
