@@ -101,6 +101,9 @@ static_assert(sizeof(qmmm_options) == 56 && offsetof(qmmm_options, tolerance) ==
 
 void check_point_count(int64_t n, double scratch_bytes_each) {
     if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
+    // Up to 2^20 points (56 MB with every copy) no machine is asked about its memory: sysconf is a system call,
+    // 0.3-0.5 us against a 40-charge call's 0.34 us.
+    if (n <= (int64_t{1} << 20)) return;
     const double phys = physical_memory_bytes(), pts = static_cast<double>(n);
     if (kPointBytes * pts > phys)
         throw Error(QMMM_ERR_INVALID_ARG,
