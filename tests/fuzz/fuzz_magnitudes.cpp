@@ -312,7 +312,8 @@ void forces_calls(Provider &in, qmmm_field f, const std::vector<Source> &src, co
                     for (int k = 0; k < 3; ++k)
                         FUZZ_CHECK(std::fabs(g[3 * i + k] - gr[k]) <= 1e-12L * gn + lost + 1e-300L,
                                    "[reference] eval_grad's dU/d%c %.17g, long-double reference %.17Lg (sum |q|/d^2 "
-                                   "%.3Lg) at point %lld", "xyz"[k], g[3 * i + k], gr[k], gn, (long long)i);
+                                   "%.3Lg) at point %lld (%.17g, %.17g, %.17g)", "xyz"[k], g[3 * i + k], gr[k], gn,
+                                   (long long)i, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
             }
     } else if (se == QMMM_SUCCESS && opt.precision == QMMM_PRECISION_DOUBLE && !e.ambiguous && !e.huge) {
         FUZZ_CHECK(sg == QMMM_ERR_NONFINITE, "[consistency] eval succeeded but eval_grad gave %s: %s",

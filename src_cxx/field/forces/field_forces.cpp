@@ -55,8 +55,10 @@ void ForceEngine::report_singular(int64_t n, const double *xyz, const char *what
 // nothing (the kernels' 0 * NaN on its centre). False when the result is still not finite.
 bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
     double v = 0, gx = 0, gy = 0, gz = 0;
-    auto add = [&](double c, double dx, double dy, double dz, double gv, double h) {
-        v += c * gv, gx += c * h * dx, gy += c * h * dy, gz += c * h * dz;
+    // ch: c times the vector term h, formed as the kernels do (c / d^3 as ((c / d) / d) / d: 1 / d^3 alone
+    // underflows where d > 1e103 bohr and the product does not).
+    auto add = [&](double c, double dx, double dy, double dz, double gv, double ch) {
+        v += c * gv, gx += ch * dx, gy += ch * dy, gz += ch * dz;
     };
     for (int64_t k = 0; k < s_.n_plain; ++k) {
         if (s_.c[k] == 0) continue;
@@ -67,14 +69,14 @@ bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
             continue;
         }
         const double inv = 1 / std::sqrt(d2);
-        add(s_.c[k], dx, dy, dz, inv, -inv * inv * inv);
+        add(s_.c[k], dx, dy, dz, inv, -(s_.c[k] * inv) * inv * inv);
     }
     for (int64_t k = 0; k < s_.n_screened; ++k) {
         if (s_.sc[k] == 0) continue;
         const double dx = p[0] - s_.sx[k], dy = p[1] - s_.sy[k], dz = p[2] - s_.sz[k];
         const double d2 = dx * dx + dy * dy + dz * dz;
         add(s_.sc[k], dx, dy, dz, screened_inv_r_xyz<double>(s_.kind, dx, dy, dz, s_.sa[k], s_.sb[k]),
-            d2 > 0 ? screened_grad_h<double>(s_.kind, d2, s_.sa[k], s_.sb[k]) : 0.0);
+            d2 > 0 ? s_.sc[k] * screened_grad_h<double>(s_.kind, d2, s_.sa[k], s_.sb[k]) : 0.0);
     }
     if (!std::isfinite(v) || !std::isfinite(gx) || !std::isfinite(gy) || !std::isfinite(gz)) return false;
     if (u) *u = v;
