@@ -12,6 +12,11 @@
 //
 //   legacy_loop_bench [--charges M...] [--electrons N...] [--min-time s] [--screening kind] [--json file]
 //   legacy_loop_bench --one M N --threads T [--min-time s]      one configuration, one line (for many ranks at once)
+//   legacy_loop_bench --cold M N [--threads T]   the first call of a configuration inside a code: before each timed
+//       call the caches are evicted (64 MB written and read: beyond the last-level cache), as a legacy code's own
+//       work between two calls does; the library's call and the loop's, each timed alone, median of 501 calls,
+//       beside their back-to-back (warm) times. The cold-minus-warm difference is what a call touches; qmmm_field_sizes
+//       cold (a call that only enters the library and finds the handle) says how much of it is the entry.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -133,6 +138,49 @@ std::vector<double> lib_times_cpu(const System &s, double min_time, int blocks, 
     return t;
 }
 
+// The median time (us) of one call of f, each call after `before` (untimed).
+double median_call_us(const std::function<void()> &f, const std::function<void()> &before, int calls) {
+    std::vector<double> t(static_cast<size_t>(calls));
+    for (int i = 0; i < calls; ++i) {
+        before();
+        const auto t0 = Clock::now();
+        f();
+        t[static_cast<size_t>(i)] = 1e6 * std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// --cold: the call after the caches were evicted, against the same call back to back; the loop alike.
+int cold_mode(int64_t m, int64_t n, int threads, const Screening &sc) {
+    const System s = make_system(m, n, 7, sc);
+    qmmm_field f = make_field(s, QMMM_BACKEND_CPU, threads);
+    std::vector<double> evict(size_t{8} << 20, 1.0);  // 64 MB
+    double sink = 0;
+    const auto flush = [&] {
+        for (size_t i = 0; i < evict.size(); i += 8) evict[i] += 1.0;
+        sink += evict[evict.size() / 2];
+    };
+    const auto none = [] {};
+    double e = 0, el = 0;
+    const auto lib = [&] { ok(qmmm_field_eval_sum(f, n, s.coord.data(), &e), "qmmm_field_eval_sum"); };
+    const auto loop = [&] { el = loop_energy(s); };
+    lib(), loop();
+    constexpr int kCalls = 501;
+    const double lib_cold = median_call_us(lib, flush, kCalls), loop_cold = median_call_us(loop, flush, kCalls);
+    const double lib_warm = median_call_us(lib, none, kCalls), loop_warm = median_call_us(loop, none, kCalls);
+    int64_t nc = 0;
+    const auto entry = [&] { ok(qmmm_field_sizes(f, &nc, nullptr), "qmmm_field_sizes"); };
+    const double entry_cold = median_call_us(entry, flush, kCalls), entry_warm = median_call_us(entry, none, kCalls);
+    qmmm_field_destroy(f);
+    std::printf("M %lld N %lld threads %d: cold lib %.3f us, loop %.3f us; warm lib %.3f us, loop %.3f us; "
+                "cold - warm: lib %.3f us, loop %.3f us; entry (qmmm_field_sizes) cold %.3f us, warm %.3f us "
+                "(energy %.15g, loop %.15g%s)\n",
+                static_cast<long long>(m), static_cast<long long>(n), threads, lib_cold, loop_cold, lib_warm, loop_warm,
+                lib_cold - lib_warm, loop_cold - loop_warm, entry_cold, entry_warm, e, el, std::isfinite(sink) ? "" : " ");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -151,12 +199,16 @@ int main(int argc, char **argv) {
     app.add_option("--min-time", min_time, "seconds per timing (5 blocks)")->check(CLI::Range(0.0, 3600.0));
     app.add_option("--json", json_path, "write the table as JSON");
     app.add_option("--one", one, "M N: one configuration, one line")->expected(2);
-    app.add_option("--threads", threads, "n_threads for --one (0: the default)")->check(CLI::Range(0, 1024));
+    app.add_option("--threads", threads, "n_threads for --one and --cold (0: the default)")->check(CLI::Range(0, 1024));
+    std::vector<int64_t> cold;
+    app.add_option("--cold", cold, "M N: the first call of a configuration (caches evicted before each call)")
+        ->expected(2)->check(CLI::Range(int64_t{1}, int64_t{100000000}));
     CLI11_PARSE(app, argc, argv);
     Screening screening = kScreenings[0];
     for (const Screening &k : kScreenings)
         if (screening_name == k.name) screening = k;
     try {
+        if (!cold.empty()) return cold_mode(cold[0], cold[1], threads, screening);
         if (!one.empty()) {
             const System s = make_system(one[0], one[1], 7, screening);
             double e;

@@ -125,6 +125,11 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
  * A point within 1e-10 bohr of a nucleus is QMMM_ERR_SINGULAR (a point charge has no finite potential there).
  * SINGLE rounds coordinates to float: a field far from the coordinate origin (beyond 16 bohr and four half-widths
  * of its box) is summed around the centre of its box, so its error is SINGLE's wherever the system sits.
+ * Near a site that rounding dominates: a point at distance d from a cell or charge has that term's error up to
+ * about sqrt(3) 2^-23 X / d of the term (X: the largest coordinate's distance from the summing origin; X = 3 bohr:
+ * 1e-5 of the term at d = 0.06 bohr, 0.1 at 6e-6 bohr), and below d ~ X 2^-23 the term is known to a factor of
+ * 3.5 only. A point that float puts on a site is recomputed in double: its value is DOUBLE's, the self-potential
+ * only on a cell it is on in double. Nuclei, and MIXED's terms within 0.5 bohr, are summed in double.
  * On any error u is left unspecified.
  * @param f the field
  * @param n_points number of points, >= 0

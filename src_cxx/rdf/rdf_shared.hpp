@@ -153,8 +153,9 @@ RDF_HD bool certain(const Geom &g, float r2, float lo, float hi) {
 // same way.
 RDF_HD int pair_bin(const Geom &g, float r2, const Atom &a, const Atom &b) {
     if (!(r2 < g.hi2) || r2 < g.lo2) return -1;
-    int k = static_cast<int>(rmul(rsub(rsqrt_exact(r2), g.rmin), g.inv_dr));
-    k = k < 0 ? 0 : (k >= g.n_bins ? g.n_bins - 1 : k);
+    // Clamped as a float: a candidate beyond int's range (r - rmin huge against dr) is undefined as an int.
+    const float kf = rmul(rsub(rsqrt_exact(r2), g.rmin), g.inv_dr);
+    const int k = !(kf >= 0.0f) ? 0 : (kf >= static_cast<float>(g.n_bins) ? g.n_bins - 1 : static_cast<int>(kf));
     const float e0 = radd(g.rmin, rmul(static_cast<float>(k), g.dr));
     const float e1 = radd(g.rmin, rmul(static_cast<float>(k + 1), g.dr));
     const float sq0 = rmul(e0, e0);

@@ -1,5 +1,5 @@
 // fuzz_magnitudes.cpp -- property-based: valid-looking calls of the field (qmmm_field_create, _create_charges with
-// every screening, _eval, _eval_sum), DCS (qmmm_dcs_map, _place_ions) and RDF (qmmm_rdf_create, _set_cut,
+// every screening, _eval, _eval_sum, _eval_grad, _site_field), DCS (qmmm_dcs_map, _place_ions) and RDF (qmmm_rdf_create, _set_cut,
 // _set_selection*, _add_frame(s), _results, _box_limit) whose numbers span magnitudes 1e-300 .. 1e300 (both signs,
 // log-uniform over an exponent range drawn from the input, now and then an edge: 0, 1e-308, 1e-162, 1e-10, 1e17,
 // 1.3e154, 1e30, 1e39, 1e300, 1e308) and whose options lie at and just beyond their documented limits (n_threads
@@ -17,6 +17,11 @@
 //     sum to 1e-12 of sum |term| wherever no point is within a factor 100 of the 1e-10 bohr singular radius, and
 //     such a field does not refuse points within its reach, on no singular charge, every term representable;
 //     eval_sum equals the sum of eval's values;
+//   - screening parameters at and just beyond their limits (EXP |a| and b up to 1e300 / 1e30, b >= 0; GAUSSIAN
+//     sigma 0 or >= 1e-6) are refused beyond them;
+//   - the forces (forces_calls): eval_grad and site_field keep the error model, give finite outputs with SUCCESS,
+//     refuse points and weights beyond their limits; DOUBLE's gradient U is eval's and the plain gradient matches a
+//     long-double one;
 //   - DCS maps that succeed are finite (every precision); DOUBLE maps agree with a long-double sum to 1e-12
 //     normwise plus the header's per-term rounding; SINGLE and MIXED maps stay within the header's bound
 //     (u (8 + (2|p-o|_1 + |r_a-o|_1)/r_a) per term plus 2 u sqrt(n) of the sum, u = 2^-24; checked where every
@@ -135,6 +140,25 @@ ld dist(const double *a, const double *b) {
 
 // ---- the field ----
 
+// The screening limits (qmmm_accel_field.h, qmmm_field_create_charges): EXP b >= 0 and |a|, b up to 1e300 (DOUBLE) or
+// 1e30 (SINGLE, MIXED); GAUSSIAN sigma 0 (unscreened) or in [1e-6, ...). True when a charge's a (sigma) or b is
+// beyond them (b is read for EXP only).
+bool screening_beyond(int screening, double a, double b, int precision) {
+    const double lim = fuzz::max_charge(precision);
+    if (screening == QMMM_SCREEN_EXP) return b < 0 || b > lim || std::fabs(a) > lim;
+    if (screening == QMMM_SCREEN_GAUSSIAN) return a < 0 || (a > 0 && a < 1e-6);
+    return false;
+}
+
+// A screening parameter at or just beyond a limit: a (sigma for GAUSSIAN) or b.
+double screening_edge(Provider &in, int screening, bool a) {
+    static const double kExp[] = {0.0, 1.0, 1e30, 1.0000001e30, 1e300, 1.0000001e300, -1e30, -1.0000001e30, 1e-300};
+    static const double kSigma[] = {0.0, 1e-6, 0.99999e-6, 1e-7, 1e-300, 1e30, 1e300, -1e-6};
+    if (screening == QMMM_SCREEN_GAUSSIAN && a) return kSigma[in.ConsumeIntegralInRange<int>(0, 7)];
+    const double v = kExp[in.ConsumeIntegralInRange<int>(0, 8)];
+    return a ? v : std::fabs(v) * (in.ConsumeIntegralInRange<int>(0, 7) ? 1.0 : -1.0);
+}
+
 struct Source {  // one term of U: sign * q * screen(d) / d
     double xyz[3];
     double q;
@@ -165,6 +189,7 @@ Expect reference(const std::vector<Source> &src, const std::vector<double> &p, d
     const ld cube = 6 * std::log((1 + std::sqrt(3.0L)) / std::sqrt(2.0L)) - pi / 2;
     for (size_t i = 0; i < n; ++i) {
         for (const Source &s : src) {
+            if (s.q == 0) continue;  // a zero charge: no term, and no singularity on it
             const ld d = dist(&p[3 * i], s.xyz);
             const ld d2 = d * d;
             if (d2 >= kBandLo && d2 <= kBandHi) e.ambiguous = true;
@@ -241,6 +266,86 @@ void field_options(Provider &in, Mag &m, qmmm_options &o, bool *beyond, std::vec
     }
 }
 
+// The forces on the same field and points: qmmm_field_eval_grad (U and dU/dr) and qmmm_field_site_field (phi and E
+// at every site from weighted points). Properties: the error model; SUCCESS means every output finite; a point
+// beyond the precision's reach or a weight beyond its charge limit is INVALID_ARG; DOUBLE's U from the gradient
+// call is eval's U to 1e-12 of sum |term| where the reference is unambiguous; where DOUBLE eval succeeded the
+// gradient call succeeds too or says NONFINITE (dU/dr ~ 1/d^2 can leave double's range where U does not); DOUBLE's
+// plain gradient (cells, nuclei and unscreened charges only) agrees with the long-double one to 1e-12 of
+// sum |q| / d^2 (where that is within 1e-200 .. 1e300), plus the terms whose q / d^3 is below 1e-290.
+void forces_calls(Provider &in, qmmm_field f, const std::vector<Source> &src, const std::vector<double> &p,
+                  const Expect &e, int se, const qmmm_options &opt) {
+    const int64_t n = static_cast<int64_t>(p.size() / 3);
+    std::vector<double> ug(n, std::numeric_limits<double>::quiet_NaN()), g(3 * n, std::numeric_limits<double>::quiet_NaN());
+    const int sg = CALL(qmmm_field_eval_grad(f, n, p.data(), ug.data(), g.data()));
+    if (!fuzz::coords_in_reach(p.data(), n, opt.precision))
+        FUZZ_CHECK(sg == QMMM_ERR_INVALID_ARG, "[limits] eval_grad of a point beyond the precision's reach gave %s",
+                   qmmm_status_string(sg));
+    if (sg == QMMM_SUCCESS) {
+        for (int64_t i = 0; i < n; ++i)
+            FUZZ_CHECK(std::isfinite(ug[i]) && std::isfinite(g[3 * i]) && std::isfinite(g[3 * i + 1]) &&
+                           std::isfinite(g[3 * i + 2]),
+                       "[finite] eval_grad succeeded with u %g, grad (%g, %g, %g) at point %lld", ug[i], g[3 * i],
+                       g[3 * i + 1], g[3 * i + 2], (long long)i);
+        if (opt.precision == QMMM_PRECISION_DOUBLE && !e.ambiguous && !e.huge)
+            for (int64_t i = 0; i < n; ++i) {
+                FUZZ_CHECK(std::fabs(ug[i] - e.ref[i]) <= 1e-12L * e.norm[i] + 1e-300L,
+                           "[reference] eval_grad's U %.17g, long-double reference %.17Lg (sum |term| %.3Lg)", ug[i],
+                           e.ref[i], e.norm[i]);
+                bool plain = true;
+                ld gr[3] = {0, 0, 0}, gn = 0, lost = 0;
+                for (const Source &s : src) {
+                    const bool screened = s.kind == 2 && s.screening != QMMM_SCREEN_NONE &&
+                                          !(s.screening == QMMM_SCREEN_EXP && (s.a == 0 || s.b == 0)) &&
+                                          !(s.screening == QMMM_SCREEN_GAUSSIAN && s.a == 0);
+                    if (screened) plain = false;
+                    if (s.q == 0) continue;
+                    const ld d = dist(&p[3 * i], s.xyz);
+                    const ld c = s.kind == 0 ? (ld)s.q : -(ld)s.q;  // the term c / d
+                    for (int k = 0; k < 3; ++k) gr[k] -= c * ((ld)p[3 * i + k] - s.xyz[k]) / (d * d * d);
+                    gn += std::fabs(c) / (d * d);
+                    // The kernels form c / d^3 before the offset: below double's normal range it is lost.
+                    if (std::fabs(c) / (d * d * d) < 1e-290L) lost += std::fabs(c) / (d * d);
+                }
+                // Within double's comfortable range only: near 1e-300 the pair terms' products underflow.
+                if (plain && gn < 1e300L && gn > 1e-200L && opt.method == QMMM_METHOD_DIRECT && opt.cell_volume == 0)
+                    for (int k = 0; k < 3; ++k)
+                        FUZZ_CHECK(std::fabs(g[3 * i + k] - gr[k]) <= 1e-12L * gn + lost + 1e-300L,
+                                   "[reference] eval_grad's dU/d%c %.17g, long-double reference %.17Lg (sum |q|/d^2 "
+                                   "%.3Lg) at point %lld (%.17g, %.17g, %.17g)", "xyz"[k], g[3 * i + k], gr[k], gn,
+                                   (long long)i, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+            }
+    } else if (se == QMMM_SUCCESS && opt.precision == QMMM_PRECISION_DOUBLE && !e.ambiguous && !e.huge) {
+        FUZZ_CHECK(sg == QMMM_ERR_NONFINITE, "[consistency] eval succeeded but eval_grad gave %s: %s",
+                   qmmm_status_string(sg), qmmm_error_message());
+    }
+
+    // The sites' phi and E from weighted points: weights at and beyond the charge limit.
+    Mag wm{in};
+    wm.range();
+    std::vector<double> w(n);
+    bool beyond = false;
+    const double wlim = opt.precision == QMMM_PRECISION_DOUBLE ? 1e300 : 1e30;
+    for (double &x : w) {
+        x = in.ConsumeIntegralInRange<int>(0, 3) ? (in.ConsumeBool() ? -1.0 : wm.any()) : wm.any();
+        if (std::fabs(x) > wlim) beyond = true;
+    }
+    if (!fuzz::coords_in_reach(p.data(), n, opt.precision)) beyond = true;
+    int64_t n_sites = 0, n_nuc = 0;
+    FUZZ_CHECK(CALL(qmmm_field_sizes(f, &n_sites, &n_nuc)) == QMMM_SUCCESS, "sizes");
+    const int64_t m = n_sites + n_nuc;
+    std::vector<double> phi(std::max<int64_t>(m, 1), std::numeric_limits<double>::quiet_NaN()),
+        ef(3 * std::max<int64_t>(m, 1), std::numeric_limits<double>::quiet_NaN());
+    const int ss = CALL(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), ef.data()));
+    refused(ss, beyond, "qmmm_field_site_field");
+    if (ss == QMMM_SUCCESS)
+        for (int64_t k = 0; k < m; ++k)
+            FUZZ_CHECK(std::isfinite(phi[k]) && std::isfinite(ef[3 * k]) && std::isfinite(ef[3 * k + 1]) &&
+                           std::isfinite(ef[3 * k + 2]),
+                       "[finite] site_field succeeded with phi %g, E (%g, %g, %g) at site %lld", phi[k], ef[3 * k],
+                       ef[3 * k + 1], ef[3 * k + 2], (long long)k);
+}
+
 void op_field(Provider &in) {
     Mag m{in};
     const bool charges = in.ConsumeBool();
@@ -265,8 +370,9 @@ void op_field(Provider &in) {
             s.a = screening == QMMM_SCREEN_EXP ? (in.ConsumeIntegralInRange<int>(0, 3) ? (in.ConsumeBool() ? 1.0 : sm.any()) : 0.0)
                                                : (in.ConsumeIntegralInRange<int>(0, 15) ? sm.positive() : -sm.positive());
             s.b = in.ConsumeIntegralInRange<int>(0, 15) ? sm.positive() : -sm.positive();
-            if (screening == QMMM_SCREEN_GAUSSIAN && s.a < 0) beyond = true;
-            if (screening == QMMM_SCREEN_EXP && s.b < 0) beyond = true;
+            // Now and then a parameter at or just beyond its limit (screening_edge).
+            if (in.ConsumeIntegralInRange<int>(0, 7) == 0) s.a = screening_edge(in, screening, true);
+            if (in.ConsumeIntegralInRange<int>(0, 7) == 0) s.b = screening_edge(in, screening, false);
             sa.push_back(s.a), sb.push_back(s.b);
         }
         src.push_back(s);
@@ -286,14 +392,19 @@ void op_field(Provider &in) {
     for (const Source &s : src)
         if (std::fabs(s.q) > qlim || !fuzz::coords_in_reach(s.xyz, 1, opt.precision)) beyond = true;
     if (charges && opt.cell_volume != 0) beyond = true;
+    for (const Source &c : src)
+        if (c.kind == 2 && screening_beyond(screening, c.a, c.b, opt.precision)) beyond = true;
     if (opt.backend == QMMM_BACKEND_CUDA) beyond = true;  // NO_CUDA in this build
     const bool split = opt.method == QMMM_METHOD_SPLIT;
     if (split && opt.precision == QMMM_PRECISION_SINGLE) beyond = true;
     if (split && charges && screening != QMMM_SCREEN_NONE) beyond = true;  // UNSUPPORTED
 
     if (tracing()) {
-        std::fprintf(stderr, "field: %s, precision %d, method %d, screening %d, cell_volume %.17g\n",
-                     charges ? "charges" : "cells/nuclei", opt.precision, opt.method, screening, opt.cell_volume);
+        std::fprintf(stderr, "field: %s, precision %d, method %d, screening %d, cell_volume %.17g, backend %d, "
+                     "threads %d, device %d, flags %d, tolerance %g, n_charges %lld, n_nuclei %lld, beyond %d\n",
+                     charges ? "charges" : "cells/nuclei", opt.precision, opt.method, screening, opt.cell_volume,
+                     opt.backend, opt.n_threads, opt.device, opt.flags, opt.tolerance, (long long)nc, (long long)nn,
+                     beyond);
         for (const Source &c : src)
             std::fprintf(stderr, "  kind %d at %.17g %.17g %.17g q %.17g a %.17g b %.17g\n", c.kind, c.xyz[0], c.xyz[1],
                          c.xyz[2], c.q, c.a, c.b);
@@ -389,6 +500,7 @@ void op_field(Provider &in) {
             FUZZ_CHECK(false, "[refusal] DOUBLE %s refused points on no singular charge, every term representable: %s: %s",
                        split ? "SPLIT" : "DIRECT", qmmm_status_string(se), qmmm_error_message());
         }
+        forces_calls(in, f, src, p, e, se, opt);
     }
     FUZZ_CHECK(CALL(qmmm_field_destroy(f)) == QMMM_SUCCESS, "[handles] destroy");
 }

@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(kThreads) screened_kernel(int64_t m, int kind,
     for (int64_t i = threadIdx.x; i < m; i += kThreads) {
         const T dx = px - x[i], dy = py - y[i], dz = pz - z[i];
         const T d2 = dx * dx + dy * dy + dz * dz;
-        const T inv = d2 >= cut2[i] ? T(1) / sqrt(d2) : screened_inv_r<T>(kind, d2, a[i], b[i]);
+        const T inv = d2 >= cut2[i] ? T(1) / sqrt(d2) : screened_inv_r_xyz<T>(kind, dx, dy, dz, a[i], b[i]);
         acc += q[i] * inv;
     }
     part[threadIdx.x] = acc;

@@ -118,7 +118,7 @@ __global__ void grad_finish_kernel(ForceDev<T> s, int64_t n, int64_t slices, con
                 const T inv = inv_sqrt(d2);
                 gv = inv, h = -inv * inv * inv;
             } else {
-                gv = screened_inv_r<T>(s.kind, d2, s.sa[m], s.sb[m]);
+                gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[m], s.sb[m]);
                 h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
             }
             const T cm = s.sc[m];

@@ -41,7 +41,7 @@ __device__ __forceinline__ void site_sum(const ForceDev<T> &s, int64_t n, const 
                         const T inv = inv_sqrt(d2);
                         g = inv, h = -inv * inv * inv;
                     } else {
-                        g = screened_inv_r<T>(s.kind, d2, a, b);
+                        g = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, a, b);
                         h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, a, b) : T(0);
                     }
                 } else if (kCareful) {

@@ -49,6 +49,7 @@ using qmmm::check_array;
 using qmmm::check_field_memory;
 using qmmm::check_magnitude;
 using qmmm::check_options;
+using qmmm::check_point_count;
 using qmmm::check_points;
 using qmmm::check_reach;
 using qmmm::Error;
@@ -80,7 +81,19 @@ void keep_nuclei(qmmm_field_s &h, int64_t n_cells, int64_t n_nuclei, const doubl
     if (n_nuclei) h.nuclei.nuc_xyz.assign(nuc_xyz, nuc_xyz + 3 * n_nuclei), h.nuclei.nuc_z.assign(nuc_z, nuc_z + n_nuclei);
 }
 
+// The backends' nuclei: those with Z != 0 (a zero charge adds nothing, and a point on it has the others' value).
+// Cells and charges of zero charge are left out where they are copied, for the same reason.
+void keep_charged_nuclei(qmmm::FieldData &d, const qmmm::FieldData &given) {
+    for (int64_t b = 0; b < given.n_nuclei; ++b)
+        if (given.nuc_z[b] != 0) {
+            d.nuc_xyz.insert(d.nuc_xyz.end(), &given.nuc_xyz[3 * b], &given.nuc_xyz[3 * b] + 3);
+            d.nuc_z.push_back(given.nuc_z[b]);
+        }
+    d.n_nuclei = static_cast<int64_t>(d.nuc_z.size());
+}
+
 bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
+    if (d.nuc_z[b] == 0) return false;  // no charge, no singularity: the backends never got it
     const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
     return dx * dx + dy * dy + dz * dz < qmmm::kSingularRadius2;
 }
@@ -88,12 +101,17 @@ bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
 // The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
 // anyway, so the check costs nothing there) and for a point on a cell centre when cell_volume is unknown; this
 // says which, for the first such point.
-void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, const double *u) {
+// A SINGLE field's point that float's coordinates put on a site (a NaN, as the self-potential is NaN there) is
+// recomputed in double first: it gets the true value whether or not it is on the site in double.
+void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, double *u) {
     const qmmm::FieldData &d = h.nuclei;
     if (qmmm::all_finite(u, n)) return;
+    const bool single = h.impl->precision() == QMMM_PRECISION_SINGLE;
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;
+        double g[3];
+        if (single && h.forces->grad_host(x, &u[p], g)) continue;
         for (int64_t b = 0; b < d.n_nuclei; ++b)
             if (on_nucleus(d, x, b))
                 throw Error(QMMM_ERR_SINGULAR,
@@ -178,7 +196,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         const qmmm_options o0 = resolved_options(opt);
-        check_field_memory("n_cells", n_cells);
+        check_field_memory("n_cells", n_cells, n_nuclei, o0.precision, false);
         check_array("cell_xyz", cell_xyz, n_cells, 3);
         check_array("cell_q", cell_q, n_cells, 1);
         check_array("nuc_xyz", nuc_xyz, n_nuclei, 3);
@@ -194,11 +212,18 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         auto h = std::make_unique<qmmm_field_s>();
         keep_nuclei(*h, n_cells, n_nuclei, nuc_xyz, nuc_z);
         qmmm::FieldData d;
-        d.n_cells = n_cells, d.n_nuclei = n_nuclei, d.cell_volume = o0.cell_volume;
-        if (n_cells) d.cell_xyz.assign(cell_xyz, cell_xyz + 3 * n_cells), d.cell_q.assign(cell_q, cell_q + n_cells);
-        d.nuc_xyz = h->nuclei.nuc_xyz, d.nuc_z = h->nuclei.nuc_z;
-        d.cell_self_inv_r = o0.cell_volume > 0 ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
-                                               : std::numeric_limits<double>::quiet_NaN();
+        d.cell_volume = o0.cell_volume;
+        for (int64_t m = 0; m < n_cells; ++m)
+            if (cell_q[m] != 0)
+                d.cell_xyz.insert(d.cell_xyz.end(), cell_xyz + 3 * m, cell_xyz + 3 * m + 3), d.cell_q.push_back(cell_q[m]);
+        d.n_cells = static_cast<int64_t>(d.cell_q.size());
+        keep_charged_nuclei(d, h->nuclei);
+        // SINGLE rounds coordinates to float (2^-24 of their size): a point 1e-8 bohr from a cell lands on it there,
+        // and took the cube's self-potential of a cell it is not on (23.8 hartree for 5.9e7). Its backends give NaN
+        // on a cell instead; check_values recomputes such a point in double.
+        d.cell_self_inv_r = o0.cell_volume > 0 && o0.precision != QMMM_PRECISION_SINGLE
+                                ? qmmm::kCubeSelfPotential / std::cbrt(o0.cell_volume)
+                                : std::numeric_limits<double>::quiet_NaN();
         h->impl = qmmm::make_field_backend(d, o0);
         // The forces' engine on the same backend (the factory resolved AUTO) with the caller's arrays.
         qmmm_options fo = o0;
@@ -228,6 +253,7 @@ QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double 
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
+        check_point_count(n_points, qmmm::kPointBytes);  // the copy of the points kept for wait's messages
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval_async(n_points, xyz, u)) return s;
@@ -263,6 +289,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
+        check_point_count(n_points, sizeof(double));  // before the scratch array grows to n_points values
         double *u = scratch(h, n_points);
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
@@ -280,6 +307,7 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
         if (!sum) throw Error(QMMM_ERR_NULL_ARG, "sum is NULL");
         *sum = 0;
+        check_point_count(n_points, sizeof(double) + qmmm::kPointBytes);  // the values, and the points for wait
         double *u = scratch(h, n_points);
         check_points(n_points, xyz, u, h->impl->precision());
         if (n_points == 0) return QMMM_SUCCESS;
@@ -322,7 +350,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         if (n_nuclei > 0 && !nuc_xyz) throw Error(QMMM_ERR_NULL_ARG, "nuc_xyz is NULL with n_nuclei > 0");
         if (n_nuclei > 0 && !nuc_z) throw Error(QMMM_ERR_NULL_ARG, "nuc_z is NULL with n_nuclei > 0");
         const qmmm_options o = resolved_options(opt);
-        check_field_memory("n_charges", n_charges);
+        check_field_memory("n_charges", n_charges, n_nuclei, o.precision, true);
         if (o.method == QMMM_METHOD_SPLIT && screening != QMMM_SCREEN_NONE)
             throw Error(QMMM_ERR_UNSUPPORTED, "screened charges are summed directly: SPLIT takes unscreened point charges "
                                               "(screening QMMM_SCREEN_NONE)");
@@ -377,6 +405,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
                                                          "least %g bohr", qmmm::ix(m), a, qmmm::kMinSigma));
             const bool screened = screening == QMMM_SCREEN_EXP ? (a != 0 && b != 0)
                                   : screening == QMMM_SCREEN_GAUSSIAN ? a != 0 : false;
+            if (qm == 0) continue;  // no term anywhere, and no singularity at its site
             if (!screened) {
                 d.cell_xyz.insert(d.cell_xyz.end(), p, p + 3), d.cell_q.push_back(-qm);
             } else {
@@ -391,8 +420,8 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
             }
         }
         sc.n = static_cast<int64_t>(sc.q.size());
-        d.n_cells = static_cast<int64_t>(d.cell_q.size()), d.n_nuclei = n_nuclei;
-        d.nuc_xyz = h->nuclei.nuc_xyz, d.nuc_z = h->nuclei.nuc_z;
+        d.n_cells = static_cast<int64_t>(d.cell_q.size());
+        keep_charged_nuclei(d, h->nuclei);
         d.cell_self_inv_r = std::numeric_limits<double>::quiet_NaN();  // a point on an unscreened charge: SINGULAR
         d.point_charges = true;
         h->impl = qmmm::make_charges_backend(d, sc, o);
@@ -479,7 +508,7 @@ QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double 
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
         if (n_sites < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld is negative", qmmm::ix(n_sites)));
         if (n_sites > 0 && !site_xyz) throw Error(QMMM_ERR_NULL_ARG, "site_xyz is NULL with n_sites > 0");
-        check_field_memory("n_sites", n_sites);
+        check_field_memory("n_sites", n_sites, 0, QMMM_PRECISION_DOUBLE, false);
         // The dipoles' term is double on every precision: DOUBLE's limits.
         check_array("site_xyz", site_xyz, n_sites, 3);
         check_reach("site_xyz", site_xyz, n_sites, 3, QMMM_PRECISION_DOUBLE);

@@ -18,8 +18,9 @@ double max_charge(int precision);
 // INVALID_ARG for a finite |a[i]| beyond max_charge (NaN and Inf: NONFINITE, checked apart).
 void check_magnitude(const char *name, const double *a, int64_t n, int precision);
 
-// OUT_OF_MEMORY when n cells or charges would not fit this machine's memory, said before any array is read.
-void check_field_memory(const char *what, int64_t n);
+// OUT_OF_MEMORY when n cells or charges (charges: point charges) and n_nuclei nuclei would not fit this machine's
+// memory at create's peak in this precision, said before any array is read (2e9 nuclei had scanned for 40 s).
+void check_field_memory(const char *what, int64_t n, int64_t n_nuclei, int precision, bool charges);
 
 // The smallest Gaussian smearing width (bohr) of a screened charge (qmmm_field_create_charges).
 constexpr double kMinSigma = 1e-6;
@@ -33,6 +34,14 @@ void check_reach(const char *name, const double *a, int64_t n, int64_t stride, i
 
 // Every field of qmmm_options (the split's: check_split_options).
 void check_options(const qmmm_options &o);
+
+// A point's three coordinates in the caller's array (bytes).
+constexpr double kPointBytes = 24;
+
+// n_points of any evaluation, before anything is read or allocated: negative, or more points than this machine's
+// memory holds as coordinates (INVALID_ARG: n = INT64_MAX made 3 n wrap and the call read past the array), or more
+// than the memory the call itself takes per point, scratch_bytes_each (OUT_OF_MEMORY).
+void check_point_count(int64_t n, double scratch_bytes_each);
 
 // The points of an evaluation: count, pointers, finite coordinates within the precision's reach.
 void check_points(int64_t n, const double *xyz, const double *u, int precision);

@@ -59,6 +59,8 @@ std::unique_ptr<FieldBackend> make_charges_backend(FieldData &d, ScreenedCharges
     if (o.backend == QMMM_BACKEND_AUTO && tuning::backend() < 0 && d.n_cells + sc.n + d.n_nuclei <= kChargesAutoCpu)
         o.backend = QMMM_BACKEND_CPU;
     o.backend = resolve_backend(o.backend);
+    // CUDA asked for: a device is needed even when no charge is left to sum (every charge zero), as for any field.
+    if (o.backend == QMMM_BACKEND_CUDA) check_device(o.device, "opt->device");
     check_cpu_isa(o);
     // SINGLE far from the origin: the cells, nuclei and screened charges around a local origin, the points moved by
     // the wrapper (origin/field_local_origin.hpp).

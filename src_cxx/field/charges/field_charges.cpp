@@ -259,7 +259,7 @@ private:
         for (int64_t m = 0; m < n_; ++m) {
             const T dx = px - x_[m], dy = py - y_[m], dz = pz - z_[m];
             const T d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 < cut2_[m]) close += q_[m] * screened_inv_r<T>(kind_, d2, a_[m], b_[m]);
+            if (d2 < cut2_[m]) close += q_[m] * screened_inv_r_xyz<T>(kind_, dx, dy, dz, a_[m], b_[m]);
         }
         return static_cast<double>(far + close);
     }

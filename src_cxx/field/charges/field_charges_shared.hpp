@@ -51,4 +51,25 @@ QMMM_HOST_DEVICE inline T screened_inv_r(int kind, T d2, T a, T b) {
     return erf(d * a) / d;
 }
 
+// screened_inv_r of the offsets dx, dy, dz (point - charge). Where d^2 leaves T's normal range (d below 1.5e-154 bohr
+// in double, 1.1e-19 bohr in float) d^2 has underflowed, and EXP with a = 1 would be 0 there instead of b d (b = 1e300
+// at d = 1e-170 gave 0 for 1e130): then d comes from the offsets scaled by the largest, and the factor from b d times
+// d. b <= max_charge (1e300 double, 1e30 float) keeps x = b d^2 below 3e-8 there, so 1 - x/2 is its series to 1e-16.
+template <class T>
+QMMM_HOST_DEVICE inline T screened_inv_r_xyz(int kind, T dx, T dy, T dz, T a, T b) {
+    using std::expm1;
+    using std::fabs;
+    using std::sqrt;
+    const T d2 = dx * dx + dy * dy + dz * dz;
+    const T normal_min = sizeof(T) == 4 ? T(1.17549435e-38f) : T(2.2250738585072014e-308);
+    if (kind != kScreenExp || a != T(1) || !(d2 < normal_min)) return screened_inv_r(kind, d2, a, b);
+    const T ax = fabs(dx), ay = fabs(dy), az = fabs(dz);
+    const T s = ax > ay ? (ax > az ? ax : az) : (ay > az ? ay : az);
+    if (s == T(0)) return T(0);  // on the charge: the limit a b d = 0
+    const T ux = dx / s, uy = dy / s, uz = dz / s;
+    const T d = s * sqrt(ux * ux + uy * uy + uz * uz);
+    const T bd = b * d, x = bd * d;
+    return x < T(1e-4) ? bd * (T(1) - T(0.5) * x) : -expm1(-x) / d;
+}
+
 }  // namespace qmmm

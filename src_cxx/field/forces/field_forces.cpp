@@ -7,6 +7,7 @@
 #include "dipoles/field_dipoles.hpp"
 #include "error.hpp"
 #include "charges/field_charges_shared.hpp"
+#include "forces/field_forces_shared.hpp"
 #include "forces/field_forces.hpp"
 
 namespace qmmm {
@@ -23,12 +24,17 @@ ForceKernels &ForceEngine::kernels() {
     return *k_;
 }
 
-void ForceEngine::report_singular(int64_t n, const double *xyz, const char *what) {
+double ForceEngine::site_charge(int64_t k) const {
+    const int64_t j = s_.site_index[k];
+    return j >= 0 ? s_.c[j] : s_.sc[-1 - j];
+}
+
+void ForceEngine::report_singular(int64_t n, const double *xyz, const char *what, bool skip_zero) {
     const int64_t m = n_sites();
     for (int64_t i = 0; i < n; ++i) {
         const double *p = xyz + 3 * i;
         for (int64_t k = 0; k < m; ++k) {
-            if (!s_.singular[k]) continue;
+            if (!s_.singular[k] || (skip_zero && site_charge(k) == 0)) continue;
             const int64_t j = s_.site_index[k];
             const double sx = j >= 0 ? s_.x[j] : s_.sx[-1 - j], sy = j >= 0 ? s_.y[j] : s_.sy[-1 - j];
             const double sz = j >= 0 ? s_.z[j] : s_.sz[-1 - j];
@@ -47,9 +53,48 @@ void ForceEngine::report_singular(int64_t n, const double *xyz, const char *what
                                            "overflows); no point is on a singular site", what));
 }
 
-void ForceEngine::grad_checked(int64_t n, const double *xyz, const double *u, bool bad) {
-    (void)u;
-    if (bad) report_singular(n, xyz, "potential or gradient");
+// U and dU/dr at p in double on the host, term by term: the kernels' rule, except that a site of zero charge adds
+// nothing (the kernels' 0 * NaN on its centre). False when the result is still not finite.
+bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
+    double v = 0, gx = 0, gy = 0, gz = 0;
+    // ch: c times the vector term h, formed as the kernels do (c / d^3 as ((c / d) / d) / d: 1 / d^3 alone
+    // underflows where d > 1e103 bohr and the product does not).
+    auto add = [&](double c, double dx, double dy, double dz, double gv, double ch) {
+        v += c * gv, gx += ch * dx, gy += ch * dy, gz += ch * dz;
+    };
+    for (int64_t k = 0; k < s_.n_plain; ++k) {
+        if (s_.c[k] == 0) continue;
+        const double dx = p[0] - s_.x[k], dy = p[1] - s_.y[k], dz = p[2] - s_.z[k];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 < kSingularRadius2) {
+            add(s_.c[k], 0, 0, 0, k < s_.n_self ? s_.self_inv_r : std::numeric_limits<double>::quiet_NaN(), 0);
+            continue;
+        }
+        const double inv = 1 / std::sqrt(d2);
+        add(s_.c[k], dx, dy, dz, inv, -(s_.c[k] * inv) * inv * inv);
+    }
+    for (int64_t k = 0; k < s_.n_screened; ++k) {
+        if (s_.sc[k] == 0) continue;
+        const double dx = p[0] - s_.sx[k], dy = p[1] - s_.sy[k], dz = p[2] - s_.sz[k];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        add(s_.sc[k], dx, dy, dz, screened_inv_r_xyz<double>(s_.kind, dx, dy, dz, s_.sa[k], s_.sb[k]),
+            d2 > 0 ? s_.sc[k] * screened_grad_h<double>(s_.kind, d2, s_.sa[k], s_.sb[k]) : 0.0);
+    }
+    if (!std::isfinite(v) || !std::isfinite(gx) || !std::isfinite(gy) || !std::isfinite(gz)) return false;
+    if (u) *u = v;
+    g[0] = gx, g[1] = gy, g[2] = gz;
+    return true;
+}
+
+// A non-finite value or gradient: the point is recomputed on the host (a site of zero charge is no singularity),
+// else named with the site it is on.
+void ForceEngine::grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad) {
+    if (!bad) return;
+    for (int64_t i = 0; i < n; ++i) {
+        double *g = grad + 3 * i;
+        if (std::isfinite(u[i]) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2])) continue;
+        if (!grad_host(xyz + 3 * i, u + i, g)) report_singular(n, xyz, "potential or gradient", true);
+    }
 }
 
 void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, double *sum_u) {
@@ -61,7 +106,7 @@ void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, do
     k.grad_start(n, xyz, u, grad);
     bool bad = false;
     k.grad_finish(&bad);
-    grad_checked(n, xyz, u, bad);
+    grad_checked(n, xyz, u, grad, bad);
     if (dipoles_) dipoles_->add(n, xyz, u, grad);
     if (sum_u) {
         double s = 0;
@@ -85,7 +130,7 @@ void ForceEngine::wait() {
     pending_ = false;
     bool bad = false;
     k_->grad_finish(&bad);
-    grad_checked(pending_n_, pending_xyz_.data(), pending_u_, bad);
+    grad_checked(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_, bad);
     if (dipoles_) dipoles_->add(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_);
     if (pending_sum_) {
         double s = 0;

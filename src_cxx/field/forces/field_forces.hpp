@@ -73,6 +73,10 @@ public:
 class ForceEngine {
 public:
     explicit ForceEngine(ForceSources s) : s_(std::move(s)) {}
+    // U and dU/dr at one point in double on the host, term by term (a site of zero charge adds nothing); false when
+    // not finite (a point on a site without a finite potential, or an overflow). The value path's fallback for
+    // points that SINGLE's float coordinates put on a site (qmmm_field_eval).
+    bool grad_host(const double *p, double *u, double *g) const;
     ~ForceEngine();
     ForceEngine(const ForceEngine &) = delete;
     ForceEngine &operator=(const ForceEngine &) = delete;
@@ -92,8 +96,10 @@ public:
 
 private:
     ForceKernels &kernels();
-    void grad_checked(int64_t n, const double *xyz, const double *u, bool bad);
-    [[noreturn]] void report_singular(int64_t n, const double *xyz, const char *what);
+    void grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad);
+    double site_charge(int64_t k) const;
+    // skip_zero: the sites of zero charge are not named (the gradient: they add nothing, even on their centre).
+    [[noreturn]] void report_singular(int64_t n, const double *xyz, const char *what, bool skip_zero = false);
     ForceSources s_;
     std::unique_ptr<ForceKernels> k_;
     bool pending_ = false;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "all_finite.hpp"
+#include "api/field_checks.hpp"
 #include "error.hpp"
 #include "charges/field_charges_shared.hpp"
 #include "forces/field_forces.hpp"
@@ -79,8 +80,9 @@ using qmmm::strfmt;
 double max_coordinate(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e150 : 1e18; }
 double max_weight(int precision) { return precision == QMMM_PRECISION_DOUBLE ? 1e300 : 1e30; }
 
-void check_points(const qmmm::ForceEngine &e, int64_t n, const double *xyz) {
-    if (n < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_points = %lld is negative", static_cast<long long>(n)));
+// scratch_bytes_each: what the call allocates per point (the summing form's values).
+void check_points(const qmmm::ForceEngine &e, int64_t n, const double *xyz, double scratch_bytes_each = 0) {
+    qmmm::check_point_count(n, scratch_bytes_each);
     if (n == 0) return;
     if (!xyz) throw Error(QMMM_ERR_NULL_ARG, strfmt("xyz is NULL with n_points = %lld", static_cast<long long>(n)));
     const double lim = max_coordinate(e.sources().precision);
@@ -134,7 +136,7 @@ extern "C" {
 QMMM_API int qmmm_field_eval_grad(qmmm_field f, int64_t n_points, const double *xyz, double *u, double *grad) {
     return with_engine("qmmm_field_eval_grad", f, [&](qmmm::ForceEngine &e, bool &pending) -> int {
         not_pending(pending);
-        check_points(e, n_points, xyz);
+        check_points(e, n_points, xyz, u ? 0.0 : sizeof(double));
         if (n_points > 0 && !grad) throw Error(QMMM_ERR_NULL_ARG, "grad is NULL with n_points > 0");
         if (n_points == 0) return QMMM_SUCCESS;
         e.grad(n_points, xyz, u, grad, nullptr);
@@ -145,7 +147,7 @@ QMMM_API int qmmm_field_eval_grad(qmmm_field f, int64_t n_points, const double *
 QMMM_API int qmmm_field_eval_grad_async(qmmm_field f, int64_t n_points, const double *xyz, double *u, double *grad) {
     return with_engine("qmmm_field_eval_grad_async", f, [&](qmmm::ForceEngine &e, bool &pending) -> int {
         if (pending) throw Error(QMMM_ERR_BUSY, "an evaluation is already pending; call qmmm_field_wait");
-        check_points(e, n_points, xyz);
+        check_points(e, n_points, xyz, qmmm::kPointBytes + (u ? 0.0 : sizeof(double)));  // the points kept for wait
         if (n_points > 0 && !grad) throw Error(QMMM_ERR_NULL_ARG, "grad is NULL with n_points > 0");
         if (n_points == 0) return QMMM_SUCCESS;
         e.grad_async(n_points, xyz, u, grad, nullptr);
@@ -160,7 +162,7 @@ QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const doub
         not_pending(pending);
         if (!sum_u) throw Error(QMMM_ERR_NULL_ARG, "sum_u is NULL");
         *sum_u = 0;
-        check_points(e, n_points, xyz);
+        check_points(e, n_points, xyz, sizeof(double));
         if (n_points > 0 && !grad) throw Error(QMMM_ERR_NULL_ARG, "grad is NULL with n_points > 0");
         if (n_points == 0) return QMMM_SUCCESS;
         e.grad(n_points, xyz, nullptr, grad, sum_u);

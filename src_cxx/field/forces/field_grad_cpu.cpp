@@ -120,7 +120,7 @@ void screened_point(const ForceSourcesCpu<T> &s, T px, T py, T pz, double *out) 
             const T inv = T(1) / std::sqrt(d2);
             gv = inv, h = -inv * inv * inv;
         } else {
-            gv = screened_inv_r<T>(s.kind, d2, s.sa[m], s.sb[m]);
+            gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[m], s.sb[m]);
             h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
         }
         const T cm = s.sc[m];

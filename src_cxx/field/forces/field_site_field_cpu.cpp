@@ -162,7 +162,7 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                         const T inv = T(1) / std::sqrt(d2);
                         gv = inv, h = -inv * inv * inv;
                     } else {
-                        gv = screened_inv_r<T>(s.kind, d2, s.sa[j], s.sb[j]);
+                        gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[j], s.sb[j]);
                         h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[j], s.sb[j]) : T(0);
                     }
                     ph[k] += wi * gv;
