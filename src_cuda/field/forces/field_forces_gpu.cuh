@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "field_shared.hpp"
+#include "backend/field_shared.hpp"
 
 namespace qmmm::cuda::forces {
 

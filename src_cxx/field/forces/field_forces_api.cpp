@@ -5,7 +5,7 @@
 
 #include "all_finite.hpp"
 #include "error.hpp"
-#include "field_charges_shared.hpp"
+#include "charges/field_charges_shared.hpp"
 #include "field_forces.hpp"
 
 namespace qmmm {

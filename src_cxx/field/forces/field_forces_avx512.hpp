@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "cpu_simd.hpp"
-#include "field_shared.hpp"
+#include "backend/field_shared.hpp"
 
 namespace qmmm {
 

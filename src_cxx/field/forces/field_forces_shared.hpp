@@ -15,7 +15,7 @@
 #pragma once
 #include <cmath>
 
-#include "field_charges_shared.hpp"
+#include "charges/field_charges_shared.hpp"
 
 namespace qmmm {
 
