@@ -323,6 +323,14 @@ public:
         if (inner_) inner_->low_latency(running, launches);
         else *running = 0, *launches = 0;
     }
+    // The screened term picks its pass from the whole batch (start: the share of near points), so only a field
+    // without screened charges may share a call between walkers or take device-resident points.
+    int64_t merge_from() const override { return !screened_ && inner_ ? inner_->merge_from() : INT64_MAX; }
+    int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
+                    double *d_sums, void *stream) override {
+        if (!screened_ && inner_) return inner_->eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
+        return FieldBackend::eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
+    }
 
 private:
     std::unique_ptr<FieldBackend> inner_;
