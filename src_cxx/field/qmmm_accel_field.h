@@ -163,7 +163,8 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
  */
 QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u);
 /**
- * @brief Waits for the pending asynchronous evaluation of f; returns at once if none is pending.
+ * @brief Waits for the pending asynchronous evaluation of f, and for its last device-resident call
+ * (qmmm_field_eval_device); returns at once if none is pending.
  * @param f the field
  * @retval QMMM_SUCCESS u of the pending evaluation is written
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
@@ -423,7 +424,8 @@ QMMM_API int qmmm_field_eval_walkers_async(qmmm_field f, int64_t n_walkers, cons
  *
  * The work is ordered on `stream` (a cudaStream_t; NULL: the field's own stream, not the legacy default stream) after
  * what the caller enqueued there before, and d_u is written when the stream reaches it (cudaStreamSynchronize, an
- * event, or later work on the stream). The field's next call of any kind waits for it on the GPU. The values are those
+ * event, or later work on the stream; qmmm_field_wait(f) blocks until it is done, for callers without the stream:
+ * OpenACC and OpenMP data regions). The field's next call of any kind waits for it on the GPU. The values are those
  * of qmmm_field_eval for calls of more than 8 points (the throughput path, whatever n_points); the points are not
  * checked on the host (a NaN point gives a NaN value), and a point on a nucleus, or on a cell centre with cell_volume
  * 0, gives NaN in d_u instead of QMMM_ERR_SINGULAR. CUDA DIRECT fields of density cells or unscreened charges; other

@@ -243,6 +243,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
     return qmmm::api_guard("qmmm_field_wait", [&]() -> int {
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
+        if (int s = h->impl->wait_device()) return s;  // device-resident calls (api/field_walkers.cpp)
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
         const std::function<void()> walkers = std::move(h->pending_walkers);

@@ -53,6 +53,8 @@ public:
     // The default refuses with QMMM_ERR_UNSUPPORTED (field_data.cpp), naming what the field is.
     virtual int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
                             double *d_sums, void *stream);
+    // Blocks until the last device-resident call is done (qmmm_field_wait); nothing to wait for by default.
+    virtual int wait_device() { return QMMM_SUCCESS; }
 };
 
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the

@@ -331,6 +331,7 @@ public:
         if (!screened_ && inner_) return inner_->eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
         return FieldBackend::eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
     }
+    int wait_device() override { return inner_ ? inner_->wait_device() : QMMM_SUCCESS; }
 
 private:
     std::unique_ptr<FieldBackend> inner_;
