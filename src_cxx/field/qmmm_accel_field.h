@@ -377,8 +377,9 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
  * xyz[3 offsets[w+1] - 1] (offsets non-decreasing; points before offsets[0] are not read). Each sums[w] has the same
  * bits as qmmm_field_eval_sum on that walker's points alone, and each u[i] those of qmmm_field_eval on them, whatever
  * n_walkers and the other walkers are (a walker without points gets 0). Where the backend gives a point the same bits
- * in any call (DIRECT fields on the CPU; on CUDA when every walker has more than 8 points) all points go to the backend
- * at once (one launch of each kernel on CUDA); otherwise (SPLIT, CUDA walkers of 1-8 points) walker by walker. The
+ * in any call (every CPU field; CUDA DIRECT fields when every walker has more than 8 points) all points go to the
+ * backend at once (one launch of each kernel on CUDA); otherwise (CUDA SPLIT, CUDA walkers of 1-8 points) walker by
+ * walker. The
  * singular-point rules of qmmm_field_eval hold; messages count points from offsets[0]. On any error sums and u are
  * unspecified.
  * @param f the field
