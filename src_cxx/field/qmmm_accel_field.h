@@ -379,9 +379,8 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
  * n_walkers and the other walkers are (a walker without points gets 0). Where the backend gives a point the same bits
  * in any call (every CPU field; CUDA DIRECT fields when every walker has more than 8 points) all points go to the
  * backend at once (one launch of each kernel on CUDA); otherwise (CUDA SPLIT, CUDA walkers of 1-8 points) walker by
- * walker. The
- * singular-point rules of qmmm_field_eval hold; messages count points from offsets[0]. On any error sums and u are
- * unspecified.
+ * walker. The singular-point rules of qmmm_field_eval hold; messages count points from offsets[0]. On any error sums
+ * and u are unspecified.
  * @param f the field
  * @param n_walkers number of walkers, >= 0
  * @param offsets n_walkers + 1 non-decreasing indices of points, offsets[0] >= 0 (host memory)
