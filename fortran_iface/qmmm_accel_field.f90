@@ -383,6 +383,10 @@ contains
       s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers: sums must have size(counts) entries')
       return
     end if
+    if (any(counts < 0)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers: counts must be >= 0')
+      return
+    end if
     offs(1) = 0
     do w = 1, size(counts)
       offs(w + 1) = offs(w) + counts(w)
@@ -432,6 +436,10 @@ contains
     integer(c_int64_t), target :: offs(size(counts) + 1)
     type(c_ptr) :: st, pu
     integer :: w
+    if (any(counts < 0)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers_device: counts must be >= 0')
+      return
+    end if
     offs(1) = 0
     do w = 1, size(counts)
       offs(w + 1) = offs(w) + counts(w)

@@ -127,6 +127,8 @@ program test_fortran_field
   call check(s == QMMM_ERR_SINGULAR .and. index(msg, 'point 2 ') > 0 .and. index(msg, 'nucleus 2') > 0, &
        'walker point on a nucleus: '//msg)
   call check(qmmm_field_eval_walkers(f, [1, 1], pts, wsums) == QMMM_ERR_INVALID_ARG, 'sums size checked')
+  call check(qmmm_field_eval_walkers(f, [1, -1, 1], pts, wsums) == QMMM_ERR_INVALID_ARG, 'negative count')
+  call check(index(qmmm_error_message(), 'counts must be >= 0') > 0, 'negative count message')
   call check(qmmm_field_eval_device(f, 3, c_loc(pts), c_loc(u)) == QMMM_ERR_UNSUPPORTED, 'CPU field: no device calls')
   call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy walkers field')
 
