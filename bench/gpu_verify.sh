@@ -31,6 +31,7 @@ done <<'LIST'
 test_field_gpu FieldCuda.MatchesCpuDoubleAcrossSizes:FieldCuda.AsyncGivesSyncValues:FieldCuda.PointOnCellCentre:FieldCuda.MixedErrorsAverageOutOnWaterDimer
 test_dcs_gpu DcsGpu.DoubleAgreesWithCpu:DcsGpu.Errors
 test_rdf_gpu RdfGpu.IdenticalSelectionEqualsCpu:RdfGpu.BadFrameInBatchAddsNothing
+test_field_walkers_gpu FieldWalkers.DeviceResidentMatchesHostCalls:FieldWalkers.ManyThreadsOwnAndSharedHandles
 LIST
 cat "$out/sanitizers.txt"
 

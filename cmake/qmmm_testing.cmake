@@ -103,12 +103,17 @@ endfunction()
 # qmmm_add_compute_sanitizer(NAME TARGET FILTER): the gtest program's tests matching FILTER under compute-sanitizer
 # memcheck with the leak check (tests/core/compute_sanitizer.cmake; labels gpu and memcheck; a visible skip without
 # a GPU or a CUDA toolkit).
+# An optional TOOL racecheck runs that tool instead (label racecheck).
 function(qmmm_add_compute_sanitizer name target filter)
+  cmake_parse_arguments(A "" "TOOL" "" ${ARGN})
+  if(NOT A_TOOL)
+    set(A_TOOL memcheck)
+  endif()
   set(san "")
   if(CUDAToolkit_BIN_DIR)
     set(san ${CUDAToolkit_BIN_DIR}/compute-sanitizer)
   endif()
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> "-DFILTER=${filter}" -DSAN=${san}
-    -P ${PROJECT_SOURCE_DIR}/tests/core/compute_sanitizer.cmake)
-  set_tests_properties(${name} PROPERTIES LABELS "gpu;memcheck" SKIP_REGULAR_EXPRESSION "qmmm-skip: " TIMEOUT 900)
+    -DTOOL=${A_TOOL} -P ${PROJECT_SOURCE_DIR}/tests/core/compute_sanitizer.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;${A_TOOL}" SKIP_REGULAR_EXPRESSION "qmmm-skip: " TIMEOUT 900)
 endfunction()

@@ -17,6 +17,7 @@ module qmmm_accel_field
   private :: c_ptr, c_null_ptr, c_loc, c_associated, c_int, c_int32_t, c_int64_t, c_double, c_intptr_t, c_sizeof
   private :: create_charges_arrays, create_charges_xyz, create_charges, c_loc_or_null, offset, check_count, site_count
   private :: chosen_screening
+  private :: walkers_call
 
   ! A field handle; type(qmmm_field) :: f is ready for qmmm_field_create.
   type :: qmmm_field
@@ -497,6 +498,116 @@ contains
     if (n > 0) p = c_loc(coord(1, 1))
     ib = fortran_indices_on()
     s = c_qmmm_field_eval_sum_async(f%ptr, int(n, c_int64_t), p, c_loc(usum))
+    call fortran_indices_restore(ib)
+  end function
+
+  ! ---- crowds: many walkers a call; points and values in device memory (docs/integrating.md) ----
+
+  ! sums(w) = the sum of U over walker w's counts(w) electrons, which are the next counts(w) columns of coord(3,*)
+  ! (walker 1 first): the bits qmmm_field_eval_sum gives on that walker alone; u(i), if present, U at coord(:, i).
+  integer function qmmm_field_eval_walkers(f, counts, coord, sums, u) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: counts(:)
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(out), target, contiguous :: sums(:)
+    real(c_double), intent(out), target, contiguous, optional :: u(:)
+    s = walkers_call(f, counts, coord, sums, u, .false.)
+  end function
+
+  ! Starts qmmm_field_eval_walkers; coord is copied before the return, sums and u are written by qmmm_field_wait
+  ! (keep them in place).
+  integer function qmmm_field_eval_walkers_async(f, counts, coord, sums, u) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: counts(:)
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(inout), target, contiguous :: sums(:)
+    real(c_double), intent(inout), target, contiguous, optional :: u(:)
+    s = walkers_call(f, counts, coord, sums, u, .true.)
+  end function
+
+  integer function walkers_call(f, counts, coord, sums, u, async) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: counts(:)
+    real(c_double), intent(in), target :: coord(3, *)
+    real(c_double), intent(inout), target, contiguous :: sums(:)
+    real(c_double), intent(inout), target, contiguous, optional :: u(:)
+    logical, intent(in) :: async
+    integer(c_int64_t), target :: offs(size(counts) + 1)
+    type(c_ptr) :: pc, pu, ps
+    integer :: w
+    integer :: ib  ! the caller's index base, restored after the call
+    if (size(sums) /= size(counts)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers: sums must have size(counts) entries')
+      return
+    end if
+    if (any(counts < 0)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers: counts must be >= 0')
+      return
+    end if
+    offs(1) = 0
+    do w = 1, size(counts)
+      offs(w + 1) = offs(w) + counts(w)
+    end do
+    pc = c_null_ptr; pu = c_null_ptr; ps = c_null_ptr
+    if (offs(size(offs)) > 0) pc = c_loc(coord(1, 1))
+    if (size(sums) > 0) ps = c_loc(sums)
+    if (present(u)) then
+      if (size(u) < offs(size(offs))) then
+        s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers: u must have sum(counts) entries')
+        return
+      end if
+      if (size(u) > 0) pu = c_loc(u)
+    end if
+    ib = fortran_indices_on()
+    if (async) then
+      s = c_qmmm_field_eval_walkers_async(f%ptr, int(size(counts), c_int64_t), c_loc(offs), pc, ps, pu)
+    else
+      s = c_qmmm_field_eval_walkers(f%ptr, int(size(counts), c_int64_t), c_loc(offs), pc, ps, pu)
+    end if
+    call fortran_indices_restore(ib)
+  end function
+
+  ! Device-resident points d_xyz (3*n doubles) and values d_u (n doubles), device addresses (OpenACC: c_loc inside
+  ! host_data use_device; OpenMP: use_device_ptr / use_device_addr), enqueued on stream (a cudaStream_t, or the
+  ! field's own when absent); CUDA DIRECT fields only.
+  integer function qmmm_field_eval_device(f, n, d_xyz, d_u, stream) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: n
+    type(c_ptr), intent(in) :: d_xyz, d_u
+    type(c_ptr), intent(in), optional :: stream
+    type(c_ptr) :: st
+    integer :: ib  ! the caller's index base, restored after the call
+    st = c_null_ptr
+    if (present(stream)) st = stream
+    ib = fortran_indices_on()
+    s = c_qmmm_field_eval_device(f%ptr, int(n, c_int64_t), d_xyz, d_u, st)
+    call fortran_indices_restore(ib)
+  end function
+
+  ! The walkers of counts(:) (as qmmm_field_eval_walkers) with points d_xyz, sums d_sums (size(counts) doubles) and,
+  ! if present, values d_u in device memory.
+  integer function qmmm_field_eval_walkers_device(f, counts, d_xyz, d_sums, d_u, stream) result(s)
+    type(qmmm_field), intent(in) :: f
+    integer, intent(in) :: counts(:)
+    type(c_ptr), intent(in) :: d_xyz, d_sums
+    type(c_ptr), intent(in), optional :: d_u, stream
+    integer(c_int64_t), target :: offs(size(counts) + 1)
+    type(c_ptr) :: st, pu
+    integer :: w
+    integer :: ib  ! the caller's index base, restored after the call
+    if (any(counts < 0)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_eval_walkers_device: counts must be >= 0')
+      return
+    end if
+    offs(1) = 0
+    do w = 1, size(counts)
+      offs(w + 1) = offs(w) + counts(w)
+    end do
+    st = c_null_ptr; pu = c_null_ptr
+    if (present(stream)) st = stream
+    if (present(d_u)) pu = d_u
+    ib = fortran_indices_on()
+    s = c_qmmm_field_eval_walkers_device(f%ptr, int(size(counts), c_int64_t), c_loc(offs), d_xyz, d_sums, pu, st)
     call fortran_indices_restore(ib)
   end function
 

@@ -168,7 +168,8 @@ QMMM_API int qmmm_field_eval(qmmm_field f, int64_t n_points, const double *xyz, 
  */
 QMMM_API int qmmm_field_eval_async(qmmm_field f, int64_t n_points, const double *xyz, double *u);
 /**
- * @brief Waits for the pending asynchronous evaluation of f; returns at once if none is pending.
+ * @brief Waits for the pending asynchronous evaluation of f, and for its last device-resident call
+ * (qmmm_field_eval_device); returns at once if none is pending.
  * @param f the field
  * @retval QMMM_SUCCESS u of the pending evaluation is written
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
@@ -371,6 +372,106 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
  * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
  */
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
+
+/* ---- crowds: many walkers in one call; points and values in device memory ---- */
+/**
+ * @brief The sums of n_walkers walkers' points in one call: sums[w] = the sum of U over points offsets[w] to
+ * offsets[w+1] - 1, added in point order, and, if u is not NULL, u[i] = U(point i) for those points.
+ *
+ * A crowd's walkers laid out walker by walker in one array: walker w's points are xyz[3 offsets[w]] to
+ * xyz[3 offsets[w+1] - 1] (offsets non-decreasing; points before offsets[0] are not read). Each sums[w] has the same
+ * bits as qmmm_field_eval_sum on that walker's points alone, and each u[i] those of qmmm_field_eval on them, whatever
+ * n_walkers and the other walkers are (a walker without points gets 0). Where the backend gives a point the same bits
+ * in any call (every CPU field; CUDA DIRECT fields when every walker has more than 8 points) all points go to the
+ * backend at once (one launch of each kernel on CUDA); otherwise (CUDA SPLIT, CUDA walkers of 1-8 points) walker by
+ * walker. The singular-point rules of qmmm_field_eval hold; messages count points from offsets[0]. On any error sums
+ * and u are unspecified.
+ * @param f the field
+ * @param n_walkers number of walkers, >= 0
+ * @param offsets n_walkers + 1 non-decreasing indices of points, offsets[0] >= 0 (host memory)
+ * @param xyz the points, at least 3*offsets[n_walkers] doubles, x y z interleaved (bohr)
+ * @param[out] sums one sum per walker, n_walkers doubles (hartree)
+ * @param[out] u the values at points offsets[0] to offsets[n_walkers] - 1, indexed as xyz (u[i] for point i), or NULL
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG offsets or sums is NULL with n_walkers > 0, or xyz with points to evaluate
+ * @retval QMMM_ERR_INVALID_ARG n_walkers < 0, offsets[0] < 0 or decreasing offsets (the message names the walker), or
+ *         as qmmm_field_eval
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_eval
+ * @threading One thread at a time per handle (calls on one handle from several threads must be serialised by the
+ *         caller: a second thread's call while one runs is undefined, a destroy meanwhile is QMMM_ERR_BUSY);
+ *         different handles, of the same sources or not, may be used from different threads at once. A crowd per
+ *         thread: one handle per thread.
+ */
+QMMM_API int qmmm_field_eval_walkers(qmmm_field f, int64_t n_walkers, const int64_t *offsets, const double *xyz,
+                                     double *sums, double *u);
+/**
+ * @brief Asynchronous form of qmmm_field_eval_walkers: offsets and xyz are read before the return; sums (and u) are
+ * written by the time qmmm_field_wait(f) returns success. The same bits as qmmm_field_eval_walkers. Where the walkers
+ * go to the backend one by one (see there) the work is done inside this call. At most one evaluation may be pending
+ * per handle.
+ * @param f the field
+ * @param n_walkers number of walkers, >= 0
+ * @param offsets n_walkers + 1 non-decreasing point indices (host memory); may be reused when the call returns
+ * @param xyz the points (bohr); may be reused when the call returns
+ * @param[out] sums one sum per walker (hartree), valid after qmmm_field_wait succeeds
+ * @param[out] u the per-point values, or NULL; valid after qmmm_field_wait succeeds
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BUSY an evaluation is already pending on f
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NULL_ARG, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_CUDA as
+ *         qmmm_field_eval_walkers (singular points are reported by qmmm_field_wait)
+ * @threading As qmmm_field_eval_walkers (the same or another thread may call qmmm_field_wait later).
+ */
+QMMM_API int qmmm_field_eval_walkers_async(qmmm_field f, int64_t n_walkers, const int64_t *offsets, const double *xyz,
+                                           double *sums, double *u);
+/**
+ * @brief Device-resident evaluation (CUDA fields): d_u[i] = U(d_xyz[3i..3i+2]) with points and values in device
+ * memory, enqueued on a stream; no copy to or from the host, no wait.
+ *
+ * The work is ordered on `stream` (a cudaStream_t; NULL: the field's own stream, not the legacy default stream) after
+ * what the caller enqueued there before, and d_u is written when the stream reaches it (cudaStreamSynchronize, an
+ * event, or later work on the stream; qmmm_field_wait(f) blocks until it is done, for callers without the stream:
+ * OpenACC and OpenMP data regions). The field's next call of any kind waits for it on the GPU. The values are those
+ * of qmmm_field_eval for calls of more than 8 points (the throughput path, whatever n_points); the points are not
+ * checked on the host (a NaN point gives a NaN value), and a point on a nucleus, or on a cell centre with cell_volume
+ * 0, gives NaN in d_u instead of QMMM_ERR_SINGULAR. CUDA DIRECT fields of density cells or unscreened charges; other
+ * fields (CPU, SPLIT, screened charges, a SINGLE field on a local origin, nuclei only) are refused.
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param d_xyz the points, 3*n_points doubles in device memory of the field's device (bohr)
+ * @param[out] d_u the values, n_points doubles in device memory (hartree)
+ * @param stream a cudaStream_t of the field's device, or NULL
+ * @retval QMMM_SUCCESS the work is enqueued
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG d_xyz or d_u is NULL with n_points > 0
+ * @retval QMMM_ERR_INVALID_ARG n_points < 0, or d_xyz or d_u is host memory or memory of another device
+ *         (cudaPointerGetAttributes; managed memory is taken)
+ * @retval QMMM_ERR_UNSUPPORTED f is a CPU field, or a CUDA field of a kind named above
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure (enqueueing; a failure of the kernels shows on the stream)
+ * @threading As qmmm_field_eval_walkers.
+ */
+QMMM_API int qmmm_field_eval_device(qmmm_field f, int64_t n_points, const double *d_xyz, double *d_u, void *stream);
+/**
+ * @brief Device-resident walkers (CUDA fields): qmmm_field_eval_device on the points from d_xyz[3 offsets[0]] to
+ * d_xyz[3 offsets[n_walkers] - 1], then d_sums[w] = the sum of d_u over walker w's points in point order, on the GPU (one
+ * thread a walker, no atomics): bitwise what qmmm_field_eval_walkers gives when every walker has more than 8 points.
+ * offsets are in host memory (the layout of a crowd rarely changes); d_u may be NULL (the values are then kept in the
+ * field's own device buffer).
+ * @param f the field
+ * @param n_walkers number of walkers, >= 0
+ * @param offsets n_walkers + 1 non-decreasing point indices, host memory
+ * @param d_xyz the points, device memory (bohr)
+ * @param[out] d_sums one sum per walker, n_walkers doubles in device memory (hartree)
+ * @param[out] d_u the per-point values indexed as d_xyz, device memory, or NULL
+ * @param stream a cudaStream_t of the field's device, or NULL (the field's own)
+ * @retval QMMM_SUCCESS the work is enqueued
+ * @retval QMMM_ERR_NULL_ARG offsets or d_sums NULL with n_walkers > 0, or d_xyz with points
+ * @retval QMMM_ERR_INVALID_ARG as qmmm_field_eval_walkers and qmmm_field_eval_device (a host pointer)
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_UNSUPPORTED, QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_eval_device
+ * @threading As qmmm_field_eval_walkers.
+ */
+QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, const int64_t *offsets,
+                                            const double *d_xyz, double *d_sums, double *d_u, void *stream);
 
 /* ---- forces: the gradient at points, the field at the sites ---- */
 /**

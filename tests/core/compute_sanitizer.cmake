@@ -1,6 +1,7 @@
 # compute_sanitizer.cmake -- a gtest program's GPU tests under compute-sanitizer memcheck with the leak check: passes
 # when every selected test passes and the sanitizer reports 0 errors (leaks are errors with --leak-check full).
-#   cmake -DEXE=prog -DFILTER=gtest-filter -DSAN=compute-sanitizer -P compute_sanitizer.cmake
+#   cmake -DEXE=prog -DFILTER=gtest-filter -DSAN=compute-sanitizer [-DTOOL=racecheck] -P compute_sanitizer.cmake
+# TOOL racecheck: shared-memory hazards instead (no leak check); it passes on 0 hazards.
 # Without a GPU (nvidia-smi lists none) or without compute-sanitizer it prints a qmmm-skip line with the reason,
 # unless QMMM_REQUIRE_GPU=1, where that is a failure.
 set(require "$ENV{QMMM_REQUIRE_GPU}")
@@ -27,15 +28,25 @@ if(NOT gpus MATCHES "GPU [0-9]")
   no_run("no usable GPU (nvidia-smi lists none)")
   return()
 endif()
-execute_process(COMMAND ${SAN} --tool memcheck --leak-check full --error-exitcode 3 ${EXE} --gtest_filter=${FILTER}
+if(NOT TOOL)
+  set(TOOL memcheck)
+endif()
+set(tool_args --tool ${TOOL})
+set(clean "ERROR SUMMARY: 0 errors")
+if(TOOL STREQUAL "memcheck")
+  list(APPEND tool_args --leak-check full)
+elseif(TOOL STREQUAL "racecheck")
+  set(clean "RACECHECK SUMMARY: 0 hazards")
+endif()
+execute_process(COMMAND ${SAN} ${tool_args} --error-exitcode 3 ${EXE} --gtest_filter=${FILTER}
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 message("${out}${err}")
 string(REGEX MATCHALL "\\[       OK \\]" passed "${out}")
 list(LENGTH passed n_passed)
-if(NOT rc EQUAL 0 OR NOT "${out}${err}" MATCHES "ERROR SUMMARY: 0 errors" OR n_passed EQUAL 0)
-  message(FATAL_ERROR "compute-sanitizer memcheck: exit ${rc}, ${n_passed} tests passed (see above)")
+if(NOT rc EQUAL 0 OR NOT "${out}${err}" MATCHES "${clean}" OR n_passed EQUAL 0)
+  message(FATAL_ERROR "compute-sanitizer ${TOOL}: exit ${rc}, ${n_passed} tests passed (see above)")
 endif()
 if("${out}" MATCHES "qmmm-skip:")
   no_run("a selected test skipped under the sanitizer")
 endif()
-message("compute-sanitizer memcheck: ${n_passed} tests passed, 0 errors, no leaks")
+message("compute-sanitizer ${TOOL}: ${n_passed} tests passed, ${clean}")

@@ -2,10 +2,12 @@
 ! error statuses and messages through the wrappers.
 program test_fortran_field
   use qmmm_accel
-  use, intrinsic :: iso_c_binding, only: c_associated
+  use, intrinsic :: iso_c_binding, only: c_associated, c_loc
   use, intrinsic :: iso_fortran_env, only: error_unit
   implicit none
-  real(8) :: cells(3,8), q(8), nuc(3,2), z(2), pts(3,3), u(3), v(3), empty(3,0), noq(0)
+  real(8), target :: pts(3,3), u(3)
+  real(8) :: cells(3,8), q(8), nuc(3,2), z(2), v(3), empty(3,0), noq(0)
+  real(8) :: wsums(3), wu(3)
   real(8) :: g(3,3), g2(3,3), usum, w(1), phi(10), ef(3,10), phi2(10), ef2(3,10), wsum, tot(3)
   integer(8) :: ncalls, ndip
   real(8) :: dsite(3,1), dmu(3,1), dpt(3,1), du(1), dg(3,1)
@@ -129,6 +131,30 @@ program test_fortran_field
   call check(qmmm_field_eval(f, dpt, du) == QMMM_SUCCESS, 'eval without dipoles')
   call check(du(1) == 0, 'no dipole term left')
   call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy dipoles field')
+
+  ! Crowds: walkers by counts, the sums of qmmm_field_eval_sum per walker (bit for bit), the values of qmmm_field_eval;
+  ! a point on a nucleus counted from 1 over the whole crowd; a CPU field refuses device-resident calls.
+  call check(qmmm_field_create(f, cells, q, nuc, z, backend=QMMM_BACKEND_CPU) == QMMM_SUCCESS, 'create for walkers')
+  call check(qmmm_field_eval_walkers(f, [2, 0, 1], pts, wsums, wu) == QMMM_SUCCESS, 'eval_walkers')
+  call check(qmmm_field_eval_sum(f, 2, pts, usum) == QMMM_SUCCESS, 'eval_sum of walker 1')
+  call check(wsums(1) == usum, 'walker 1 sum')
+  call check(qmmm_field_eval_sum(f, 1, pts(:, 3), usum) == QMMM_SUCCESS, 'eval_sum of walker 3')
+  call check(wsums(2) == 0 .and. wsums(3) == usum, 'walkers 2 and 3 sums')
+  call check(qmmm_field_eval(f, pts, u) == QMMM_SUCCESS, 'eval for the walkers')
+  call check(all(wu == u), 'walkers values')
+  wsums = 0
+  call check(qmmm_field_eval_walkers_async(f, [1, 2], pts, wsums(1:2)) == QMMM_SUCCESS, 'eval_walkers_async')
+  call check(qmmm_field_wait(f) == QMMM_SUCCESS, 'wait for the walkers')
+  call check(wsums(1) == u(1) .and. wsums(2) == u(2) + u(3), 'eval_walkers_async sums')
+  s = qmmm_field_eval_walkers(f, [1, 1], reshape([0d0, 0d0, 0d0, 0d0, 4d0, 0d0], [3, 2]), wsums(1:2))
+  msg = qmmm_error_message()
+  call check(s == QMMM_ERR_SINGULAR .and. index(msg, 'point 2 ') > 0 .and. index(msg, 'nucleus 2') > 0, &
+       'walker point on a nucleus: '//msg)
+  call check(qmmm_field_eval_walkers(f, [1, 1], pts, wsums) == QMMM_ERR_INVALID_ARG, 'sums size checked')
+  call check(qmmm_field_eval_walkers(f, [1, -1, 1], pts, wsums) == QMMM_ERR_INVALID_ARG, 'negative count')
+  call check(index(qmmm_error_message(), 'counts must be >= 0') > 0, 'negative count message')
+  call check(qmmm_field_eval_device(f, 3, c_loc(pts), c_loc(u)) == QMMM_ERR_UNSUPPORTED, 'CPU field: no device calls')
+  call check(qmmm_field_destroy(f) == QMMM_SUCCESS, 'destroy walkers field')
 
   if (failures == 0) then
     print '(a)', 'fortran_field: all passed'

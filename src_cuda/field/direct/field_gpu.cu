@@ -39,6 +39,7 @@
 #include "direct/field_gpu.cuh"
 #include "direct/field_layout.hpp"
 #include "direct/field_tuning_gpu.cuh"
+#include "direct/field_walkers_gpu.cuh"
 #include "tuning_env.hpp"
 
 namespace qmmm::cuda {
@@ -117,6 +118,7 @@ public:
         cudaSetDevice(dev_);
         if (ll_running_) stop_persistent();
         if (stream_) cudaStreamSynchronize(stream_);
+        if (device_done_) cudaEventSynchronize(device_done_);  // a device-resident call on the caller's stream
         release();
         if (saved >= 0) cudaSetDevice(saved);
     }
@@ -137,6 +139,7 @@ public:
 
     int eval_async(int64_t n, const double *xyz, double *u) override {
         DeviceScope scope(dev_);
+        after_device_calls(stream_);
         n_ = n, u_ = u;
         out_.ensure(static_cast<size_t>(n), "results");
         latency_ = cells_.p && n <= kLatencyMaxPoints;
@@ -224,8 +227,104 @@ public:
         return QMMM_SUCCESS;
     }
 
+    // A point's bits depend on the path alone: the throughput path's segments depend on M only, its tile shape and
+    // batches change nothing (field_gpu.cuh), so every call of more than kLatencyMaxPoints points gives a point the
+    // same bits. Without cells the nuclear term is per point on the host.
+    int64_t merge_from() const override { return cells_.p ? kLatencyMaxPoints + 1 : 1; }
+
+    // Device-resident points and values: the throughput path on the caller's stream (whatever n: the latency paths
+    // read the points on the host), reading d_xyz and writing d_u (or out_dev_) in place; with d_sums, the walkers'
+    // sums after it. The field's buffers (segment partials, quarter totals) are shared by its calls, so each call
+    // waits on the GPU for the previous device-resident one (device_done_) when it runs on another stream.
+    int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
+                    double *d_sums, void *stream) override {
+        DeviceScope scope(dev_);
+        if (!cells_.p)
+            throw Error(QMMM_ERR_UNSUPPORTED, "f has nuclei only (no cells or unscreened charges): its term is summed "
+                                              "on the host; use qmmm_field_eval or qmmm_field_eval_walkers");
+        const int64_t o0 = n_walkers > 0 ? offsets[0] : 0;
+        if (n > 0) check_device_memory("d_xyz", d_xyz);
+        if (d_u && n > 0) check_device_memory("d_u", d_u);
+        if (d_sums) check_device_memory("d_sums", d_sums);
+        const cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : stream_;
+        after_device_calls(s);
+        if (n > 0) {
+            const double *p = d_xyz + 3 * o0;
+            double *out = d_u ? d_u + o0 : nullptr;
+            if (!out) out_dev_.ensure(static_cast<size_t>(n), "results"), out = out_dev_.p;
+            const int64_t batch = std::min(n, kMaxBatch);
+            seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
+            if (sm90_tuning(precision_).quarter_blocks && !dc_.rows) {
+                const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
+                join_totals_.ensure(kSub * qp, "quarter totals");
+                if (join_counts_.n < qp / 32) {
+                    join_counts_.ensure(qp / 32, "quarter counters");
+                    check(cudaMemsetAsync(join_counts_.p, 0, join_counts_.n * sizeof(unsigned), s),
+                          "cudaMemsetAsync (counters)");
+                }
+            }
+            for (int64_t b = 0; b < n; b += batch) {
+                const int64_t m = std::min(batch, n - b);
+                const TileShape shape = forced_tile_.empty() ? tile_for(*tuning_, m) : forced_tile_;
+                check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, p + 3 * b, seg_part_.p,
+                                        out + b, shape, QuarterJoin{join_totals_.p, join_counts_.p}, s),
+                      "throughput kernel launch");
+            }
+            if (d_sums) {
+                // The crowd's layout rarely changes: the offsets go to the GPU when they do (a pageable copy is staged
+                // before cudaMemcpyAsync returns, so walk_host_ may change afterwards).
+                if (walk_host_.size() != static_cast<size_t>(n_walkers + 1) ||
+                    !std::equal(walk_host_.begin(), walk_host_.end(), offsets)) {
+                    walk_host_.assign(offsets, offsets + n_walkers + 1);
+                    walk_dev_.ensure(walk_host_.size(), "walker offsets");
+                    check(cudaMemcpyAsync(walk_dev_.p, walk_host_.data(), walk_host_.size() * sizeof(int64_t),
+                                          cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (walker offsets)");
+                }
+                check(launch_walker_sums(out, walk_dev_.p, n_walkers, d_sums, s), "walker sums launch");
+            }
+        } else if (d_sums && n_walkers > 0) {
+            check(cudaMemsetAsync(d_sums, 0, static_cast<size_t>(n_walkers) * sizeof(double), s), "cudaMemsetAsync (sums)");
+        }
+        if (!device_done_) check(cudaEventCreateWithFlags(&device_done_, cudaEventDisableTiming), "cudaEventCreate");
+        check(cudaEventRecord(device_done_, s), "cudaEventRecord");
+        return QMMM_SUCCESS;
+    }
+
+    int wait_device() override {
+        if (!device_done_) return QMMM_SUCCESS;
+        DeviceScope scope(dev_);
+        check(cudaEventSynchronize(device_done_), "device-resident call (cudaEventSynchronize)");
+        return QMMM_SUCCESS;
+    }
+
 private:
     LatencyOut lat_out() const { return LatencyOut{result_.dev}; }
+
+    // Work on s that uses the field's buffers waits (on the GPU) for the last device-resident call.
+    void after_device_calls(cudaStream_t s) {
+        if (device_done_) check(cudaStreamWaitEvent(s, device_done_, 0), "cudaStreamWaitEvent");
+    }
+
+    // Device memory of the field's device, or managed memory; host memory (pinned or not) and other devices' memory
+    // are refused with QMMM_ERR_INVALID_ARG.
+    void check_device_memory(const char *name, const void *p) const {
+        cudaPointerAttributes a{};
+        const cudaError_t e = cudaPointerGetAttributes(&a, p);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("%s is not memory CUDA knows (%s): device-resident calls take "
+                                                     "device memory", name, cudaGetErrorString(e)));
+        }
+        if (a.type == cudaMemoryTypeManaged) return;
+        if (a.type != cudaMemoryTypeDevice)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("%s is host memory: device-resident calls take device memory of "
+                                                     "the field's device %d (cudaMalloc, OpenACC host_data use_device, "
+                                                     "OpenMP use_device_ptr); with host arrays use qmmm_field_eval",
+                                                     name, dev_));
+        if (a.device != dev_)
+            throw Error(QMMM_ERR_INVALID_ARG, strfmt("%s is memory of device %d; the field is on device %d", name,
+                                                     a.device, dev_));
+    }
 
     // Spins until every word of the result carries the current sequence number; asks the stream now and then, so
     // that a failed (or vanished) kernel becomes an error instead of a hang.
@@ -481,6 +580,9 @@ private:
         result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         join_totals_.release(), join_counts_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
+        walk_dev_.release();
+        if (device_done_) cudaEventDestroy(device_done_);
+        device_done_ = nullptr;
         if (stream_) cudaStreamDestroy(stream_);
         if (ll_stream_) cudaStreamDestroy(ll_stream_);
         stream_ = ll_stream_ = nullptr;
@@ -516,6 +618,10 @@ private:
     std::vector<double> nuc_;
     int64_t n_ = 0;
     double *u_ = nullptr;
+    // Device-resident calls: the last one's completion on its stream, the walkers' offsets (host copy, device copy).
+    cudaEvent_t device_done_ = nullptr;
+    std::vector<int64_t> walk_host_;
+    DeviceBuf<int64_t> walk_dev_;
 };
 
 class FieldGpuImpl final : public FieldGpu {

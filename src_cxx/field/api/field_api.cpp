@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 
 #include "all_finite.hpp"
 #include "api/field_checks.hpp"
+#include "api/field_walkers.hpp"
 #include "backend/field_backend.hpp"
 #include "backend/field_factory.hpp"
 #include "charges/field_charges.hpp"
@@ -41,6 +43,9 @@ struct qmmm_field_s {
     std::unique_ptr<qmmm::ForceEngine> forces;
     // Point dipoles (qmmm_field_set_dipoles): one term shared by the value wrapper around impl and the forces engine.
     std::shared_ptr<qmmm::DipoleTerm> dipoles;
+    // A pending qmmm_field_eval_walkers_async that shares one backend call: its sums, made by wait once the values
+    // are checked (api/field_walkers.cpp).
+    std::function<void()> pending_walkers;
 };
 
 namespace {
@@ -267,8 +272,11 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
     return qmmm::api_guard("qmmm_field_wait", [&]() -> int {
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
+        if (int s = h->impl->wait_device()) return s;  // device-resident calls (api/field_walkers.cpp)
         if (!h->pending) return QMMM_SUCCESS;
         h->pending = false;
+        const std::function<void()> walkers = std::move(h->pending_walkers);
+        h->pending_walkers = nullptr;
         if (h->forces->pending()) {  // an asynchronous gradient
             h->forces->wait();
             return QMMM_SUCCESS;
@@ -278,6 +286,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
         if (int s = h->impl->wait()) return s;
         check_values(*h, h->pending_n, h->pending_xyz.data(), h->pending_u);
         if (sum) *sum = ordered_sum(h->pending_u, h->pending_n);
+        if (walkers) walkers();
         return QMMM_SUCCESS;
     });
 }
@@ -571,6 +580,15 @@ QMMM_API int qmmm_field_destroy(qmmm_field f) {
 }
 
 }  // extern "C"
+
+int qmmm::field_access_call(qmmm_field f, const std::function<int(qmmm::FieldAccess &)> &body) {
+    qmmm_field_s *h = live(f);
+    const InUse in_use(h);
+    qmmm::FieldAccess a{*h->impl,       h->pending,  h->pending_n, h->pending_u, h->pending_xyz, h->pending_walkers,
+                        [h](int64_t n) { return scratch(h, n); },
+                        [h](int64_t n, const double *xyz, double *u) { check_values(*h, n, xyz, u); }};
+    return body(a);
+}
 
 int qmmm::field_forces_call(qmmm_field f, int (*body)(qmmm::ForceEngine &, bool &pending, void *ctx), void *ctx) {
     qmmm_field_s *h = live(f);

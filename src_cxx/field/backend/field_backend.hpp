@@ -43,6 +43,18 @@ public:
     virtual void low_latency(int *running, int64_t *launches) const { *running = 0, *launches = 0; }
     // A backend that wraps another (point charges around their cells' backend): the wrapped one, for its reports.
     virtual const FieldBackend *wrapped() const { return nullptr; }
+    // Crowds (api/field_walkers.cpp). merge_from: calls of at least this many points give every point the bits it gets
+    // in any other such call, so a crowd's walkers of at least this many points each may share one call; INT64_MAX
+    // (the default): a point's bits may depend on the call (the batch's path or make-up), so walkers go one by one.
+    virtual int64_t merge_from() const { return INT64_MAX; }
+    // Device-resident points and values (CUDA DIRECT fields): d_u[i] = U_ES(point i) enqueued on `stream` (a
+    // cudaStream_t; null: the field's own), not waited for; with d_sums, also d_sums[w] = the values of walker w
+    // (offsets, host memory, relative to d_xyz) added in index order on the device. d_u null: the backend's own buffer.
+    // The default refuses with QMMM_ERR_UNSUPPORTED (field_data.cpp), naming what the field is.
+    virtual int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
+                            double *d_sums, void *stream);
+    // Blocks until the last device-resident call is done (qmmm_field_wait); nothing to wait for by default.
+    virtual int wait_device() { return QMMM_SUCCESS; }
 };
 
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the

@@ -8,6 +8,7 @@
 
 #include "cpu_parallel.hpp"
 #include "backend/field_backend.hpp"
+#include "error.hpp"
 
 namespace qmmm {
 
@@ -143,6 +144,16 @@ MixedCells field_mixed_cells(const FieldData &d, int64_t chunk, float far) {
         for (int k = 0; k < 4; ++k) lm[k] /= static_cast<double>(e - b);
     }
     return c;
+}
+
+// Device-resident calls: only the CUDA direct backend takes them (it overrides this); say what this field is.
+int FieldBackend::eval_device(int64_t, const double *, double *, int64_t, const int64_t *, double *, void *) {
+    if (backend() == QMMM_BACKEND_CPU)
+        throw Error(QMMM_ERR_UNSUPPORTED, "f is a CPU field: points and values in device memory need a CUDA field "
+                                          "(with host arrays use qmmm_field_eval or qmmm_field_eval_walkers)");
+    throw Error(QMMM_ERR_UNSUPPORTED, "f is a CUDA field of a kind without device-resident calls (SPLIT, screened "
+                                      "charges, SINGLE on a local origin, or nuclei only): use qmmm_field_eval or "
+                                      "qmmm_field_eval_walkers with host arrays");
 }
 
 }  // namespace qmmm

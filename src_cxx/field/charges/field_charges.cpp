@@ -327,6 +327,15 @@ public:
         if (inner_) inner_->low_latency(running, launches);
         else *running = 0, *launches = 0;
     }
+    // The screened term gives a point the same bits in any batch (ScreenedCpu: either pass; the GPU: a block a point),
+    // so walkers share a call where the cells' backend lets them. Device-resident points: without screened charges.
+    int64_t merge_from() const override { return inner_ ? inner_->merge_from() : 1; }
+    int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
+                    double *d_sums, void *stream) override {
+        if (!screened_ && inner_) return inner_->eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
+        return FieldBackend::eval_device(n, d_xyz, d_u, n_walkers, offsets, d_sums, stream);
+    }
+    int wait_device() override { return inner_ ? inner_->wait_device() : QMMM_SUCCESS; }
 
 private:
     std::unique_ptr<FieldBackend> inner_;

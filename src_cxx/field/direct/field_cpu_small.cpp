@@ -235,6 +235,8 @@ public:
     int backend() const override { return QMMM_BACKEND_CPU; }
     int precision() const override { return precision_; }
     int cpu_isa() const override { return static_cast<int>(isa_); }
+    // A point's value depends on the point alone (chunks and kernels per point, threads over points).
+    int64_t merge_from() const override { return 1; }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_ + data_.n_nuclei));

@@ -31,6 +31,7 @@ public:
     int cpu_isa() const override { return inner_->cpu_isa(); }
     void low_latency(int *running, int64_t *launches) const override { inner_->low_latency(running, launches); }
     const FieldBackend *wrapped() const override { return inner_.get(); }
+    int64_t merge_from() const override { return inner_->merge_from(); }  // points moved one by one
 
 private:
     const double *moved(int64_t n, const double *xyz) {

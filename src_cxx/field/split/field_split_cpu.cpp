@@ -329,6 +329,8 @@ public:
         if (use_avx512()) return QMMM_CPU_ISA_AVX512;
         return pick_range() == range_scalar ? QMMM_CPU_ISA_GENERIC : QMMM_CPU_ISA_AVX2;
     }
+    // A point's value does not depend on the batch (see Determinism above), nor does the direct sum's outside the region.
+    int64_t merge_from() const override { return 1; }
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, 1e3 * static_cast<double>(n));  // a point costs ~10^3 pair terms
