@@ -2,7 +2,7 @@
 // src_cxx/field/dipoles/field_dipoles.cpp; the pair term is field_dipoles_shared.hpp's, so both agree to rounding).
 // The sites are cut into fixed slices of kSlice (by index, whatever the batch): a block takes kThreads points and one
 // slice, loads the slice's sites into shared memory tile by tile, and every thread sums them in index order, in
-// double; a second kernel adds each point's slices in slice order. So a point's value is the same bits whatever the
+// double (the gradient only where asked for); a second kernel adds each point's slices in slice order. So a point's value is the same bits whatever the
 // batch, no atomics (the flag of a point on a site is a plain store of 1), and a few thousand points still fill the
 // device (8,192 points and 10^4 sites: 640 blocks).
 #include <cuda_runtime.h>
@@ -19,15 +19,19 @@ namespace qmmm::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int64_t kSlice = 1024;            // sites a block sums
+// Sites a block sums. 256 gives 8,192 points on 10^4 sites 2,560 blocks (about 20 per SM on the H200's 132), where
+// 1,024 gave 640 and left the double units waiting on latency.
+constexpr int64_t kSlice = 256;
 constexpr int64_t kPartialDoubles = 1 << 22;  // the slices' partial sums of one launch, at most (32 MB)
 
-// Sites as six planes of m values: x, y, z, mu_x, mu_y, mu_z. part: per slice 4 doubles a point (U, dU/dx, dU/dy,
-// dU/dz) of the n points; *near is set to 1 when a point is within the singular radius of a site (that pair adds
-// nothing).
+// Sites as six planes of m values: x, y, z, mu_x, mu_y, mu_z. part: per slice W doubles a point (U, then with GRAD
+// dU/dx, dU/dy, dU/dz) of the n points; *near is set to 1 when a point is within the singular radius of a site (that
+// pair adds nothing). Without GRAD the gradient is not formed: U's operations are the same, so its bits too.
+template <bool GRAD>
 __global__ void __launch_bounds__(kThreads) dipole_slice_kernel(int64_t m, const double *__restrict__ s, int64_t n,
                                                                 const double *__restrict__ xyz,
                                                                 double *__restrict__ part, int *__restrict__ near) {
+    constexpr int W = GRAD ? 4 : 1;
     __shared__ double tile[6][kThreads];
     const int64_t p = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
     const int64_t k0 = static_cast<int64_t>(blockIdx.y) * kSlice, k1 = min(m, k0 + kSlice);
@@ -47,23 +51,26 @@ __global__ void __launch_bounds__(kThreads) dipole_slice_kernel(int64_t m, const
                 on = 1;
                 continue;
             }
-            dipole_pair(dx, dy, dz, 1.0 / sqrt(d2), tile[3][j], tile[4][j], tile[5][j], u, gx, gy, gz);
+            // rsqrt: within an ulp of the CPU's correctly rounded 1 / sqrt, at a fraction of sqrt and a division.
+            if constexpr (GRAD) dipole_pair(dx, dy, dz, rsqrt(d2), tile[3][j], tile[4][j], tile[5][j], u, gx, gy, gz);
+            else dipole_pair_u(dx, dy, dz, rsqrt(d2), tile[3][j], tile[4][j], tile[5][j], u);
         }
         __syncthreads();
     }
     if (!live) return;
-    double *o = part + static_cast<int64_t>(blockIdx.y) * 4 * n + 4 * p;
-    o[0] = u, o[1] = gx, o[2] = gy, o[3] = gz;
+    double *o = part + static_cast<int64_t>(blockIdx.y) * W * n + W * p;
+    o[0] = u;
+    if constexpr (GRAD) o[1] = gx, o[2] = gy, o[3] = gz;
     if (on) *near = 1;
 }
 
-// out[4p + c] = the point's slices added in slice order (the first taken as it is); *near for a sum not finite.
-__global__ void dipole_join_kernel(int64_t n, int64_t slices, const double *__restrict__ part,
+// out[p * W + c] = the point's slices added in slice order (the first taken as it is); *near for a sum not finite.
+__global__ void dipole_join_kernel(int64_t values, int64_t slices, const double *__restrict__ part,
                                    double *__restrict__ out, int *__restrict__ near) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= 4 * n) return;
+    if (i >= values) return;
     double v = part[i];
-    for (int64_t sl = 1; sl < slices; ++sl) v += part[sl * 4 * n + i];
+    for (int64_t sl = 1; sl < slices; ++sl) v += part[sl * values + i];
     out[i] = v;
     if (!isfinite(v)) *near = 1;
 }
@@ -120,31 +127,36 @@ public:
                               cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (dipole points)");
         const int64_t slices = (m_ + kSlice - 1) / kSlice;
+        const int w = grad ? 4 : 1;  // doubles a point: U, then the gradient
         // Points a launch takes: the slices' partial sums within kPartialDoubles, whole blocks.
-        const int64_t batch = std::max<int64_t>(kThreads, kPartialDoubles / (4 * slices) / kThreads * kThreads);
-        part_.ensure(static_cast<size_t>(4 * slices * std::min(n, batch)), "dipole partial sums");
+        const int64_t batch = std::max<int64_t>(kThreads, kPartialDoubles / (w * slices) / kThreads * kThreads);
+        part_.ensure(static_cast<size_t>(w * slices * std::min(n, batch)), "dipole partial sums");
         for (int64_t b = 0; b < n; b += batch) {
             const int64_t nb = std::min(batch, n - b);
             const dim3 grid(static_cast<unsigned>((nb + kThreads - 1) / kThreads), static_cast<unsigned>(slices));
-            dipole_slice_kernel<<<grid, kThreads, 0, stream_>>>(m_, planes_.p, nb, xyz_dev_.p + 3 * b, part_.p,
-                                                                flag_.p);
-            const unsigned join_blocks = static_cast<unsigned>((4 * nb + 255) / 256);
-            dipole_join_kernel<<<join_blocks, 256, 0, stream_>>>(nb, slices, part_.p, out_dev_.p + 4 * b, flag_.p);
+            if (grad)
+                dipole_slice_kernel<true><<<grid, kThreads, 0, stream_>>>(m_, planes_.p, nb, xyz_dev_.p + 3 * b,
+                                                                          part_.p, flag_.p);
+            else
+                dipole_slice_kernel<false><<<grid, kThreads, 0, stream_>>>(m_, planes_.p, nb, xyz_dev_.p + 3 * b,
+                                                                           part_.p, flag_.p);
+            const unsigned join_blocks = static_cast<unsigned>((w * nb + 255) / 256);
+            dipole_join_kernel<<<join_blocks, 256, 0, stream_>>>(w * nb, slices, part_.p, out_dev_.p + w * b, flag_.p);
         }
         check(cudaGetLastError(), "dipole kernel launch");
-        check(cudaMemcpyAsync(out_host_.p, out_dev_.p, static_cast<size_t>(4 * n) * sizeof(double),
+        check(cudaMemcpyAsync(out_host_.p, out_dev_.p, static_cast<size_t>(w * n) * sizeof(double),
                               cudaMemcpyDeviceToHost, stream_),
               "cudaMemcpyAsync (dipole results)");
-        check(cudaMemcpyAsync(out_host_.p + 4 * n, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_),
+        check(cudaMemcpyAsync(out_host_.p + w * n, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_),
               "cudaMemcpyAsync (dipole flag)");
         check(cudaStreamSynchronize(stream_), "dipole kernel (cudaStreamSynchronize)");
         for (int64_t p = 0; p < n; ++p) {
-            u[p] += out_host_.p[4 * p];
+            u[p] += out_host_.p[w * p];
             if (grad)
                 for (int c = 0; c < 3; ++c) grad[3 * p + c] += out_host_.p[4 * p + 1 + c];
         }
         int flag = 0;
-        std::copy_n(reinterpret_cast<const unsigned char *>(out_host_.p + 4 * n), sizeof(int),
+        std::copy_n(reinterpret_cast<const unsigned char *>(out_host_.p + w * n), sizeof(int),
                     reinterpret_cast<unsigned char *>(&flag));
         *bad = flag != 0;
     }
