@@ -37,6 +37,6 @@ cat "$out/sanitizers.txt"
 
 "$build/field_bench" --cells 268782 --points 1 1024 8192 --json "$out/field.json" > "$out/field.txt" 2>&1 || status=1
 grep -E "cuda_|seed004_single_coalesced" "$out/field.txt"
-bash "$(dirname "$0")/vmc_bench.sh" "$build" "$out" 512 20 > "$out/vmc_bench.log" 2>&1 || status=1
+bash "$(dirname "$0")/../vmc/vmc_bench.sh" "$build" "$out" 512 20 > "$out/vmc_bench.log" 2>&1 || status=1
 tail -12 "$out/vmc_bench.log"
 exit $status
