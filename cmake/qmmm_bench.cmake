@@ -1,7 +1,7 @@
 # Benchmark helpers shared by the families (included before them).
 
 # qmmm_bench_cuda_baseline(TARGET DEFINE def SOURCES src...): in a CUDA build, compiles a benchmark's baseline
-# kernels (bench/*.cu, kept outside the library) into TARGET and defines def so the benchmark runs them; in a
+# kernels (bench/<family>/*.cu, kept outside the library) into TARGET and defines def so the benchmark runs them; in a
 # build without CUDA it does nothing and the benchmark leaves the baseline out.
 function(qmmm_bench_cuda_baseline target)
   cmake_parse_arguments(A "" "DEFINE" "SOURCES" ${ARGN})

@@ -7,7 +7,7 @@
     python3 scripts/readme_tables.py stale    # each source: current, or which of its code paths changed since
 
 bench/results/README_SOURCES.json (the manifest) names the sources -- a committed result file and the sidecar
-NAME.meta.json that bench/run_bench.sh wrote beside it (command, device, date, commit, sha256 of each output),
+NAME.meta.json that bench/common/run_bench.sh wrote beside it (command, device, date, commit, sha256 of each output),
 and the paths of the code the benchmark exercises -- and the tables: for each row, which record of which source
 and which fields fill the columns. Every row ends with the device, date and commit of its run. The markdown
 files that hold tables (README.md and docs/**/*.md) hold each between
@@ -15,7 +15,7 @@ files that hold tables (README.md and docs/**/*.md) hold each between
 and nothing else of them is touched. Anything missing or inconsistent fails loudly: a source or sidecar that is
 not there, a result whose sha256 is not the one its sidecar recorded (a result replaced without its run record),
 a run that failed or ran on uncommitted changes to its code, a run whose code paths changed in a later commit
-(stale: rerun it, bench/publish_results.sh), a record that is not found exactly once, a field that is not in it,
+(stale: rerun it, bench/common/publish_results.sh), a record that is not found exactly once, a field that is not in it,
 a table without markers or markers without a table. Python 3 standard library only.
 """
 import argparse
@@ -270,7 +270,7 @@ def stale_errors(root, manifest_path, warnings=None):
         elif changed:
             shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
             msg = (f"source {name} is stale: its run (commit {commit[:7]}) predates changes to {shown}; "
-                   f"rerun it (bash bench/publish_results.sh BUILD_DIR {name}), render and commit")
+                   f"rerun it (bash bench/common/publish_results.sh BUILD_DIR {name}), render and commit")
             if name in accepted and warnings is not None:
                 warnings.append(f"{msg} (accepted for now: {accepted[name]})")
             else:

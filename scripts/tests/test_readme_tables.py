@@ -1,4 +1,4 @@
-"""Tests of bench/run_bench.sh and scripts/readme_tables.py on a throw-away repository: a run recorded by the
+"""Tests of bench/common/run_bench.sh and scripts/readme_tables.py on a throw-away repository: a run recorded by the
 wrapper renders into a table (README.md or docs/*.md) with its device, date and commit; every way the tables, the
 result, its run record or the manifest can disagree makes the check fail, and so does a result whose benchmark's
 code changed in a later commit (stale) until the benchmark is rerun."""
@@ -56,7 +56,7 @@ class ReadmeTables(unittest.TestCase):
         """A run through the wrapper: it writes bench/results/demo/run.meta.json beside the result."""
         out = os.path.join(self.root, "bench/results/demo")
         code = f"import json; json.dump({result!r}, open('{out}/result.json', 'w'))"
-        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/run", "--",
+        r = subprocess.run(["bash", os.path.join(REPO, "bench/common/run_bench.sh"), "bench/results/demo/run", "--",
                             sys.executable, "-c", code], cwd=self.root, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
 
@@ -117,7 +117,7 @@ class ReadmeTables(unittest.TestCase):
         self.assertEqual(m["command"][0], sys.executable)
 
     def test_wrapper_keeps_exit_status(self):
-        r = subprocess.run(["bash", os.path.join(REPO, "bench/run_bench.sh"), "bench/results/demo/bad", "--",
+        r = subprocess.run(["bash", os.path.join(REPO, "bench/common/run_bench.sh"), "bench/results/demo/bad", "--",
                             "sh", "-c", "exit 7"], cwd=self.root, capture_output=True, text=True)
         self.assertEqual(r.returncode, 7)
         with open(os.path.join(self.root, "bench/results/demo/bad.meta.json")) as f:

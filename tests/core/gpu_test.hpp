@@ -3,7 +3,7 @@
 // QMMM_REQUIRE_GPU_OR_SKIP(): a failing device count fails the test (a broken driver is an error, not "no GPU");
 // no usable device skips it, saying why with a "qmmm-skip: " line -- the only text that makes ctest report a
 // skip (so a test that fails in its set-up is a failure) -- unless the environment variable QMMM_REQUIRE_GPU is
-// set (not "0"), as on the GPU machine (bench/gpu_verify.sh): then a missing GPU or a build without CUDA fails.
+// set (not "0"), as on the GPU machine (bench/common/gpu_verify.sh): then a missing GPU or a build without CUDA fails.
 #pragma once
 #include <gtest/gtest.h>
 

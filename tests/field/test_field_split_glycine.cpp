@@ -91,7 +91,7 @@ TEST_F(SplitGlycine, FragmentRegionWithinTolerance) {
     qmmm_field_split_stats(f, &values, &bytes, nullptr, &n_out);
     std::printf("glycine (268,938 cells), region %.1f x %.1f x %.1f bohr, tolerance 1e-7: max normwise error %.2e "
                 "(estimate %.2e); alpha %.2f R_c %.3f h %.3f; %lld grid values, %.0f MB, setup %.1f s; 10^4 points: "
-                "split %.3f s, direct %.3f s (not a benchmark: bench/field_split_bench)\n",
+                "split %.3f s, direct %.3f s (not a benchmark: bench/split/field_split_bench)\n",
                 region[3] - region[0], region[4] - region[1], region[5] - region[2], w.err, est, alpha, rc, h,
                 (long long)values, bytes / 1e6, setup, t_split, t_direct);
     EXPECT_LE(w.err, 1e-7);

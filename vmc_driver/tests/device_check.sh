@@ -10,4 +10,4 @@ grep -h "time (s)\|backend" $OUT/gpu_*.log
 sed -e "s/n_walkers = 256, n_equil = 20, n_blocks = 4, steps_per_block = 10/n_walkers = 16, n_equil = 2, n_blocks = 2, steps_per_block = 1/" $I/gpu_cuda_single.nml > $OUT/san.nml
 timeout 200 compute-sanitizer --tool memcheck --leak-check full $V $OUT/san.nml $OUT/san.json 2>&1 | tail -4
 timeout 100 compute-sanitizer --tool racecheck $V $OUT/san.nml $OUT/san2.json 2>&1 | tail -3
-bash bench/vmc_bench.sh $B $OUT/bench 128 20 2>&1
+bash bench/vmc/vmc_bench.sh $B $OUT/bench 128 20 2>&1

@@ -4,7 +4,7 @@
 # <message>"), the test is skipped: "SKIPPED: no usable GPU (<status>)" matches the tests'
 # SKIP_REGULAR_EXPRESSION. Only that status does: text that merely mentions a device is another failure, left to
 # the caller. With the environment variable QMMM_REQUIRE_GPU set (not "0"), as on the GPU machine
-# (bench/gpu_verify.sh), the would-be skip is a failure that quotes the error line.
+# (bench/common/gpu_verify.sh), the would-be skip is a failure that quotes the error line.
 function(vmc_gpu_skip_or_fail output)
   if(NOT output MATCHES "qmmm_vmc: error: [^\n]*: (QMMM_ERR_NO_CUDA|QMMM_ERR_NO_DEVICE): [^\n]*")
     return()

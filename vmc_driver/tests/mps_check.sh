@@ -4,7 +4,8 @@
 # report says "mps on". Uses the daemon that already serves $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) if
 # there is one; otherwise starts a private one (its own pipe and log directories) and stops it on exit, which
 # needs root and nvidia-cuda-mps-control, as the README's MPS section says. Skips ("SKIPPED: ...") without a GPU, without MPS's control program or without root; with
-# QMMM_REQUIRE_GPU set (bench/gpu_verify.sh) the missing GPU is a failure, and so is a daemon that will not start.
+# QMMM_REQUIRE_GPU set (bench/common/gpu_verify.sh) the missing GPU is a failure, and so is a daemon that will not
+# start.
 set -uo pipefail
 nompi=$1 exe=$2 check=$3 mpiexec=${QMMM_MPIEXEC:-$4} in_cpu=$5 in_cuda=$6 out=$7 ranks=$8
 require=0; [[ -n ${QMMM_REQUIRE_GPU:-} && ${QMMM_REQUIRE_GPU} != 0 ]] && require=1

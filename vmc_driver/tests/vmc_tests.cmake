@@ -70,7 +70,7 @@ if(QMMM_HAVE_MPI)
 endif()
 # The cusp-corrected MOs leave the Gaussian basis: their determinant's energy is psi4's HF energy plus an offset.
 # The tests expect that offset with its error bar, as measured by long runs of the current wavefunction at the
-# default radii (bench/cusp_bias.sh; the result, with its date, commit and host, is the JSON read here).
+# default radii (bench/vmc/cusp_bias.sh; the result, with its date, commit and host, is the JSON read here).
 set(CUSP_BIAS_JSON ${PROJECT_SOURCE_DIR}/data/cusp_bias.json)
 file(READ ${CUSP_BIAS_JSON} cusp_json)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CUSP_BIAS_JSON})

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_timing.hpp"
+#include "common/bench_timing.hpp"
 #include "qmmm_accel.h"
 
 namespace {

@@ -1,5 +1,5 @@
-// field_split_bench.hpp -- the range-split method's rows of field_bench (bench/field_split_bench.cpp), also run alone by
-// field_split_bench (a CPU-only build has it too).
+// field_split_bench.hpp -- the range-split method's rows of field_bench (bench/split/field_split_bench.cpp), also run
+// alone by field_split_bench (a CPU-only build has it too).
 #pragma once
 #include <cstdint>
 #include <string>

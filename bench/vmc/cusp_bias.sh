@@ -3,15 +3,15 @@
 # cusp-corrected MOs (no Jastrow, no environment) minus psi4's HF energy. The corrected MOs leave the Gaussian
 # basis, so their determinant's energy is not exactly psi4's; vmc_water_hf, vmc_water_dimer_embedded and
 # vmc_glycine_hf expect this offset with its error bar (vmc_driver/tests/vmc_tests.cmake reads the JSON).
-#   bash bench/cusp_bias.sh BUILD_DIR OUT_JSON RANKS SECONDS_WATER SECONDS_GLYCINE [SEED]
+#   bash bench/vmc/cusp_bias.sh BUILD_DIR OUT_JSON RANKS SECONDS_WATER SECONDS_GLYCINE [SEED]
 # The tests read data/cusp_bias.json: write the new run there to change what they expect.
 # Each system runs for about its SECONDS on RANKS MPI ranks (the sweeps are sized from a short timing run), at the
-# default cusp radii, then bench/cusp_bias_report.py writes OUT_JSON: per system the VMC energy, its reblocked error
+# default cusp radii, then bench/vmc/cusp_bias_report.py writes OUT_JSON: per system the VMC energy, its reblocked error
 # bar, psi4's reference, the offset and the walker-sweeps; plus date, commit and host.
 set -euo pipefail
 build=${1:?BUILD_DIR}; out_json=${2:?OUT_JSON}; ranks=${3:?RANKS}
 secs_w=${4:?SECONDS_WATER}; secs_g=${5:?SECONDS_GLYCINE}; seed=${6:-7401}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 launch=()
@@ -52,6 +52,6 @@ spb_g=$(size glycine data/glycine_trimer/frag1_embedded.molden energy_without_en
 echo "cusp_bias: water $spb_w, glycine $spb_g sweeps a block, 64 walkers a rank, $ranks ranks"
 timed water data/water/water.molden total_energy 64 "$spb_w"
 timed glycine data/glycine_trimer/frag1_embedded.molden energy_without_environment_terms 64 "$spb_g"
-python3 "$root/bench/cusp_bias_report.py" "$out_json" \
+python3 "$root/bench/vmc/cusp_bias_report.py" "$out_json" \
   "water=$work/water.json=data/water/reference.json=total_energy=$(cat "$work/water.wall")" \
   "glycine=$work/glycine.json=data/glycine_trimer/reference.json=energy_without_environment_terms=$(cat "$work/glycine.wall")"

@@ -1,5 +1,5 @@
 // field_seed.hpp -- seed 004's GPU algorithm as published, kept outside the library as the baseline of
-// bench/field_bench: 120 blocks x 256 threads, Nloop = ceil(M / (120 * 256)), the point in constant
+// bench/field/field_bench: 120 blocks x 256 threads, Nloop = ceil(M / (120 * 256)), the point in constant
 // memory, one point per call, block partials copied back and summed on the host. Electron term only.
 #pragma once
 #include <cstdint>

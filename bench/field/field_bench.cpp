@@ -38,8 +38,8 @@
 #include "field_ceiling.hpp"
 #include "field_reference.hpp"
 #include "field_seed.hpp"
-#include "field_split_bench.hpp"
 #include "qmmm_accel.h"
+#include "split/field_split_bench.hpp"
 
 namespace {
 
@@ -184,7 +184,8 @@ int main(int argc, char **argv) {
                                    "cells; --cells is then ignored")->check(CLI::ExistingFile);
     app.add_option("--threshold", threshold, "the cube's density threshold, e/bohr^3")->check(cli::finite_in(0, 1e6));
     bool split = false;
-    app.add_flag("--split", split, "also the range-split method's rows (QMMM_METHOD_SPLIT; bench/field_split_bench.cpp)");
+    app.add_flag("--split", split,
+                 "also the range-split method's rows (QMMM_METHOD_SPLIT; bench/split/field_split_bench.cpp)");
     app.add_flag("--only-cuda", only_cuda, "time the CUDA backend only (no seed or CPU baselines; for tuning)");
     app.add_flag("--cpu-only", cpu_only, "CPU rates only (DOUBLE/SINGLE/MIXED, 1 and all threads); needs no GPU");
     app.add_option("--cpu-points", cpu_points, "points per call for the CPU rates")->check(cli::int_in(1, 1 << 24));
@@ -397,7 +398,7 @@ int main(int argc, char **argv) {
         js["limits"] = {{"rsqrt_ceiling_gpairs_per_s", ceiling}, {"floor_launch_us", floor_launch},
                         {"floor_persistent_us", floor_persistent}};
     try {
-        if (split) split_rows(js, !cpu_only, min_time);  // QMMM_METHOD_SPLIT's rows (bench/field_split_bench.cpp)
+        if (split) split_rows(js, !cpu_only, min_time);  // QMMM_METHOD_SPLIT's rows (bench/split/field_split_bench.cpp)
     } catch (const std::exception &e) {
         std::fprintf(stderr, "field_bench: split rows: %s\n", e.what());
         return 1;

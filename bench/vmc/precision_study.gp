@@ -1,4 +1,4 @@
-# gnuplot -e "dir='OUT_DIR'" bench/precision_study.gp -> OUT_DIR/precision_study.png
+# gnuplot -e "dir='OUT_DIR'" bench/vmc/precision_study.gp -> OUT_DIR/precision_study.png
 # |running mean energy - CPU double's| per block for each CUDA precision (log scale; exact zeros drawn at 1e-16).
 if (!exists("dir")) dir = "precision_study_out"
 set terminal pngcairo size 900,560 font "sans,11"

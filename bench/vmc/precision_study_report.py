@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""precision_study_report.py OUT_DIR -- the table of bench/precision_study.sh (Markdown on stdout and in
+"""precision_study_report.py OUT_DIR -- the table of bench/vmc/precision_study.sh (Markdown on stdout and in
 OUT_DIR/precision_study.md, JSON in OUT_DIR/precision_study.json) and OUT_DIR/precision_study.dat: per block,
 the running mean energy of each precision minus CPU double's (same configurations, so this is the field's
 rounding alone, accumulated as a QMC run accumulates it)."""

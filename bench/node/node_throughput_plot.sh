@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# node_throughput_plot.sh OUT_DIR -- OUT_DIR/node_throughput.png from bench/node_throughput.sh's
+# node_throughput_plot.sh OUT_DIR -- OUT_DIR/node_throughput.png from bench/node/node_throughput.sh's
 # OUT_DIR/node_throughput.json: walker-sweeps per second against the MPI ranks of a configuration, one series
 # per kind (CPU field; MPI-only ranks on the GPU without and with MPS; ranks x threads + GPU, where the threads
 # fill the node), each point labelled ranks x threads, and the node's CPU and GPU limits as horizontal lines. Needs gnuplot (the GPU
@@ -7,7 +7,7 @@
 set -euo pipefail
 out=${1:?usage: node_throughput_plot.sh OUT_DIR}
 js="$out/node_throughput.json"
-[[ -s $js ]] || { echo "no $js: run bench/node_throughput.sh first"; exit 2; }
+[[ -s $js ]] || { echo "no $js: run bench/node/node_throughput.sh first"; exit 2; }
 command -v gnuplot > /dev/null || { echo "no gnuplot here (scripts/install_deps.sh installs gnuplot-nox)"; exit 2; }
 num() { grep -o "\"$1\": [^,}]*" <<<"$2" | head -1 | sed 's/.*: //; s/"//g'; }
 # One data file per series: ranks, throughput, label (the run lines are one JSON object each).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # node_throughput.sh BUILD_DIR OUT_DIR -- walker-sweeps per second of one node on the glycine case (fragment 1
-# in the field of fragments 2+3, 268,938 cells; bench/glycine_nml.sh), fixed walkers and sweeps, in one run:
+# in the field of fragments 2+3, 268,938 cells; bench/vmc/glycine_nml.sh), fixed walkers and sweeps, in one run:
 #   cpu_1          1 rank x 1 thread, CPU field, double
 #   cpu_N          NCORES ranks x 1 thread, CPU field, double (no GPU)
 #   gpu_1          1 rank x 1 thread + GPU field (PRECISION)
@@ -12,7 +12,7 @@
 # and the two limits of the node, measured in the same run:
 #   CPU limit      NCORES independent one-core jobs at once (taskset, one per core), wavefunction only (no
 #                  cubes: the field is off), WALKERS/NCORES walkers each: the sum of their walker-sweeps/s
-#                  (as the CEILING mode of bench/mpi_scaling.sh, without the field)
+#                  (as the CEILING mode of bench/node/mpi_scaling.sh, without the field)
 #   GPU limit      the field's measured pair rate (bench field_bench, PRECISION, one call of WALKERS x electrons
 #                  points, as one rank with every walker on threads makes) over the pair evaluations per
 #                  walker-sweep, electrons x cells / ENERGY_EVERY (field_calls 'measured': all electrons at each
@@ -20,7 +20,7 @@
 # Throughput = WALKERS x (EQUIL + SWEEPS) / sampling, sampling = the driver's "sampling" time: rank 0's total
 # minus its setup (reading the cube, building the field); the ranks wait for each other before sampling. A configuration that fails
 # or cannot run here is a row that says why; the script goes on. Writes OUT_DIR/node_throughput.{md,json}
-# and every run's input, log and JSON; bench/node_throughput_plot.sh OUT_DIR draws the plot (gnuplot).
+# and every run's input, log and JSON; bench/node/node_throughput_plot.sh OUT_DIR draws the plot (gnuplot).
 # Run from the repository root. Environment (defaults in brackets):
 #   WALKERS [512]  SWEEPS [8, an even number: 2 blocks of SWEEPS/2]  EQUIL [0]  ENERGY_EVERY [1]
 #   PRECISION [single: the GPU rows' field; CPU rows are double]  FIELD_CALLS [measured]
@@ -41,7 +41,7 @@ run_timeout=${RUN_TIMEOUT:-600}
 bind=${BIND:-core}; only=${ONLY:-}
 exe="$build/vmc_driver/qmmm_vmc"
 fbench="$build/field_bench"
-source "$(dirname "$0")/glycine_nml.sh"
+source "$(dirname "$0")/../vmc/glycine_nml.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 (( sweeps >= 2 && sweeps % 2 == 0 )) || { echo "SWEEPS=$sweeps: give an even number >= 2"; exit 2; }
@@ -273,4 +273,4 @@ esc() { tr -d '"\\' <<<"$1"; }
   for r in "${rows[@]}"; do echo "  $sep$r"; sep=","; done
   echo " ]}"
 } > "$out/node_throughput.json"
-echo "JSON: $out/node_throughput.json (plot: bench/node_throughput_plot.sh $out)"
+echo "JSON: $out/node_throughput.json (plot: bench/node/node_throughput_plot.sh $out)"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # publish_results.sh BUILD_DIR [SOURCE...] -- reruns the benchmarks whose results the generated tables read
-# (bench/results/README_SOURCES.json), each through bench/run_bench.sh into the source's own place, so that the
+# (bench/results/README_SOURCES.json), each through bench/common/run_bench.sh into the source's own place, so that the
 # new result and its run record (NAME.meta.json, NAME.log) replace the old ones. Without SOURCE: all of them.
 # Then: python3 scripts/readme_tables.py render, and commit the result files, the .meta.json and the .log files
 # (git status shows exactly those; the other files a run writes are ignored by bench/results/.gitignore).
 # On a machine whose copy of the tree has no (or a stale) git history, set QMMM_BENCH_COMMIT to the commit that
-# was copied (bench/run_bench.sh). Run from the repository root, on a GPU host with the build of that commit.
+# was copied (bench/common/run_bench.sh). Run from the repository root, on a GPU host with the build of that commit.
 # The VMC runs launch MPI with mpiexec.mpich; set QMMM_MPIEXEC where the launcher has another name. The GPU host
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
@@ -20,7 +20,7 @@ shift
 export QMMM_REQUIRE_GPU=1  # a benchmark that cannot reach the GPU fails instead of measuring the CPU
 R=bench/results
 CUBE=data/glycine_trimer/fragments23_density.cube.gz
-run() { bash bench/run_bench.sh "$@"; }
+run() { bash bench/common/run_bench.sh "$@"; }
 
 publish() {
   case $1 in
@@ -37,21 +37,21 @@ publish() {
         --tolerance 1e-7 --points 1 1024 8192 --min-time 0.2 --json $R/split/glycine.json ;;
     precision_vmc)
       rm -rf $R/precision/vmc
-      run $R/precision/vmc -- bash bench/precision_study.sh "$B" $R/precision/vmc ;;
+      run $R/precision/vmc -- bash bench/vmc/precision_study.sh "$B" $R/precision/vmc ;;
     node_vmc_double)
       rm -rf $R/node/vmc_double
       run $R/node/vmc_double -- env PRECISION=double ONLY="cpu_16 gpu_1 hyb_1x16 hyb_2x8 hyb_4x4 gpu_16_mps hyb_2x8_mps" \
-        WALKERS=1024 SWEEPS=48 RUN_TIMEOUT=200 bash bench/node_throughput.sh "$B" $R/node/vmc_double ;;
+        WALKERS=1024 SWEEPS=48 RUN_TIMEOUT=200 bash bench/node/node_throughput.sh "$B" $R/node/vmc_double ;;
     node_vmc_single)
       rm -rf $R/node/vmc_single
       run $R/node/vmc_single -- env WALKERS=1024 SWEEPS=48 RUN_TIMEOUT=200 \
-        bash bench/node_throughput.sh "$B" $R/node/vmc_single ;;
+        bash bench/node/node_throughput.sh "$B" $R/node/vmc_single ;;
     split_charges)
       run $R/split/charges -- "$B/split_charges_bench" --json $R/split/charges.json ;;
     legacy_loop)
       run $R/field/legacy_loop -- "$B/legacy_loop_bench" --json $R/field/legacy_loop.json ;;
     legacy_loop_node)
-      run $R/field/legacy_loop_node -- bash bench/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
+      run $R/field/legacy_loop_node -- bash bench/field/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
     rdf_pipeline)
       run $R/rdf/pipeline -- "$B/rdf_pipeline_bench" --atoms 1000000 --frames 20 --traj-frames 150 \
         --tool "$B/qmmm-rdf" --tmp "${TMPDIR:-/tmp}" --json $R/rdf/pipeline.json ;;

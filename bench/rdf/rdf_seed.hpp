@@ -1,4 +1,4 @@
-// rdf_seed.hpp -- the published GPU RDF scheme, kept outside the library as the baseline of bench/rdf_bench:
+// rdf_seed.hpp -- the published GPU RDF scheme, kept outside the library as the baseline of bench/rdf/rdf_bench:
 // brute force over all pairs of one selection with itself, a tile of 4000 atoms in constant memory, one atom
 // per thread looping over the tile, one shared-memory histogram of 32-bit counters per block, orthorhombic
 // boxes, float arithmetic (minimum image by rounding, sqrtf, bin = (r - r_min) / dr). Its float bins can

@@ -1,5 +1,5 @@
 // rdf_bench.cpp -- RDF throughput: ms per frame and pairs per second on the CPU, one GPU and all listed GPUs,
-// with the published GPU RDF scheme (bench/rdf_seed.cu: a tile of sel1 in constant memory, shared-memory
+// with the published GPU RDF scheme (bench/rdf/rdf_seed.cu: a tile of sel1 in constant memory, shared-memory
 // histogram, brute force, float bins) as the baseline in the same run. Workloads (one selection paired with
 // itself, uniform random atoms):
 //   brute  N atoms at water's all-atom density 0.1 / A^3, r_max = half the box, all N(N-1)/2 pairs
@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
             std::vector<int64_t> first_hist;
             for (const auto &c : cfgs) {
 #ifdef QMMM_BENCH_RDF_SEED
-                if (c.name == "gpu0 seed") {  // the published scheme, outside the library (bench/rdf_seed.cu)
+                if (c.name == "gpu0 seed") {  // the published scheme, outside the library (bench/rdf/rdf_seed.cu)
                     std::vector<int64_t> hist(500, 0);
                     std::vector<double> count_s;
                     try {

@@ -2,9 +2,9 @@
 # precision_study.sh BUILD_DIR [OUT_DIR] -- the glycine case (fragment 1 in fragments 2+3, 268,938 cells)
 # with one seed in CPU double, CUDA double, CUDA single and CUDA mixed. Acceptance never uses the field,
 # so all four visit the same configurations and every difference in energy is the field's precision.
-# Then bench/precision_study_report.py prints the Markdown table (energy, error bar, deviation from CPU
+# Then bench/vmc/precision_study_report.py prints the Markdown table (energy, error bar, deviation from CPU
 # double, wall time, speed-up) and writes OUT_DIR/precision_study.json and the running deviation per block
-# (precision_study.dat); bench/precision_study.gp plots it (gnuplot, PNG). Run from the repository root.
+# (precision_study.dat); bench/vmc/precision_study.gp plots it (gnuplot, PNG). Run from the repository root.
 # Knobs: WALKERS [256] BLOCKS [20] STEPS [5] CPU_RANKS [min(16, cores)] GPU_RANKS [GPUs] MPIEXEC [mpiexec]
 set -euo pipefail
 build=${1:?usage: precision_study.sh BUILD_DIR [OUT_DIR]}
@@ -37,8 +37,8 @@ cat > "$out/meta.json" <<JSON
  "cpu": "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)", "walkers": $walkers, "blocks": $blocks, "steps_per_block": $steps}
 JSON
 if command -v python3 > /dev/null; then
-  python3 bench/precision_study_report.py "$out"
-  if command -v gnuplot > /dev/null; then gnuplot -e "dir='$out'" bench/precision_study.gp && echo "plot: $out/precision_study.png"; fi
+  python3 bench/vmc/precision_study_report.py "$out"
+  if command -v gnuplot > /dev/null; then gnuplot -e "dir='$out'" bench/vmc/precision_study.gp && echo "plot: $out/precision_study.png"; fi
 else
-  echo "(no python3 here: run 'python3 bench/precision_study_report.py $out; gnuplot -e \"dir='$out'\" bench/precision_study.gp')"
+  echo "(no python3 here: run 'python3 bench/vmc/precision_study_report.py $out; gnuplot -e \"dir='$out'\" bench/vmc/precision_study.gp')"
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu_verify.sh BUILD_DIR OUT_DIR -- what a change to GPU code must pass on a GPU machine before it is called
 # done, in one call: the gpu-labelled tests, compute-sanitizer memcheck (leaks too) and racecheck on the
-# field, DCS and RDF kernels, the field benchmark (latency and throughput, all precisions, seed 004's
-# algorithm and the CPU in the same run) and the VMC benchmark (seed 004's Table 4). Outputs in OUT_DIR:
+# field (direct and split), DCS and RDF (exact edges too) kernels, the field benchmark (latency and throughput,
+# all precisions, seed 004's algorithm and the CPU in the same run) and the VMC benchmark (seed 004's Table 4).
+# Outputs in OUT_DIR:
 # gpu_tests.txt, sanitizers.txt, field.txt/.json, vmc_bench.md/.json. Run from the repository root; the
 # device machine of this project needs `bash .devkit/run.sh` around it (../shared/tools/devkit.sh).
 set -uo pipefail
@@ -31,12 +32,14 @@ done <<'LIST'
 test_field_gpu FieldCuda.MatchesCpuDoubleAcrossSizes:FieldCuda.AsyncGivesSyncValues:FieldCuda.PointOnCellCentre:FieldCuda.MixedErrorsAverageOutOnWaterDimer
 test_dcs_gpu DcsGpu.DoubleAgreesWithCpu:DcsGpu.Errors
 test_rdf_gpu RdfGpu.IdenticalSelectionEqualsCpu:RdfGpu.BadFrameInBatchAddsNothing
+test_rdf_exact_gpu RdfExact.GroQuantisedEdgesOnTheGpuEqualCpu
+test_field_split_gpu Tolerances/SplitGpu.*/0:SplitGpuEdges.*
 test_field_walkers_gpu FieldWalkers.DeviceResidentMatchesHostCalls:FieldWalkers.ManyThreadsOwnAndSharedHandles
 LIST
 cat "$out/sanitizers.txt"
 
 "$build/field_bench" --cells 268782 --points 1 1024 8192 --json "$out/field.json" > "$out/field.txt" 2>&1 || status=1
 grep -E "cuda_|seed004_single_coalesced" "$out/field.txt"
-bash "$(dirname "$0")/vmc_bench.sh" "$build" "$out" 512 20 > "$out/vmc_bench.log" 2>&1 || status=1
+bash "$(dirname "$0")/../vmc/vmc_bench.sh" "$build" "$out" 512 20 > "$out/vmc_bench.log" 2>&1 || status=1
 tail -12 "$out/vmc_bench.log"
 exit $status

@@ -5,9 +5,9 @@
 # status, and the sha256 of every file the run wrote under OUT_DIR. The command's stdout and stderr (merged)
 # also go to OUT_DIR/NAME.log. scripts/readme_tables.py renders the documentation's measured tables only from
 # results that have such a sidecar and whose sha256 still matches it (bench/results/README_SOURCES.json: which
-# feed which table; bench/publish_results.sh: the published runs). The benchmark programs themselves are not
+# feed which table; bench/common/publish_results.sh: the published runs). The benchmark programs themselves are not
 # changed: any command works, e.g. an experiment, whose output stays in the ignored runs/ folder:
-#   bench/run_bench.sh runs/field/direct -- build/field_bench --cells 268782 --points 1 1024 8192 \
+#   bench/common/run_bench.sh runs/field/direct -- build/field_bench --cells 268782 --points 1 1024 8192 \
 #       --json runs/field/direct.json
 # Run from the repository root. Exit status: the command's.
 set -uo pipefail

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_timing.hpp"
+#include "common/bench_timing.hpp"
 #include "qmmm_accel.h"
 
 namespace {

@@ -5,7 +5,7 @@
 # n_threads = 1) and with GPUs (device = node-local rank mod GPUs: ranks = GPUs, then several ranks per GPU).
 # Prints Markdown tables (wall and sampling time, speed-up, parallel efficiency, the merit factor of seed
 # 004's Table 8: the node with its GPU(s) against the same node's CPU cores all busy, same run) and writes
-# OUT_DIR/mpi_scaling.json (bench/mpi_scaling_report.py makes the tables; it needs python3).
+# OUT_DIR/mpi_scaling.json (bench/node/mpi_scaling_report.py makes the tables; it needs python3).
 # Run from the repository root. Environment knobs (defaults in brackets):
 #   WALKERS [512]  SWEEPS [10]  PRECISION [double]  CPU_RANKS ["1 2 4 8 16"]  GPU_RANKS ["1 2 4 8 16"]
 #   MPIEXEC [mpiexec; may carry flags, e.g. "mpiexec -bind-to core"]  TAG [a name for this machine in the JSON]
@@ -23,7 +23,7 @@ walkers=${WALKERS:-512}; sweeps=${SWEEPS:-10}; prec=${PRECISION:-double}
 cpu_ranks=${CPU_RANKS-"1 2 4 8 16"}; gpu_ranks=${GPU_RANKS-"1 2 4 8 16"}
 mpiexec=${MPIEXEC:-mpiexec}
 exe="$build/vmc_driver/qmmm_vmc"
-source "$(dirname "$0")/glycine_nml.sh"
+source "$(dirname "$0")/../vmc/glycine_nml.sh"
 mkdir -p "$out"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 ncores=$(nproc)
@@ -82,7 +82,7 @@ cat > "$out/meta.json" <<JSON
  "equil": ${EQUIL:-5}, "repeat": ${REPEAT:-1}, "balance": ${BALANCE:-0}, "mpiexec": "$mpiexec"}
 JSON
 if command -v python3 > /dev/null; then
-  python3 bench/mpi_scaling_report.py "$out"
+  python3 bench/node/mpi_scaling_report.py "$out"
 else
-  echo "(no python3 here: run 'python3 bench/mpi_scaling_report.py $out' where there is one)"
+  echo "(no python3 here: run 'python3 bench/node/mpi_scaling_report.py $out' where there is one)"
 fi

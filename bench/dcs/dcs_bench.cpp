@@ -1,6 +1,6 @@
 // dcs_bench.cpp -- DCS throughput (G atom-evaluations/s = atoms x lattice points / s / 1e9) for the fast
 // kernel in single, mixed and double precision on one GPU and on all listed GPUs, with VMD's published
-// version-4 kernel (bench/dcs_vmd4.cu: constant-memory batches of 4000, 8 points a half-warp apart) as the
+// version-4 kernel (bench/dcs/dcs_vmd4.cu: constant-memory batches of 4000, 8 points a half-warp apart) as the
 // baseline in the same run: "vmd4" launched as VMD launches it (one launch per plane and batch), "vmd4g" over a
 // 3-D grid. Without CUDA the baseline rows are left out (their ratios print as 0).
 // par.eff = one-GPU time / (n GPUs x all-GPU time). Prints a table and writes JSON. Times include the copy of the map back to the host.
@@ -50,7 +50,7 @@ double run(const std::vector<double> &xyz, const std::vector<double> &q, const q
     return best;
 }
 
-// VMD's version-4 kernel on one device (bench/dcs_vmd4.cu), best of repeat; -1 on failure, 0 without CUDA.
+// VMD's version-4 kernel on one device (bench/dcs/dcs_vmd4.cu), best of repeat; -1 on failure, 0 without CUDA.
 double run_vmd4(const std::vector<double> &xyz, const std::vector<double> &q, const qmmm_dcs_lattice &l,
                 std::vector<double> &map, bool slice, int device, int repeat) {
 #ifdef QMMM_BENCH_VMD4

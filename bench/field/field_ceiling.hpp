@@ -1,4 +1,4 @@
-// field_ceiling.hpp -- the hardware limits beside the field's rows in bench/field_bench:
+// field_ceiling.hpp -- the hardware limits beside the field's rows in bench/field/field_bench:
 // - the 1/r ceiling: a micro-kernel that does nothing but MUFU.RSQ and one FFMA per "pair" on values in
 //   registers (no loads, no distances), on every SM: the most 1/r terms per second this GPU can sum;
 // - the transport floors of one synchronous call: a launch of an empty kernel that writes a result and a flag

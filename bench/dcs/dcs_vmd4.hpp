@@ -1,5 +1,5 @@
 // dcs_vmd4.hpp -- VMD's published DCS kernel ("version 4"), kept outside the library as the baseline of
-// bench/dcs_bench: atoms in constant memory in batches of 4000, 16 x 16 threads, 8 points per thread a
+// bench/dcs/dcs_bench: atoms in constant memory in batches of 4000, 16 x 16 threads, 8 points per thread a
 // half-warp (16 points) apart, float throughout, added to the map at the end of each batch.
 #pragma once
 #include <cstdint>

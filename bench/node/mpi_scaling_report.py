@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mpi_scaling_report.py OUT_DIR -- tables of bench/mpi_scaling.sh's runs (seed 004 Table 5 and Table 8 shape).
+"""mpi_scaling_report.py OUT_DIR -- tables of bench/node/mpi_scaling.sh's runs (seed 004 Table 5 and Table 8 shape).
 
 wall: the whole job (mpiexec to exit, measured outside: MPI start, reading Molden and cube on every rank,
 building the field, CUDA contexts). sampling: rank 0's run time minus the slowest rank's setup, i.e. the
