@@ -20,7 +20,7 @@
 !   vmc_check differ A B KEY                             A[KEY] /= B[KEY]: a run that must not have taken B's path
 !                                                        (CUDA single vs CPU double, split vs direct) differs from it
 !   vmc_check is     RESULT KEY TEXT                     RESULT[KEY] is the string TEXT (e.g. backend cuda)
-!   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL
+!   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL (an array: its first element)
 !   vmc_check forces RESULT REFERENCE MAX_Z MAX_OUT3 MAX_REL_ERR
 !                    key forces against psi4's field at the MM sites (data/water_mm/reference.json): the QM nuclei's
 !                    field at the sites and the environment's force on the QM nuclei to 1e-10 (exact both); the
@@ -401,7 +401,8 @@ contains
     character(len=*), intent(in) :: path, key
     integer :: ios
     character(len=:), allocatable :: t
-    t = text(path, key)
+    t = adjustl(text(path, key))
+    if (t(1:1) == '[') t = t(2:)   ! an array's first element
     read(t, *, iostat=ios) num
     if (ios /= 0) then
       print '(a)', 'FAILED: "' // trim(key) // '" in ' // trim(path) // ' is not a number'

@@ -110,12 +110,14 @@ vmc_case(vmc_water_mm_forces_unpolarised IN1 water_mm_forces_unpolarised.nml LAU
 vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9)
 # The loop on an analytic case (pol_two_sites.nml): one polarizable site in a charge's field, far from a hydrogen
 # atom: E_pol = -1/2 alpha q^2 / d^4, the nucleus' energy with the charge and the induced dipole, the electrostatic
-# part zero within its error bar while the dipole's energy with the electron (-2.5e-4) is in the local energy, and
-# convergence at the second update; pol_mode = 'first' stops after one.
+# part zero within its error bar while the dipole's energy with the electron (-2.5e-4) is in the local energy,
+# convergence at the second update, and (key forces) the force on the nucleus with the induced dipole's field;
+# pol_mode = 'first' stops after one.
 vmc_case(vmc_pol_two_sites IN1 pol_two_sites.nml LABELS quick
   ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
   && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8
-  && value OUT1 pol.e_electrostatic 0 3e-5 && value OUT1 pol.updates 2 0 && parts OUT1 1e-9)
+  && value OUT1 pol.e_electrostatic 0 3e-5 && value OUT1 pol.updates 2 0 && parts OUT1 1e-9
+  && value OUT1 forces.qm_nuclei_force -9.533544842759833e-05 2e-10)
 vmc_case(vmc_pol_two_sites_first IN1 pol_two_sites_first.nml LABELS quick
   ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
   && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8 && value OUT1 pol.updates 1 0)
