@@ -436,10 +436,16 @@ contains
     pol_sweeps = 0
     if (len_trim(inp%pol_file) > 0) pol_sweeps = int(inp%pol_blocks, int64) * inp%steps_per_block * &
          merge(inp%pol_max_updates, 1, inp%pol_mode == 'scf')
-    if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block + pol_sweeps > huge(1_int32)) &
-         call bad('n_blocks', 'x steps_per_block + n_equil (+ the polarizable loop''s blocks) = ' // &
-         itoa(int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block + pol_sweeps) // &
-         ' sweeps: more than 2^31 - 1')
+    if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block + pol_sweeps > huge(1_int32)) then
+      if (pol_sweeps > 0) then
+        call bad('n_blocks', 'x steps_per_block + n_equil + the polarizable loop''s sweeps (pol_blocks x ' // &
+             'steps_per_block x pol_max_updates) = ' // itoa(int(inp%n_equil, int64) + int(inp%n_blocks, int64) * &
+             inp%steps_per_block + pol_sweeps) // ' sweeps: more than 2^31 - 1')
+      else
+        call bad('n_blocks', 'x steps_per_block + n_equil = ' // itoa(int(inp%n_equil, int64) + &
+             int(inp%n_blocks, int64) * inp%steps_per_block) // ' sweeps: more than 2^31 - 1')
+      end if
+    end if
     if (inp%n_walkers * n_meas > MAX_BLOCK_VALUES) call bad('n_walkers', 'x steps_per_block / energy_every = ' // &
          itoa(inp%n_walkers * n_meas) // ' local energies per block: more than 2^28 (rank 0 gathers each block)')
     select case (inp%field_method)

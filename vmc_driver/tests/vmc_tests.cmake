@@ -289,6 +289,7 @@ vmc_bad(pol_with_charges bad_pol_with_charges.nml
   "bad_pol_with_charges.nml:4: key 'pol_file' cannot be given with key 'cubes' or 'mm_charges'")
 vmc_bad(pol_mode_alone bad_pol_mode_alone.nml "bad_pol_mode_alone.nml:4: key 'pol_mode' applies to pol_file only")
 vmc_bad(pol_file_missing bad_pol_file_missing.nml "no_such.pot.*key 'pol_file'")
+vmc_bad(pol_sweeps bad_pol_sweeps.nml "key 'n_blocks' x steps_per_block \\+ n_equil \\+ the polarizable loop's sweeps")
 vmc_bad(forces_every bad_forces_every.nml
   "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies")
 vmc_bad(mm_charges_line bad_mm_charges_line.nml "bad_line.charges:4: expected x y z q \\(bohr, e\\)")
