@@ -93,6 +93,9 @@ program qmmm_vmc
         if (par_root) call pol_block(pol, fld, e_sites)
       end do
       call pol_update(pol, fld, pol_done)
+      ! The per-step field modes keep each electron's value from the step that moved it: with new dipoles in the
+      ! field every value is taken again (as sampler_prepare does), so no electron keeps the old dipoles' term.
+      if (fld%per_step) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
     end do
   end if
   if (par_root) call report_blocks_start(smp%delta)

@@ -123,6 +123,8 @@ vmc_case(vmc_pol_two_sites_first IN1 pol_two_sites_first.nml LABELS quick
   && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8 && value OUT1 pol.updates 1 0)
 # The dipoles and energies of the loop on 1 and 3 threads: bitwise the same.
 vmc_case(vmc_pol_threads IN1 pol_small.nml IN2 pol_small_3threads.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
+# ... and with the per-step field calls ('batched'), whose kept values are taken again after each dipole update.
+vmc_case(vmc_pol_field_calls IN1 pol_small.nml IN2 pol_small_batched.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
   && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
@@ -192,6 +194,9 @@ vmc_case(vmc_gpu_forces IN1 forces_small_cuda.nml IN2 forces_small.nml GPU LABEL
   ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 vmc_case(vmc_gpu_forces_cubes IN1 forces_cubes_cuda.nml IN2 forces_cubes_cpu.nml GPU LABELS gpu
   ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
+# Key pol_file on the CUDA field against the CPU: the dipoles and energies of the loop within 1e-10.
+vmc_case(vmc_gpu_pol IN1 pol_small_cuda.nml IN2 pol_small.nml GPU LABELS gpu
+  ARGS pol_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
@@ -398,7 +403,7 @@ set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
 qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
   vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured vmc_gpu_forces
-  vmc_gpu_forces_cubes)
+  vmc_gpu_forces_cubes vmc_gpu_pol)
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
