@@ -108,6 +108,7 @@ program qmmm_vmc
       call pol_block(pol, fld, e_sites)
     end if
   end do
+  if (allocated(e_sites)) deallocate(e_sites)   ! the program's own arrays stay to the end; this one need not
   call accum_finish(acc)
   if (par_root) call pol_finish(pol, fld, acc%mean, acc%err, acc%sum_f / real(acc%n_samples, real64), &
        acc%part_err(5))
