@@ -35,8 +35,16 @@ RAW_ONLY = 'fortran_iface/raw_only.txt'
 SCALARS = {'int': 'integer(c_int)', 'int32_t': 'integer(c_int32_t)', 'int64_t': 'integer(c_int64_t)',
            'double': 'real(c_double)', 'float': 'real(c_float)'}
 INTEGERS = {'int', 'int32_t', 'int64_t'}
-# The module-free interface replaces an options pointer by these fields, passed as default INTEGERs.
-F77_OPTION_FIELDS = {'qmmm_options': ('qmmm_options_default', ['backend', 'precision', 'n_threads'])}
+# The module-free interface replaces an options pointer by these fields (default INTEGER, or DOUBLE PRECISION for
+# a double), the rest at their defaults.
+F77_OPTION_FIELDS = {'qmmm_options': ('qmmm_options_default', [('backend', 'int'), ('precision', 'int'),
+                                                               ('n_threads', 'int')]),
+                     'qmmm_pol_options': ('qmmm_pol_options_default', [('n_threads', 'int'), ('max_iter', 'int'),
+                                                                       ('tolerance', 'double'), ('backend', 'int')])}
+# ... and an output struct by these of its fields, written back after the call whatever the status (a solve that
+# did not converge reports its last iterate).
+F77_OUT_FIELDS = {'qmmm_pol_stats': [('iterations', 'int'), ('residual', 'double'), ('e_pol', 'double'),
+                                     ('e_pol_ext', 'double'), ('e_pol_mm', 'double')]}
 
 
 class GenError(Exception):
@@ -483,7 +491,7 @@ def c_decl(ctype, depth, const, name):
 
 def f77_wrapper(f77, cname, fixed, where, fn, known_types, header):
     ret, params = fn
-    args, call, pre, post, fortran_args = [], [], [], [], []
+    args, call, pre, post, fortran_args, hidden = [], [], [], [], [], []
     destroys = cname.endswith('_destroy')
     for ctype, depth, const, name in params:
         if name in fixed:
@@ -514,11 +522,27 @@ def f77_wrapper(f77, cname, fixed, where, fn, known_types, header):
             call.append(f'*{name}')
         elif depth == 1 and const and ctype in F77_OPTION_FIELDS:
             default_fn, fields = F77_OPTION_FIELDS[ctype]
-            args += [f'const int *{x}' for x in fields]
-            fortran_args += fields
-            pre += [f'{ctype} o;', f'{default_fn}(&o);', ' '.join(f'o.{x} = *{x};' for x in fields)]
+            args += [f'const {t} *{x}' for x, t in fields]
+            fortran_args += [x for x, _ in fields]
+            pre += [f'{ctype} o;', f'{default_fn}(&o);', ' '.join(f'o.{x} = *{x};' for x, _ in fields)]
             call.append('&o')
             continue
+        elif depth == 1 and not const and ctype in F77_OUT_FIELDS:
+            fields = F77_OUT_FIELDS[ctype]
+            args += [f'{t} *{x}' for x, t in fields]
+            fortran_args += [x for x, _ in fields]
+            pre.append(f'{ctype} out{{}};')
+            call.append('&out')
+            post.append(' '.join(f'*{x} = out.{x};' for x, _ in fields))
+            continue
+        elif depth == 1 and const and ctype == 'char':
+            # A CHARACTER argument: its length is the hidden size_t every Fortran compiler on 64-bit Linux passes
+            # by value after the arguments; trailing blanks are not part of the name.
+            args.append(f'const char *{name}')
+            hidden.append(f'size_t {name}_len')
+            pre += [f'size_t {name}_n = {name}_len;', f'while ({name}_n > 0 && {name}[{name}_n - 1] == \' \') --{name}_n;',
+                    f'const std::string {name}_s({name}, {name}_n);']
+            call.append(f'{name}_s.c_str()')
         elif depth == 1 and ctype in SCALARS:
             args.append(c_decl(ctype, 1, const, name))
             call.append(name)
@@ -538,8 +562,12 @@ def f77_wrapper(f77, cname, fixed, where, fn, known_types, header):
     else:
         args.append('int *status')
         fortran_args.append('status')
+        args += hidden
         body = pre + ['FortranIndices base;', f'*status = {cname}({", ".join(call)});'] + post
         comment = None
+        if hidden:
+            comment = ('CHARACTER arguments: their lengths are the hidden trailing size_t arguments every Fortran '
+                       'compiler on 64-bit Linux passes by value; trailing blanks are dropped')
     sig = c_wrap(f'QMMM_API void qmmm_f77_{f77}_(', args)
     call_line = f'CALL QMMM_F77_{f77.upper()}({", ".join(a.upper() for a in fortran_args)})'
     text = [f'// {call_line}', f'// {cname} ({header}); counts by default INTEGER, handles INTEGER*8.']
@@ -590,12 +618,14 @@ def f77_sources(root, headers, known_types):
            '// form. Every argument is passed by reference, as Fortran 77 passes it; handles are INTEGER*8, counts,',
            '// enums and statuses default INTEGER of 4 bytes (QMMM_F77_INTEGER_SIZE checks that a program\'s is),',
            '// reals DOUBLE PRECISION; an options pointer becomes BACKEND,',
-           '// PRECISION, NTHREADS. The last argument is always the status (0 = success). Messages count points,',
+           '// PRECISION, NTHREADS (qmmm_pol_options: N_THREADS, MAX_ITER, TOLERANCE, BACKEND; qmmm_pol_stats: ITERATIONS,',
+           '// RESIDUAL, E_POL, E_POL_EXT, E_POL_MM). The last argument is always the status (0 = success). Messages count points,',
            '// charges and nuclei from 1. Constants: include \'qmmm_accel_f77.fi\'.',
            '//',
            '// Names: lower case with one trailing underscore (gfortran, Intel, NVIDIA, Flang, Cray on Linux) and with',
            '// two (g77 and gfortran -fsecond-underscore), both defined here.',
-           '#include <algorithm>', '#include <cstddef>', '#include <cstdint>', '#include <cstring>', '']
+           '#include <algorithm>', '#include <cstddef>', '#include <cstdint>', '#include <cstring>',
+           '#include <string>', '']
     cpp += [f'#include "{os.path.basename(h.path)}"' for h in headers]
     cpp += ['', 'namespace {', '',
             '// Messages of the call count from 1 (Fortran), then from the caller\'s base again (1 where C set it).',

@@ -3,7 +3,8 @@
 !        qmmm_vmc --keys-markdown             (the key table of vmc_driver/README.md, from vmc_input_keys.f90)
 ! The steps: input (vmc_input), orbitals (vmc_molden), the memory the run needs against the machine's
 ! (vmc_memory), trial function (vmc_wavefunction), field (vmc_field), walkers (vmc_walkers), equilibration
-! and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum), output (vmc_report). MPI (vmc_par):
+! and blocks (vmc_sampler), sums over walkers and ranks (vmc_accum), the polarizable loop before the blocks
+! (vmc_pol, key pol_file), output (vmc_report). MPI (vmc_par):
 ! walkers in contiguous shares per rank; within a rank on OpenMP threads; results do not depend on the rank
 ! or thread count (on the CPU field: bitwise). Rank 0 prints and writes the JSON; an error on any rank stops
 ! the whole job.
@@ -19,6 +20,7 @@ program qmmm_vmc
   use vmc_sampler
   use vmc_accum
   use vmc_forces
+  use vmc_pol
   use vmc_report
   use vmc_par
   use vmc_memory
@@ -32,8 +34,11 @@ program qmmm_vmc
   type(sampler_t) :: smp
   type(accum_t) :: acc
   type(forces_t) :: frc
+  type(pol_t) :: pol
+  real(real64), allocatable :: e_sites(:,:)   ! rank 0: a block's mean field of the electrons at the sites
   type(run_info_t) :: info
-  integer :: ib, w0, nw, local_rank, local_size, nt, t
+  integer :: ib, w0, nw, local_rank, local_size, nt, t, n_site_meas
+  logical :: pol_done
   integer(int64) :: t_start, t_setup
 
   call par_init()
@@ -74,19 +79,45 @@ program qmmm_vmc
   call sampler_prepare(smp, wk, wf, ws, fld)
   call accum_init(acc, inp, nw, inp%n_walkers)
   call forces_init(frc, fld, inp%n_blocks)
+  call pol_init(pol, fld, inp)
+  n_site_meas = acc%n_meas / inp%forces_every   ! measurements with the field at the sites, per block
+  ! Polarizable MM: blocks and dipole updates alternate (their energies are not the run's: the dipoles change),
+  ! then the run's blocks sample with the dipoles fixed.
+  if (pol%on) then
+    if (par_root) call report_pol_start()
+    pol_done = .false.
+    do while (.not. pol_done)
+      do ib = 1, inp%pol_blocks
+        call sampler_block(smp, wk, wf, ws, fld, inp, acc%parts)
+        call site_field_block(fld, ib, n_site_meas, inp%n_walkers, e_sites)
+        if (par_root) call pol_block(pol, fld, e_sites)
+      end do
+      call pol_update(pol, fld, pol_done)
+      ! The per-step field modes keep each electron's value from the step that moved it: with new dipoles in the
+      ! field every value is taken again (as sampler_prepare does), so no electron keeps the old dipoles' term.
+      if (fld%per_step) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
+    end do
+  end if
   if (par_root) call report_blocks_start(smp%delta)
   do ib = 1, inp%n_blocks
     call sampler_block(smp, wk, wf, ws, fld, inp, acc%parts)
     call accum_block(acc, ib, smp%n_acc, smp%n_try)
-    call forces_block(frc, fld, ib, acc%n_meas / inp%forces_every, inp%n_walkers)
+    call site_field_block(fld, ib, n_site_meas, inp%n_walkers, e_sites)
+    if (par_root .and. fld%accum) then
+      call forces_block(frc, fld, ib, e_sites)
+      call pol_block(pol, fld, e_sites)
+    end if
   end do
+  if (allocated(e_sites)) deallocate(e_sites)   ! the program's own arrays stay to the end; this one need not
   call accum_finish(acc)
+  if (par_root) call pol_finish(pol, fld, acc%mean, acc%err, acc%sum_f / real(acc%n_samples, real64), &
+       acc%part_err(5))
   call forces_finish(frc, fld, acc%n_meas, acc%level)
 
   call field_split_totals(fld)   ! collective: the split field's points outside its region, all ranks
   call gather_results(info, wk%pos, [clock_seconds(clock_ticks() - t_start), clock_seconds(fld%ticks), &
        clock_seconds(smp%ticks_wf), clock_seconds(t_setup)])
-  if (par_root) call report_final(inp, fld, smp, acc, info, frc)
+  if (par_root) call report_final(inp, fld, smp, acc, info, frc, pol)
   call field_destroy(fld)
   call par_finalize()
 

@@ -12,6 +12,9 @@
 ! Forces (key forces): the library's site accumulator sums the electrons' field at every site (weight -1 per
 ! electron) over each block's measurements; the QM nuclei's field at the sites and the environment's force on
 ! the QM nuclei are computed once here, exactly (direct double sums).
+! Polarizable MM (key pol_file): the .pot file's sites are read into a qmmm_pol; their charges are the field's
+! sources (as MM charges) and their dipoles (permanent, then permanent + induced: vmc_pol) are attached to it, so
+! U_ES includes them. The site accumulator then serves the dipole solves (and the forces, when asked for).
 module vmc_field
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use, intrinsic :: iso_c_binding, only: c_loc
@@ -24,7 +27,7 @@ module vmc_field
   implicit none
   private
   public :: env_field_t, field_setup, field_start, field_start_all, field_finish, field_eval_all, field_destroy
-  public :: field_split_totals, field_forces_add, field_forces_take
+  public :: field_split_totals, field_forces_add, field_forces_take, field_set_induced
 
   type env_field_t
     logical :: active = .false.          ! cubes were given
@@ -47,10 +50,19 @@ module vmc_field
     ! forces: the sites (cells or MM charges as read, then the environment's nuclei), their physical charges (e:
     ! -q of a cell, q of an MM charge, Z of a nucleus), the QM nuclei's field there (hartree/(e bohr)) and the
     ! environment's force on each QM nucleus (hartree/bohr); w: the electrons' weights (-1) for the accumulator.
-    logical :: forces = .false.
+    ! accum: the library's site accumulator is fed (forces or pol); forces: the forces report was asked for.
+    logical :: forces = .false., accum = .false.
     integer(int64) :: n_sites = 0, n_charges = 0
     real(real64), allocatable :: site_xyz(:,:), site_q(:), e_qm_sites(:,:), f_qm(:,:), w(:)
     character(len=512) :: mm_charges = ''
+    ! pol_file: the polarizable sites (the field's first n_charges sites), their permanent dipoles p (e bohr), the
+    ! field's nuclear constant without the induced dipoles, and the QM nuclei (for the induced dipoles' terms).
+    logical :: pol_on = .false.
+    type(qmmm_pol) :: pol
+    character(len=512) :: pol_file = ''
+    integer(int64) :: n_polarizable = 0
+    real(real64), allocatable :: pol_p(:,:), qm_xyz(:,:), qm_z(:)
+    real(real64) :: e_nuc_env_perm = 0
   end type
 
 contains
@@ -80,11 +92,17 @@ contains
     integer(int64) :: t0
     logical :: charges
     fld%calls = inp%field_calls
-    charges = len_trim(inp%mm_charges) > 0
+    fld%pol_on = len_trim(inp%pol_file) > 0
+    charges = len_trim(inp%mm_charges) > 0 .or. fld%pol_on
     fld%active = inp%n_cubes > 0 .or. charges
     fld%per_step = fld%active .and. inp%field_calls /= 'measured'
     if (.not. fld%active) return
-    if (charges) then
+    if (fld%pol_on) then
+      call pol_read(fld, inp, n_threads, mm_xyz, mm_q)
+      allocate(cell_xyz(3, 0), cell_q(0), nuc_xyz(3, 0), nuc_z(0))
+      cell_volume = 0
+      fld%n_charges = size(mm_q, kind=int64)
+    else if (charges) then
       fld%mm_charges = inp%mm_charges
       call mm_charges_read(trim(inp%mm_charges), mm_xyz, mm_q)
       allocate(cell_xyz(3, 0), cell_q(0), nuc_xyz(3, 0), nuc_z(0))
@@ -135,7 +153,7 @@ contains
     if (opt%precision == QMMM_PRECISION_DOUBLE .and. .not. fld%split) then
       st = qmmm_field_eval(fld%f, bs%xyz, unuc)
       call check(st, 'field at the QM nuclei')
-      if (inp%forces) call forces_setup(fld%f)
+      if (inp%forces .or. fld%pol_on) call forces_setup(fld%f)
     else
       block
         type(qmmm_options) :: o_dbl
@@ -147,7 +165,7 @@ contains
         call check(st, 'double-precision field for the QM nuclei')
         st = qmmm_field_eval(f_dbl, bs%xyz, unuc)
         call check(st, 'field at the QM nuclei')
-        if (inp%forces) call forces_setup(f_dbl)
+        if (inp%forces .or. fld%pol_on) call forces_setup(f_dbl)
         st = qmmm_field_destroy(f_dbl)
       end block
     end if
@@ -156,6 +174,10 @@ contains
     fld%backend = merge('cuda', 'cpu ', backend_used == QMMM_BACKEND_CUDA)
     fld%async = backend_used == QMMM_BACKEND_CUDA .and. inp%field_calls /= 'per_walker'
     fld%e_nuc_env = -sum(bs%z * unuc)
+    fld%e_nuc_env_perm = fld%e_nuc_env
+    if (fld%pol_on) then
+      fld%qm_xyz = bs%xyz; fld%qm_z = bs%z
+    end if
   contains
 
     ! The field of the environment read above (cells or MM charges, and nuclei) with options o.
@@ -167,6 +189,8 @@ contains
       else
         s = qmmm_field_create(f, cell_xyz, cell_q, nuc_xyz, nuc_z, opt=o)
       end if
+      ! The .pot's permanent dipoles (zero where it has none): the sites the induced dipoles are added to later.
+      if (s == QMMM_SUCCESS .and. fld%pol_on) s = qmmm_field_set_dipoles(f, mm_xyz, fld%pol_p)
     end function
 
     ! The sites and their physical charges, the QM nuclei's field at them and the environment's force on the QM
@@ -177,7 +201,8 @@ contains
       real(real64), allocatable :: phi(:)
       integer :: a
       integer(int64) :: nc
-      fld%forces = .true.
+      fld%forces = inp%forces
+      fld%accum = .true.
       nc = merge(fld%n_charges, fld%n_cells, charges)
       fld%n_sites = nc + fld%n_nuclei
       allocate(fld%site_xyz(3, fld%n_sites), fld%site_q(fld%n_sites), fld%e_qm_sites(3, fld%n_sites), &
@@ -196,6 +221,28 @@ contains
       st = qmmm_field_site_field(fd, bs%xyz, bs%z, phi, fld%e_qm_sites)
       call check(st, 'the QM nuclei''s field at the environment''s sites')
     end subroutine
+  end subroutine
+
+  ! The .pot file of key pol_file into fld%pol (every rank reads it: a few thousand lines), its sites' positions
+  ! and charges as the field's MM charges, and its permanent dipoles into fld%pol_p.
+  subroutine pol_read(fld, inp, n_threads, xyz, q)
+    type(env_field_t), intent(inout) :: fld
+    type(input_t), intent(in) :: inp
+    integer, intent(in) :: n_threads
+    real(real64), allocatable, intent(out) :: xyz(:,:), q(:)
+    integer(int64) :: n
+    integer :: st
+    fld%pol_file = inp%pol_file
+    ! The solver on the CPU unless the field's backend asks for CUDA: the same bits on every rank (rank 0 solves
+    ! and broadcasts anyway, vmc_pol) and no device contention for the few hundred sites of a typical shell.
+    st = qmmm_pol_create_from_pot(fld%pol, trim(inp%pol_file), tolerance=inp%pol_tolerance, n_threads=n_threads, &
+         backend=merge(QMMM_BACKEND_CUDA, QMMM_BACKEND_CPU, inp%backend == 'cuda'))
+    call check(st, trim(inp%pol_file) // ' (key ''pol_file'')')
+    st = qmmm_pol_sizes(fld%pol, n, fld%n_polarizable)
+    call check(st, 'qmmm_pol_sizes')
+    allocate(xyz(3, n), q(n), fld%pol_p(3, n))
+    st = qmmm_pol_sites(fld%pol, xyz=xyz, charge=q, dipole=fld%pol_p)
+    call check(st, 'qmmm_pol_sites')
   end subroutine
 
   ! MM point charges from a text file: one charge a line, x y z q (bohr, e); '#' starts a comment, blank lines are
@@ -232,6 +279,21 @@ contains
     xyz = buf(1:3, 1:n); q = buf(4, 1:n)
   end subroutine
 
+  ! The induced dipoles mu(3, n_charges) (e bohr) join the permanent ones in the field (every rank, the same bits),
+  ! and the QM nuclei's energy in them joins the nuclear constant: -sum_A Z_A U_dip(R_A) = -mu . E_nuclei(sites),
+  ! summed here in double in site order.
+  subroutine field_set_induced(fld, mu)
+    type(env_field_t), intent(inout) :: fld
+    real(real64), intent(in) :: mu(:,:)
+    real(real64), allocatable :: total(:,:)
+    integer :: st
+    allocate(total(3, size(mu, 2)))
+    total = fld%pol_p + mu
+    st = qmmm_field_update_dipoles(fld%f, total)
+    call check(st, 'qmmm_field_update_dipoles (the induced dipoles)')
+    fld%e_nuc_env = fld%e_nuc_env_perm - sum(mu * fld%e_qm_sites(:, 1:fld%n_charges))
+  end subroutine
+
   ! Adds the field of n electrons x(3, n) (weight -1 each) at every site to the library's accumulator (forces
   ! only; after any asynchronous call has finished).
   subroutine field_forces_add(fld, n, x)
@@ -240,7 +302,7 @@ contains
     real(real64), intent(in), target :: x(3, n)
     integer(int64) :: t0
     integer :: st
-    if (.not. fld%forces) return
+    if (.not. fld%accum) return
     t0 = clock_ticks()
     if (allocated(fld%w)) then
       if (size(fld%w) < n) deallocate(fld%w)
@@ -416,7 +478,8 @@ contains
     type(env_field_t), intent(inout) :: fld
     integer :: st
     if (fld%active) st = qmmm_field_destroy(fld%f)
-    fld%active = .false.
+    if (fld%pol_on) st = qmmm_pol_destroy(fld%pol)
+    fld%active = .false.; fld%pol_on = .false.
   end subroutine
 
 end module vmc_field

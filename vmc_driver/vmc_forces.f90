@@ -17,7 +17,7 @@ module vmc_forces
   use vmc_json, only: json_writer
   implicit none
   private
-  public :: forces_t, forces_init, forces_block, forces_finish, forces_report, forces_json
+  public :: forces_t, forces_init, forces_block, forces_finish, forces_report, forces_json, site_field_block
 
   type forces_t
     logical :: on = .false.
@@ -43,29 +43,41 @@ contains
     if (par_root) allocate(frc%mean(3, frc%m), frc%m2(3, frc%m), frc%sum_series(3, n_blocks), source=0.0_real64)
   end subroutine
 
-  ! Block ib: every rank's sums to rank 0, added in rank order, divided by the block's configurations (n_meas:
-  ! the measurements with forces in a block).
-  subroutine forces_block(frc, fld, ib, n_meas, nw_total)
-    type(forces_t), intent(inout) :: frc
+  ! Block ib's mean of the electrons' field at the sites, esum(3, n_sites) on rank 0 (the accumulator is fed for
+  ! key forces or pol_file): every rank's sums to rank 0, added in rank order, divided by the block's
+  ! configurations (n_meas: the measurements with the site field in a block). Collective.
+  subroutine site_field_block(fld, ib, n_meas, nw_total, esum)
     type(env_field_t), intent(inout) :: fld
     integer, intent(in) :: ib, n_meas, nw_total
-    real(real64), allocatable :: esum(:,:), all(:), d(:,:)
+    real(real64), allocatable, intent(out) :: esum(:,:)
+    real(real64), allocatable :: all(:)
     integer(int64) :: n_calls, n3
-    integer :: r, c
-    if (.not. frc%on) return
-    allocate(esum(3, frc%m))
+    integer :: r
+    if (.not. fld%accum) return
+    allocate(esum(3, fld%n_sites))
     call field_forces_take(fld, esum, n_calls)
-    if (n_calls /= n_meas) call die('forces: the accumulator holds ' // itoa(n_calls) // ' calls for ' // &
+    if (n_calls /= n_meas) call die('site field: the accumulator holds ' // itoa(n_calls) // ' calls for ' // &
          itoa(n_meas) // ' measurements in block ' // itoa(ib))
-    n3 = 3 * frc%m
+    n3 = 3 * fld%n_sites
     allocate(all(merge(n3 * par_size, 1_int64, par_root)))
     call par_gatherv_real(reshape(esum, [n3]), all)
     if (.not. par_root) return
-    esum = reshape(all(1:n3), [3_int64, frc%m])
+    esum = reshape(all(1:n3), [3_int64, fld%n_sites])
     do r = 2, par_size
-      esum = esum + reshape(all((r - 1) * n3 + 1:r * n3), [3_int64, frc%m])
+      esum = esum + reshape(all((r - 1) * n3 + 1:r * n3), [3_int64, fld%n_sites])
     end do
     esum = esum / (real(n_meas, real64) * nw_total)
+  end subroutine
+
+  ! Block ib's mean field at the sites (rank 0, from site_field_block) into the running means.
+  subroutine forces_block(frc, fld, ib, esum)
+    type(forces_t), intent(inout) :: frc
+    type(env_field_t), intent(in) :: fld
+    integer, intent(in) :: ib
+    real(real64), intent(in) :: esum(:,:)
+    real(real64), allocatable :: d(:,:)
+    integer :: c
+    if (.not. (frc%on .and. par_root)) return
     frc%nb = frc%nb + 1
     d = esum - frc%mean
     frc%mean = frc%mean + d / frc%nb

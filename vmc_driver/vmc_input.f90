@@ -21,15 +21,15 @@ module vmc_input
   ! The input as the driver uses it; defaults and meanings are those of the key table (vmc_input_keys.f90).
   type input_t
     character(len=512) :: path = ''       ! the input file itself (for messages)
-    character(len=512) :: molden, cubes(MAX_CUBES), output_json, mm_charges
+    character(len=512) :: molden, cubes(MAX_CUBES), output_json, mm_charges, pol_file
     real(real64) :: density_threshold, b_ee, b_en, move_length, cusp_rc_z, cusp_rc_max
-    real(real64) :: field_tolerance, field_margin
+    real(real64) :: field_tolerance, field_margin, pol_tolerance, pol_converge
     logical :: jastrow, tune_moves, cusp_correction, balance_walkers, forces
     integer :: n_walkers, n_equil, n_blocks, steps_per_block, n_threads, n_electrons, recompute_every
-    integer :: energy_every, charge, forces_every
+    integer :: energy_every, charge, forces_every, pol_blocks, pol_max_updates
     integer :: n_cubes = 0                ! cubes given (no gaps: cubes(1:n_cubes))
     integer(int64) :: seed, first_walker
-    character(len=16) :: backend, precision, field_calls, field_method
+    character(len=16) :: backend, precision, field_calls, field_method, pol_mode
     character(len=64) :: devices
     integer :: key_line(size(KEYS)) = 0   ! line of each key's assignment (0: not given), for later messages
   end type
@@ -322,6 +322,12 @@ contains
     call put(rd, inp%recompute_every, 'recompute_every')
     call put(rd, inp%forces, 'forces')
     call put(rd, inp%forces_every, 'forces_every')
+    call put(rd, inp%pol_file, 'pol_file')
+    call put(rd, inp%pol_mode, 'pol_mode')
+    call put(rd, inp%pol_blocks, 'pol_blocks')
+    call put(rd, inp%pol_max_updates, 'pol_max_updates')
+    call put(rd, inp%pol_tolerance, 'pol_tolerance')
+    call put(rd, inp%pol_converge, 'pol_converge')
     call put(rd, inp%output_json, 'output_json')
   end subroutine
 
@@ -392,7 +398,9 @@ contains
     type(reader_t), intent(inout) :: rd
     type(input_t), intent(inout) :: inp
     integer :: i
-    integer(int64) :: n_meas
+    integer(int64) :: n_meas, pol_sweeps
+    character(len=16), parameter :: POL_KEYS(5) = [character(len=16) :: 'pol_mode', 'pol_blocks', 'pol_max_updates', &
+         'pol_tolerance', 'pol_converge']
     inp%n_cubes = 0
     do i = 1, MAX_CUBES
       if (len_trim(inp%cubes(i)) == 0) exit
@@ -402,18 +410,42 @@ contains
     ! One field holds one kind of source here: cells from cubes or MM point charges.
     if (inp%n_cubes > 0 .and. len_trim(inp%mm_charges) > 0) call bad('mm_charges', &
          'and key ''cubes'' cannot both be given: the environment is either cubes or MM point charges')
-    if (inp%forces .and. inp%n_cubes == 0 .and. len_trim(inp%mm_charges) == 0) call bad('forces', &
-         'needs an environment (key ''cubes'' or ''mm_charges''): there is nothing to put a force on')
+    ! A .pot file is the whole environment: its charges are the field's sources and its sites the dipoles'.
+    if (len_trim(inp%pol_file) > 0 .and. (inp%n_cubes > 0 .or. len_trim(inp%mm_charges) > 0)) call bad('pol_file', &
+         'cannot be given with key ''cubes'' or ''mm_charges'': the .pot file''s charges are the environment')
+    if (inp%forces .and. inp%n_cubes == 0 .and. len_trim(inp%mm_charges) == 0 .and. len_trim(inp%pol_file) == 0) &
+         call bad('forces', 'needs an environment (key ''cubes'', ''mm_charges'' or ''pol_file''): there is ' // &
+         'nothing to put a force on')
+    ! Keys of the polarizable loop alone: given without it they would silently do nothing.
+    do i = 1, size(POL_KEYS)
+      if (rd%key_line(key_index(POL_KEYS(i))) > 0 .and. len_trim(inp%pol_file) == 0) call bad(trim(POL_KEYS(i)), &
+           'applies to pol_file only (none is given)')
+    end do
+    if (rd%key_line(key_index('pol_max_updates')) > 0 .and. inp%pol_mode /= 'scf') call bad('pol_max_updates', &
+         "applies to pol_mode = 'scf' only (pol_mode is '" // trim(inp%pol_mode) // "')")
+    if (rd%key_line(key_index('pol_converge')) > 0 .and. inp%pol_mode /= 'scf') call bad('pol_converge', &
+         "applies to pol_mode = 'scf' only (pol_mode is '" // trim(inp%pol_mode) // "')")
     if (mod(inp%steps_per_block, inp%energy_every) /= 0) call bad('energy_every', 'must divide steps_per_block (' // &
          itoa(inp%steps_per_block) // ')')
     n_meas = inp%steps_per_block / inp%energy_every
     if (mod(n_meas, int(inp%forces_every, int64)) /= 0) call bad('forces_every', 'must divide steps_per_block / ' // &
          'energy_every (' // itoa(n_meas) // ' local energies per block)')
-    if (rd%key_line(key_index('forces_every')) > 0 .and. .not. inp%forces) call bad('forces_every', &
-         'applies to forces = .true. only')
-    if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block > huge(1_int32)) &
-         call bad('n_blocks', 'x steps_per_block + n_equil = ' // itoa(int(inp%n_equil, int64) + &
-         int(inp%n_blocks, int64) * inp%steps_per_block) // ' sweeps: more than 2^31 - 1')
+    if (rd%key_line(key_index('forces_every')) > 0 .and. .not. (inp%forces .or. len_trim(inp%pol_file) > 0)) &
+         call bad('forces_every', 'applies to forces = .true. or pol_file only')
+    ! The sweeps of a run: equilibration, the polarizable loop's blocks (at most), the blocks.
+    pol_sweeps = 0
+    if (len_trim(inp%pol_file) > 0) pol_sweeps = int(inp%pol_blocks, int64) * inp%steps_per_block * &
+         merge(inp%pol_max_updates, 1, inp%pol_mode == 'scf')
+    if (int(inp%n_equil, int64) + int(inp%n_blocks, int64) * inp%steps_per_block + pol_sweeps > huge(1_int32)) then
+      if (pol_sweeps > 0) then
+        call bad('n_blocks', 'x steps_per_block + n_equil + the polarizable loop''s sweeps (pol_blocks x ' // &
+             'steps_per_block x pol_max_updates) = ' // itoa(int(inp%n_equil, int64) + int(inp%n_blocks, int64) * &
+             inp%steps_per_block + pol_sweeps) // ' sweeps: more than 2^31 - 1')
+      else
+        call bad('n_blocks', 'x steps_per_block + n_equil = ' // itoa(int(inp%n_equil, int64) + &
+             int(inp%n_blocks, int64) * inp%steps_per_block) // ' sweeps: more than 2^31 - 1')
+      end if
+    end if
     if (inp%n_walkers * n_meas > MAX_BLOCK_VALUES) call bad('n_walkers', 'x steps_per_block / energy_every = ' // &
          itoa(inp%n_walkers * n_meas) // ' local energies per block: more than 2^28 (rank 0 gathers each block)')
     select case (inp%field_method)

@@ -121,6 +121,25 @@ module vmc_input_keys
       what='`forces` only: local energies between force samples (divides `steps_per_block` / `energy_every`). ' // &
       'On the CPU the field at the sites can cost more than the local energies: sampling it less often saves ' // &
       'that time for a larger error bar (successive local energies are correlated, so less than it saves)'), &
+    key_t(name='pol_file', kind=K_STRING, default="''", what='polarizable MM environment (instead of `cubes` ' // &
+      'and `mm_charges`): a `.pot` file of CPPE and PElib (docs/user-guide/pot-format.md) whose charges and ' // &
+      'permanent dipoles are the field, and whose polarizable sites get induced dipoles from the electrons'' ' // &
+      'block-averaged field plus the QM nuclei''s (docs/user-guide/polarizable.md, `data/water_pol`). Off by default'), &
+    key_t(name='pol_mode', kind=K_STRING, default="'scf'", choices='scf first', what='`pol_file` only: ' // &
+      '`''scf''`: sampling and dipole updates alternate until the dipoles change less than their statistical ' // &
+      'error (or `pol_max_updates`), then `n_blocks` with the dipoles fixed; `''first''`: the dipoles of the ' // &
+      'first update only (no self-consistency, for comparison)'), &
+    key_t(name='pol_blocks', kind=K_INT, default='4', ilo=2, ihi=1000000, unit='blocks', what='`pol_file` ' // &
+      'only: blocks sampled before each dipole update (their field at the sites gives the dipoles and, block by ' // &
+      'block, their error bars)'), &
+    key_t(name='pol_max_updates', kind=K_INT, default='10', ilo=2, ihi=10000, unit='updates', what='`pol_mode ' // &
+      '= ''scf''` only: dipole updates at most (a run that stops here without convergence warns)'), &
+    key_t(name='pol_converge', kind=K_REAL, default='2', lo=0.0_real64, hi=100.0_real64, ends='(]', &
+      what='`pol_mode = ''scf''` only: the dipoles have converged when the rms over the sites of their change ' // &
+      'in an update is at most this many times the rms of its error bar (from the second update on; with 2, ' // &
+      'pure noise passes with a probability near 1 and a drift above twice the noise does not)'), &
+    key_t(name='pol_tolerance', kind=K_REAL, default='1e-8', lo=1e-15_real64, hi=1e-1_real64, ends='[]', &
+      what='`pol_file` only: relative residual of each dipole solve (`qmmm_pol_solve`)'), &
     key_t(name='output_json', kind=K_STRING, default="'vmc_result.json'", nonempty=.true., &
       what='JSON summary, written only after a successful run (a second command-line argument overrides it); ' // &
       'checked before the run: a folder, or a folder that takes no new file, is refused')]

@@ -4,7 +4,8 @@
 !
 ! Collectives used by the driver: one allreduce of two counters per equilibration sweep (the move
 ! length is tuned on the global acceptance, so every rank count tunes it identically), one gatherv of
-! the per-walker local energies per block, and a few gathers at start and end. Nothing per step.
+! the per-walker local energies per block, and a few gathers at start and end. Nothing per step. With key
+! forces or pol_file a gatherv of the field at the sites per block; pol_file adds a broadcast of the dipoles.
 module vmc_par
   use, intrinsic :: iso_fortran_env, only: real64, int64, error_unit
   use vmc_util
@@ -15,8 +16,8 @@ module vmc_par
   private
   public :: par_init, par_finalize, par_stop_all, par_sum_int64, par_gatherv_real, par_gather_real, &
        par_gather_int, par_gather_text, par_host, par_select_device, par_node_rank, par_share, par_have_mpi, &
-       par_rebalance, par_barrier, thread_id, threads_start, par_node_open, par_node_bcast_real, par_node_bcast_int64, &
-       par_node_close
+       par_rebalance, par_barrier, par_bcast_real, thread_id, threads_start, par_node_open, par_node_bcast_real, &
+       par_node_bcast_int64, par_node_close
 
   integer, public, protected :: par_rank = 0, par_size = 1
   integer, allocatable :: share_n(:)   ! walkers per rank after par_rebalance (unallocated: even shares)
@@ -176,6 +177,14 @@ contains
     integer(int64) :: b(size(a))
     b = a
     call MPI_Allreduce(b, a, size(a), MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD)
+#endif
+  end subroutine
+
+  ! Rank 0's x on every rank (the same bits everywhere).
+  subroutine par_bcast_real(x)
+    real(real64), intent(inout) :: x(:)
+#ifdef QMMM_VMC_MPI
+    call MPI_Bcast(x, size(x), MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD)
 #endif
   end subroutine
 

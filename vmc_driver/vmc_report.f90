@@ -9,13 +9,14 @@ module vmc_report
   use vmc_sampler, only: sampler_t
   use vmc_accum, only: accum_t
   use vmc_forces, only: forces_t, forces_report, forces_json
+  use vmc_pol, only: pol_t, pol_report, pol_json
   use vmc_par, only: par_size, par_rank, par_root, par_have_mpi, par_host, par_gather_text, par_gather_int, &
        par_gather_real, par_gatherv_real
   use qmmm_accel, only: qmmm_gpu_mps_active, QMMM_SUCCESS
   implicit none
   private
   public :: run_info_t, gather_rank_info, gather_results, report_header, report_blocks_start, report_final, &
-       report_check_output
+       report_pol_start, report_check_output
 
   ! What the report needs beyond the sampler's, accumulator's and field's own state (rank 0's copy).
   type run_info_t
@@ -184,6 +185,14 @@ contains
          fixed(fld%create_seconds, 8, 3) // ' s'
   end subroutine
 
+  ! The polarizable loop's table: one line per dipole update.
+  subroutine report_pol_start()
+    write(output_unit, '(a)') ''
+    write(output_unit, '(a)') '  dipole updates (rms over the sites'' components, e bohr; converged: change / error <= ' // &
+         'key pol_converge)'
+    write(output_unit, '(a)') '  update blocks       rms mu   rms change change/err           E_pol        error  iter'
+  end subroutine
+
   subroutine report_blocks_start(delta)
     real(real64), intent(in) :: delta
     write(output_unit, '(a)') '  move length   ' // fixed(delta, 8, 4) // ' bohr (after equilibration)'
@@ -191,9 +200,10 @@ contains
     write(output_unit, '(a)') '  block    E(block)            running mean        error (blocks)   acceptance'
   end subroutine
 
-  subroutine report_final(inp, fld, smp, acc, info, frc)
+  subroutine report_final(inp, fld, smp, acc, info, frc, pol)
     type(input_t), intent(in) :: inp
     type(forces_t), intent(in) :: frc
+    type(pol_t), intent(in) :: pol
     type(env_field_t), intent(in) :: fld
     type(sampler_t), intent(in) :: smp
     type(accum_t), intent(in) :: acc
@@ -231,6 +241,7 @@ contains
          fixed(maxval(info%rank_times(2, :)), 10, 3) // '  wavefunction ' // &
          fixed(maxval(info%rank_times(3, :)), 10, 3) // '  setup ' // fixed(maxval(info%rank_times(4, :)), 10, 3)
 
+    call pol_report(pol, fld)
     call forces_report(frc, fld)
 
     tmp = tmp_name(inp%output_json)
@@ -310,6 +321,7 @@ contains
     end do
     call js%end()
     call js%put('block_energies', acc%block_mean)
+    call pol_json(pol, fld, js)
     call forces_json(frc, fld, js)
     call js%put('final_position_checksum', info%checksum)
     call js%close()

@@ -39,6 +39,10 @@ vmc_mpi_case(vmc_mpi_repeat IN mpi_7walkers.nml RANKS 3 3 MODE same)
 # process to rounding (not bitwise), bitwise on a repeat.
 vmc_mpi_case(vmc_mpi_forces IN forces_small.nml RANKS 0 1 2 3 MODE forces_close TOL 1e-12)
 vmc_mpi_case(vmc_mpi_forces_repeat IN forces_small.nml RANKS 2 2 MODE forces_close)   # no TOL: bitwise
+# Key pol_file: the block field at the sites meets on rank 0, which solves and broadcasts the dipoles: the same
+# dipoles and energies as one rank (the ranks' sums add in another order: to rounding), bitwise on a repeat.
+vmc_mpi_case(vmc_mpi_pol IN pol_small.nml RANKS 0 1 2 3 MODE pol_close TOL 1e-12)
+vmc_mpi_case(vmc_mpi_pol_repeat IN pol_small.nml RANKS 2 2 MODE pol_close)
 # balance_walkers: shares by measured speed (timing-dependent), walkers moved between ranks after the
 # equilibration: the results must not change by a bit (CPU field: values independent of the batch).
 vmc_mpi_case(vmc_mpi_balance IN mpi_7walkers_balance.nml IN_FIRST mpi_7walkers.nml RANKS 0 2 3 MODE same)          # same rank count: bitwise

@@ -20,7 +20,7 @@
 !   vmc_check differ A B KEY                             A[KEY] /= B[KEY]: a run that must not have taken B's path
 !                                                        (CUDA single vs CPU double, split vs direct) differs from it
 !   vmc_check is     RESULT KEY TEXT                     RESULT[KEY] is the string TEXT (e.g. backend cuda)
-!   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL
+!   vmc_check value  RESULT KEY VALUE TOL                |RESULT[KEY] - VALUE| <= TOL (an array: its first element)
 !   vmc_check forces RESULT REFERENCE MAX_Z MAX_OUT3 MAX_REL_ERR
 !                    key forces against psi4's field at the MM sites (data/water_mm/reference.json): the QM nuclei's
 !                    field at the sites and the environment's force on the QM nuclei to 1e-10 (exact both); the
@@ -32,6 +32,19 @@
 !   vmc_check forces_close A B [TOL]                 key forces of two runs of the same configurations: max |F_A -
 !                                                        F_B| over the sites' forces and error bars and the sums <=
 !                                                        TOL x max |F_A| (TOL 0 or none: bitwise)
+!   vmc_check pol    RESULT REFERENCE MAX_Z MAX_OUT3
+!                    key pol_file against the fixed HF density's dipoles (data/water_pol/reference.json): the MM
+!                    sites' permanent field to 1e-10 (the library's against the reference's own sums); the dipoles
+!                    solved from the fixed run's field (run_mu), component by component, z = (VMC - reference) /
+!                    error: |z| <= MAX_Z each, at most MAX_OUT3 with |z| > 3 (the sites' dipoles are strongly
+!                    correlated: such counts come in lumps); E_pol of the fixed dipoles (from the last update's
+!                    few blocks) and of run_mu within 3 error bars; the fixed dipoles' energy with the QM charges,
+!                    -mu . E_QM, against the same mu in psi4's field (its error bar is the run's, given mu); the
+!                    loop converged
+!   vmc_check pol_close A B [TOL]                    key pol_file in two runs of the same configurations: the
+!                                                        fixed dipoles, the run's solved dipoles, the energy and E_pol
+!                                                        within TOL relative to max |mu| and |energy| (0 or none:
+!                                                        bitwise)
 !   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
 !                                                        e-e + e-n + n-n + electron_environment +
 !                                                        nucleus_environment)| <= TOL (a dropped term fails)
@@ -127,6 +140,12 @@ program vmc_check
     call expect(abs(ea - r) <= tol, 'energy = sum of its parts within ' // trim(b))
   case ('forces')
     call check_forces(a, b, c, d, e)
+  case ('pol')
+    call check_pol(a, b, c, d)
+  case ('pol_close')
+    tol = 0
+    if (len_trim(c) > 0) read(c, *) tol
+    call pol_close(a, b, tol, c)
   case ('forces_close')
     tol = 0
     if (len_trim(c) > 0) read(c, *) tol
@@ -168,6 +187,81 @@ contains
     call expect(maxval(abs(z)) <= zmax, 'every component within ' // trim(zmax_t) // ' error bars of psi4')
     call expect(nz3 <= nout, 'at most ' // trim(nout_t) // ' components beyond 3 error bars')
     call expect(all(abs(sf - r_sf) <= 3 * sfe), 'the summed force on the sites within 3 error bars of psi4''s')
+  end subroutine
+
+  subroutine check_pol(res, ref, zmax_t, nout_t)
+    character(len=*), intent(in) :: res, ref, zmax_t, nout_t
+    real(real64), allocatable :: r_mu(:), emm(:), r_emm(:)
+    real(real64) :: zmax
+    integer :: m, nout
+    m = nint(num(res, 'pol.n_sites'))
+    read(zmax_t, *) zmax; read(nout_t, *) nout
+    r_mu = nums(ref, 'mu', 3 * m)
+    emm = nums(res, 'pol.field_mm', 3 * m); r_emm = nums(ref, 'field_mm', 3 * m)
+    print '(a,i0,a,es10.3,a,es10.3)', 'sites ', m, ';  max |permanent field - reference| ', maxval(abs(emm - r_emm)), &
+         ' of ', maxval(abs(r_emm))
+    call expect(text(res, 'pol.converged') == 'true', 'the dipoles converged')
+    call expect(maxval(abs(emm - r_emm)) <= 1e-10_real64, 'the permanent field at the sites to 1e-10')
+    call pol_dipoles(res, 'pol.run_mu', 'pol.run_mu_error', r_mu, zmax, nout, zmax_t, nout_t)
+    call pol_energy(res, 'pol.e_pol', 'pol.e_pol_error', num(ref, 'e_pol'))
+    call pol_energy(res, 'pol.run_e_pol', 'pol.run_e_pol_error', num(ref, 'e_pol'))
+    call pol_energy(res, 'pol.e_induced_qm', 'pol.e_induced_qm_error', &
+         -sum(nums(res, 'pol.mu', 3 * m) * nums(ref, 'field_qm', 3 * m)))
+  end subroutine
+
+  subroutine pol_close(fa, fb, tol, tol_text)
+    character(len=*), intent(in) :: fa, fb, tol_text
+    real(real64), intent(in) :: tol
+    character(len=32), parameter :: keys(5) = [character(len=32) :: 'pol.mu', 'pol.run_mu', 'pol.energy', &
+         'pol.e_pol', 'pol.run_e_pol']
+    real(real64), allocatable :: x(:), y(:)
+    real(real64) :: d, scale
+    integer :: m, i, n
+    m = nint(num(fa, 'pol.n_sites'))
+    call expect(nint(num(fb, 'pol.n_sites')) == m, 'the same sites')
+    call expect(text(fa, 'final_position_checksum') == text(fb, 'final_position_checksum'), 'same configurations')
+    call expect(text(fa, 'pol.updates') == text(fb, 'pol.updates'), 'the same number of dipole updates')
+    do i = 1, size(keys)
+      n = merge(3 * m, 1, i <= 2)
+      if (n == 1) then
+        x = [num(fa, trim(keys(i)))]; y = [num(fb, trim(keys(i)))]
+      else
+        x = nums(fa, trim(keys(i)), n); y = nums(fb, trim(keys(i)), n)
+      end if
+      d = maxval(abs(x - y)); scale = maxval(abs(x))
+      print '(a,es10.3,a,es10.3)', trim(keys(i)) // ': max |A - B| ', d, ', max |A| ', scale
+      if (tol == 0) then
+        call expect(all(x == y), trim(keys(i)) // ' bitwise identical')
+      else
+        call expect(d <= tol * scale, trim(keys(i)) // ' within ' // trim(tol_text) // ' x max |A|')
+      end if
+    end do
+  end subroutine
+
+  subroutine pol_dipoles(res, key, key_err, r_mu, zmax, nout, zmax_t, nout_t)
+    character(len=*), intent(in) :: res, key, key_err, zmax_t, nout_t
+    real(real64), intent(in) :: r_mu(:), zmax
+    integer, intent(in) :: nout
+    real(real64), allocatable :: mu(:), err(:), z(:)
+    integer :: nz3
+    mu = nums(res, key, size(r_mu)); err = nums(res, key_err, size(r_mu))
+    z = (mu - r_mu) / err
+    nz3 = count(abs(z) > 3)
+    print '(a,es10.3,a,es10.3,a,es10.3,a,f8.3,a,i0,a,i0,a,f8.4)', key // ': max |reference| ', maxval(abs(r_mu)), &
+         ', error bars ', minval(err), ' to ', maxval(err), '; max |z| ', maxval(abs(z)), ', |z| > 3: ', nz3, &
+         ' of ', size(r_mu), ', chi^2 per component ', sum(z**2) / size(r_mu)
+    call expect(all(err > 0), key // ': every error bar > 0')
+    call expect(maxval(abs(z)) <= zmax, key // ': every component within ' // trim(zmax_t) // ' error bars')
+    call expect(nz3 <= nout, key // ': at most ' // trim(nout_t) // ' components beyond 3 error bars')
+  end subroutine
+
+  subroutine pol_energy(res, key, key_err, r)
+    character(len=*), intent(in) :: res, key, key_err
+    real(real64), intent(in) :: r
+    real(real64) :: e, se
+    e = num(res, key); se = num(res, key_err)
+    print '(a,es20.12,a,es10.3,a,es20.12,a,f8.3)', key // ' ', e, ' +- ', se, '  reference ', r, '  z ', (e - r) / se
+    call expect(se > 0 .and. abs(e - r) <= 3 * se, key // ' within 3 error bars of the reference')
   end subroutine
 
   subroutine forces_close(fa, fb, tol, tol_text)
@@ -307,7 +401,8 @@ contains
     character(len=*), intent(in) :: path, key
     integer :: ios
     character(len=:), allocatable :: t
-    t = text(path, key)
+    t = adjustl(text(path, key))
+    if (t(1:1) == '[') t = t(2:)   ! an array's first element
     read(t, *, iostat=ios) num
     if (ios /= 0) then
       print '(a)', 'FAILED: "' // trim(key) // '" in ' // trim(path) // ' is not a number'

@@ -102,6 +102,29 @@ vmc_case(vmc_water_mm_forces IN1 water_mm_forces.nml LAUNCH ${launch_2}
 vmc_case(vmc_water_mm_forces_unpolarised IN1 water_mm_forces_unpolarised.nml LAUNCH ${launch_2}
   ARGS forces OUT1 ${REF}/water_mm/reference.json 4.5 9 0.01
   EXPECT_CHECK_FAIL "FAILED: (at most 9 components|every component within)")
+# Polarizable MM (key pol_file) against the independent reference of data/water_pol: the fixed HF density's dipoles
+# from psi4's field at the 300 sites, solved densely with numpy. The dipoles solved from the run's field, every
+# component within 4.5 error bars and at most 9 of 900 beyond 3 (as the forces above: they come in lumps); E_pol of
+# the fixed and of the run's dipoles and the fixed dipoles' energy with the QM charges within 3 error bars; the
+# library's permanent field at the sites against the reference's own sums to 1e-10; the loop converged. On 2 ranks.
+vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9)
+# The loop on an analytic case (pol_two_sites.nml): one polarizable site in a charge's field, far from a hydrogen
+# atom: E_pol = -1/2 alpha q^2 / d^4, the nucleus' energy with the charge and the induced dipole, the electrostatic
+# part zero within its error bar while the dipole's energy with the electron (-2.5e-4) is in the local energy,
+# convergence at the second update, and (key forces) the force on the nucleus with the induced dipole's field;
+# pol_mode = 'first' stops after one.
+vmc_case(vmc_pol_two_sites IN1 pol_two_sites.nml LABELS quick
+  ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
+  && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8
+  && value OUT1 pol.e_electrostatic 0 3e-5 && value OUT1 pol.updates 2 0 && parts OUT1 1e-9
+  && value OUT1 forces.qm_nuclei_force -9.533544842759833e-05 2e-10)
+vmc_case(vmc_pol_two_sites_first IN1 pol_two_sites_first.nml LABELS quick
+  ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
+  && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8 && value OUT1 pol.updates 1 0)
+# The dipoles and energies of the loop on 1 and 3 threads: bitwise the same.
+vmc_case(vmc_pol_threads IN1 pol_small.nml IN2 pol_small_3threads.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
+# ... and with the per-step field calls ('batched'), whose kept values are taken again after each dipole update.
+vmc_case(vmc_pol_field_calls IN1 pol_small.nml IN2 pol_small_batched.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
   && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
@@ -171,6 +194,9 @@ vmc_case(vmc_gpu_forces IN1 forces_small_cuda.nml IN2 forces_small.nml GPU LABEL
   ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 vmc_case(vmc_gpu_forces_cubes IN1 forces_cubes_cuda.nml IN2 forces_cubes_cpu.nml GPU LABELS gpu
   ARGS forces_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
+# Key pol_file on the CUDA field against the CPU: the dipoles and energies of the loop within 1e-10.
+vmc_case(vmc_gpu_pol IN1 pol_small_cuda.nml IN2 pol_small.nml GPU LABELS gpu
+  ARGS pol_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
@@ -264,6 +290,11 @@ vmc_bad(mm_charges_and_cubes bad_mm_charges_and_cubes.nml
   "bad_mm_charges_and_cubes.nml:4: key 'mm_charges' and key 'cubes' cannot both be given")
 vmc_bad(forces_no_environment bad_forces_no_environment.nml
   "bad_forces_no_environment.nml:3: key 'forces' needs an environment")
+vmc_bad(pol_with_charges bad_pol_with_charges.nml
+  "bad_pol_with_charges.nml:4: key 'pol_file' cannot be given with key 'cubes' or 'mm_charges'")
+vmc_bad(pol_mode_alone bad_pol_mode_alone.nml "bad_pol_mode_alone.nml:4: key 'pol_mode' applies to pol_file only")
+vmc_bad(pol_file_missing bad_pol_file_missing.nml "no_such.pot.*key 'pol_file'")
+vmc_bad(pol_sweeps bad_pol_sweeps.nml "key 'n_blocks' x steps_per_block \\+ n_equil \\+ the polarizable loop's sweeps")
 vmc_bad(forces_every bad_forces_every.nml
   "bad_forces_every.nml:4: key 'forces_every' must divide steps_per_block / energy_every \\(10 local energies")
 vmc_bad(mm_charges_line bad_mm_charges_line.nml "bad_line.charges:4: expected x y z q \\(bohr, e\\)")
@@ -372,9 +403,10 @@ set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
 qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
   vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured vmc_gpu_forces
-  vmc_gpu_forces_cubes)
+  vmc_gpu_forces_cubes vmc_gpu_pol)
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)
 set_tests_properties(vmc_glycine_hf vmc_water_dimer_environment vmc_water_mm_forces vmc_water_mm_forces_unpolarised
+  vmc_water_pol
   vmc_jastrow_lowers vmc_hydrogen PROPERTIES COST 500)
