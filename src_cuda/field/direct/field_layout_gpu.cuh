@@ -239,7 +239,7 @@ struct ReadPoints {
 
 // ---------------------------------------------------------------- layout policies
 // A layout policy gives the sweep:
-// - Acc: the type of a quarter's partial; kMinBlocks: the occupancy bound (field_tuning_gpu.cuh);
+// - Acc: the type of a quarter's partial; kMinBlocks: the occupancy bound (Traits, field_tuning.hpp);
 // - Points<P, G>: how a thread holds its points;
 // - Tile<QUARTER>: its shared memory (a whole chunk, or with QUARTER one quarter: one-quarter blocks);
 // - chunk<P, G, THREADS, QUARTER>(c, ch, sub, tile, points, partial, done): loads chunk ch (between two barriers of

@@ -44,6 +44,8 @@ constexpr double kEps2 = kSingularRadius2;
 // radius plus room for the float rounding of the test itself.
 constexpr float kNearTest = 0.5f + 1e-3f;
 
+// The types of each precision; kMinBlocks: the occupancy bound of the throughput kernels, from the tuning table's row
+// of the architecture being compiled (field_tuning.hpp, field_tuning_gpu.cuh).
 template <int PREC>
 struct Traits;
 template <>
@@ -51,23 +53,21 @@ struct Traits<QMMM_PRECISION_SINGLE> {
     using Cell = float4;
     using F = float;
     using Acc = float;
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_SINGLE).min_blocks;  // field_tuning_gpu.cuh
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_SINGLE, kCompiledArch).min_blocks;
 };
 template <>
 struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    // <= 80 registers (ptxas: no spills at P <= 2 in the one-quarter blocks): 24 warps an SM. With four-group blocks
-    // that is 6 blocks an SM (as many as their 33.5 KB tiles allow) against 4 at <= 128 registers (field_tuning_gpu.cuh).
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_MIXED).min_blocks;
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_MIXED, kCompiledArch).min_blocks;
 };
 template <>
 struct Traits<QMMM_PRECISION_DOUBLE> {
     using Cell = Cell64;
     using F = double;
     using Acc = double;
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_DOUBLE).min_blocks;  // field_tuning_gpu.cuh
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_DOUBLE, kCompiledArch).min_blocks;
 };
 
 // MUFU.RSQ alone: the non-ftz form adds a denormal fix-up to every pair. Flushed d2 are < kEps2 anyway.
