@@ -164,8 +164,10 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
 // field_layout_gpu.cuh differ only in where r^2 comes from):
 // - tile(cell, d2, run, corr): a cell of the tile layout, no singular test (QuarterInfo finds singular cells);
 // - row(q, d2, run, corr): a cell of the row layout (charge q); DOUBLE fuses the product and sum of the correction;
-// - exact(q, d2, self): with the singular rule (a point within the singular radius takes self), SINGLE and DOUBLE.
-// corr is MIXED's Newton correction (mixed_term); the other precisions leave it alone.
+// - exact(q, d2, self): with the singular rule (a point within the singular radius takes self), SINGLE and DOUBLE;
+// - finish(part, corr): a sum of terms with its correction added, once per quarter.
+// corr is MIXED's Newton correction (mixed_term); the other precisions leave it alone. Where a fast sum cannot be
+// trusted, the careful sums take over: field_careful_gpu.cuh, one policy per precision.
 template <int PREC>
 struct Pair;
 template <>
@@ -177,6 +179,7 @@ struct Pair<QMMM_PRECISION_SINGLE> {
     __device__ static __forceinline__ float exact(float q, float d2, float self) {
         return q * (d2 < static_cast<float>(kEps2) ? self : rs(d2));
     }
+    __device__ static __forceinline__ float finish(float part, float) { return part; }
 };
 template <>
 struct Pair<QMMM_PRECISION_DOUBLE> {
@@ -190,6 +193,7 @@ struct Pair<QMMM_PRECISION_DOUBLE> {
     __device__ static __forceinline__ double exact(double q, double d2, double self) {
         return q * (d2 < kEps2 ? self : rs(d2));
     }
+    __device__ static __forceinline__ double finish(double part, float) { return part; }
 };
 template <>
 struct Pair<QMMM_PRECISION_MIXED> {
@@ -200,6 +204,9 @@ struct Pair<QMMM_PRECISION_MIXED> {
         mixed_term(q, d2, run, corr);
     }
     // MIXED's careful sums keep near cells in double instead (mixed_careful).
+    __device__ static __forceinline__ double finish(double part, float corr) {
+        return part + 0.5 * static_cast<double>(corr);
+    }
 };
 
 // Sum over a warp, the same bits in every lane (xor butterfly: each step adds the same two values everywhere).
