@@ -1,6 +1,6 @@
 // rdf_gpu.cuh -- RDF pair counting on one GPU: the constants shared by the kernels (rdf_gpu_kernels.cu) and the host
-// side (rdf_gpu.cu; the tuning's in rdf_tuning_gpu.cuh), the kernels' launchers, and the per-thread device state (two frame buffers, streams, the
-// histogram).
+// side (rdf_gpu.cu; the tuning's are rdf_tuning_gpu.cuh), the kernels' launchers, and the per-thread device state
+// (two frame buffers, streams, the histogram).
 #pragma once
 #include <cuda_runtime.h>
 
