@@ -1,6 +1,6 @@
 // rdf_gpu.cuh -- RDF pair counting on one GPU: the constants shared by the kernels (rdf_gpu_kernels.cu) and the host
-// side (rdf_gpu.cu), the kernels' launchers, and the per-thread device state (two frame buffers, streams, the
-// histogram).
+// side (rdf_gpu.cu; the tuning's are rdf_tuning_gpu.cuh), the kernels' launchers, and the per-thread device state
+// (two frame buffers, streams, the histogram).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -9,19 +9,16 @@
 #include <vector>
 
 #include "rdf_backend.hpp"
+#include "rdf_tuning_gpu.cuh"
 
 namespace qmmm::cuda::rdf_gpu {
 
 using rdf::Atom;
 using rdf::Geom;
 
-constexpr int kBlock = 256;
+// kBlock, the brute force's tile and runs: the tuning (rdf_tuning_gpu.cuh).
 constexpr int kPer = 2;                   // brute force: sel1 atoms per thread
 constexpr int kRowAtoms = kBlock * kPer;  // brute force: sel1 atoms per item (a row of the pair matrix)
-constexpr int kTile = 512;                // brute force: sel2 atoms staged in shared memory per step
-constexpr int kRun = 2048;                // brute force: sel2 atoms per item (kRunSmall below kSmallN atoms)
-constexpr int kRunSmall = 512;
-constexpr int64_t kSmallN = 250000;
 // Shared histogram budget per block (copies x bins x 4 bytes): with the brute-force tile (8 kB) and a few
 // bytes of static shared memory it stays under the 48 kB a block gets without opting in.
 constexpr int kHistBytes = 40 * 1024 - 64;

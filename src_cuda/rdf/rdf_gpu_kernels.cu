@@ -1,140 +1,38 @@
-// rdf_gpu_kernels.cu -- RDF pair counting on one GPU: the brute-force and cell-list kernels, the cell list's
-// construction kernels and their launchers (rdf_gpu.cuh). The device state and the dispatch are rdf_gpu.cu's.
+// rdf_gpu_kernels.cu -- RDF pair counting on one GPU, in the field's layers: the pair term and the block's counters
+// (rdf_pair_gpu.cuh), the two layouts of the pairs -- brute force over tiles of sel2 atoms and the cell list -- as
+// kernels here, the dispatch of a unit to one of their 24 variants (for_variant), and the tuning (rdf_tuning_gpu.cuh);
+// the cell list's construction kernels and the launchers (rdf_gpu.cuh). The device state and the choice of a kernel
+// are rdf_gpu.cu's.
 //
-// Histograms live in shared memory as 32-bit counters with atomic increments (as in the published GPU RDF
-// scheme this library started from), one copy per warp where the bins fit, then go to the device's 64-bit
-// histogram with integer atomics. Blocks are persistent: each takes work items until none is left and flushes
-// its counters before they could overflow, so no counter overflows at any selection size and the sums are exact
-// (no floating-point atomics).
+// Blocks are persistent: each takes work items until none is left and flushes its counters before they could
+// overflow, so no counter overflows at any selection size and the sums are exact (no floating-point atomics).
 //
-// Why the brute-force kernel is fast (one H100, 4e5 atoms): the plain arithmetic (rdf_shared.hpp's dist2 and
-// pair_bin, as the CPU runs it) needs per pair three int-to-float conversions, a float-to-int conversion and a
-// reciprocal square root, all on the 16-lane/SM conversion/SFU pipe; that pipe caps it near 740 G pairs/s. Here
-// the differences become floats through a bit pattern and one FMA (rdf_shared.hpp), the bin through a
-// round-down add, which leaves one SFU operation per pair inside r_max. Each thread holds two sel1 atoms against
-// every staged sel2 atom (one shared load per two pairs), and sel1 is sorted into small cells (rdf_prepare.cpp)
-// so a warp's 32 atoms are neighbours: for most sel2 atoms the whole warp is inside or outside r_max and skips
-// the binning together.
+// Why the brute-force kernel is fast (one H100, 4e5 atoms): one SFU operation per pair inside r_max (the pair term,
+// rdf_pair_gpu.cuh). Each thread holds two sel1 atoms against every staged sel2 atom (one shared load per two
+// pairs), and sel1 is sorted into small cells (rdf_prepare.cpp) so a warp's 32 atoms are neighbours: for most sel2
+// atoms the whole warp is inside or outside r_max and skips the binning together.
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "rdf_backend.hpp"
 #include "rdf_gpu.cuh"
+#include "rdf_pair_gpu.cuh"
+#include "rdf_tuning_gpu.cuh"
 
 namespace qmmm::cuda::rdf_gpu {
 namespace {
 
-constexpr uint32_t kFloat23 = 0x4B000000u;  // bit pattern of 2^23
-
 __constant__ int32_t c_stencil[kMaxStencil];
 
 __device__ __forceinline__ int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
-
-__device__ __forceinline__ void zero_shared(uint32_t *h, int n) {
-    for (int b = threadIdx.x; b < n; b += blockDim.x) h[b] = 0;
-}
-
-// Adds the block's copies of the histogram to the device histogram (integer atomics: exact in any order).
-__device__ __forceinline__ void flush(uint32_t *h, int copies, int nb, int b0, unsigned long long *hist, bool rezero) {
-    for (int b = threadIdx.x; b < nb; b += blockDim.x) {
-        unsigned long long s = 0;
-        for (int c = 0; c < copies; ++c) s += h[c * nb + b], h[c * nb + b] = rezero ? 0u : h[c * nb + b];
-        if (s) atomicAdd(hist + b0 + b, s);
-    }
-}
-
-// The same bins with fewer slow instructions (see the top of the file and rdf_shared.hpp).
-struct Fast {
-    float hxx, hyx, hyy, hzx, hzy, hzz;  // cell matrix
-    float kxx, kyx, kyy, kzx, kzy, kzz;  // 1.5 * 2^23 * h (exact)
-    float rmin, rmin2, lo2, hi2, inv_dr, dr, guard, top;  // top = n_bins - 1
-    __device__ explicit Fast(const Geom &g)
-        : hxx(g.hxx), hyx(g.hyx), hyy(g.hyy), hzx(g.hzx), hzy(g.hzy), hzz(g.hzz), kxx(12582912.f * g.hxx),
-          kyx(12582912.f * g.hyx), kyy(12582912.f * g.hyy), kzx(12582912.f * g.hzx), kzy(12582912.f * g.hzy),
-          kzz(12582912.f * g.hzz), rmin(g.rmin), rmin2(g.rmin2), lo2(g.lo2), hi2(g.hi2), inv_dr(g.inv_dr), dr(g.dr),
-          guard(g.guard), top(static_cast<float>(g.n_bins - 1)) {}
-};
-
-// An atom with 2^22 added to its coordinates: (a + 2^22 - b) mod 2^23 is then the centred difference + 2^22.
-__device__ __forceinline__ Atom biased(Atom a) {
-    return Atom{a.x + rdf::kFixHalf, a.y + rdf::kFixHalf, a.z + rdf::kFixHalf, a.key};
-}
-__device__ __forceinline__ Atom unbiased(Atom a) {
-    return Atom{a.x - rdf::kFixHalf, a.y - rdf::kFixHalf, a.z - rdf::kFixHalf, a.key};
-}
-__device__ __forceinline__ float big(uint32_t a, uint32_t b) {  // 1.5 * 2^23 + centred difference
-    return __uint_as_float(((a - b) & rdf::kFixMask) | kFloat23);
-}
-
-
-
-struct Bins {  // shared-memory tables for kTable
-    const float *thr;
-    const uint16_t *tab;
-    int shift, base, last;  // last = the table's last cell
-};
-
-// a is biased (see biased). A pair's bin is its float candidate when that is certain (rdf_shared.hpp: r^2 farther
-// than guard from both edges of the candidate bin), else rdf::exact_bin in double (about 1-3 % of counted pairs).
-template <bool Tri, bool Excl, int M>
-__device__ __forceinline__ void pair_fast(const Fast &g, const Geom &geom, const Bins &t, const Atom &a, const Atom &b,
-                                          uint32_t *h, int b0, int nb) {
-    if (Excl && a.key == b.key) return;
-    const float fx = big(a.x, b.x), fy = big(a.y, b.y), fz = big(a.z, b.z);
-    float dx, dy;
-    if (Tri) {
-        dx = __fadd_rn(__fadd_rn(__fmaf_rn(fx, g.hxx, -g.kxx), __fmaf_rn(fy, g.hyx, -g.kyx)), __fmaf_rn(fz, g.hzx, -g.kzx));
-        dy = __fadd_rn(__fmaf_rn(fy, g.hyy, -g.kyy), __fmaf_rn(fz, g.hzy, -g.kzy));
-    } else {
-        dx = __fmaf_rn(fx, g.hxx, -g.kxx);
-        dy = __fmaf_rn(fy, g.hyy, -g.kyy);
-    }
-    const float dz = __fmaf_rn(fz, g.hzz, -g.kzz);
-    const float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));  // rdf::dist2
-    if (M == kTable) {  // r_min = 0, no cut, all bins in this unit (b0 = 0)
-        if (r2 < g.hi2) {
-            const int c = min(max(static_cast<int>(__float_as_uint(r2) >> t.shift) - t.base, 0), t.last);
-            int bin = t.tab[c];
-            const float up = t.thr[bin + 1];
-            const bool ge = r2 >= up;
-            bin += ge ? 1 : 0;
-            const float other = t.thr[ge ? bin + 1 : bin];
-            if (__fsub_rn(r2, ge ? up : other) >= g.guard && __fsub_rn(ge ? other : up, r2) > g.guard) {
-                atomicAdd(h + bin, 1u);
-            } else {
-                bin = rdf::exact_bin(geom, unbiased(a), b);
-                if (bin >= 0) atomicAdd(h + bin, 1u);
-            }
-        }
-    } else if (r2 < g.hi2 && r2 >= g.lo2) {
-        // floor(min(max(x, 0), n_bins - 1)): the candidate, as rdf::pair_bin finds it
-        const float x = fminf(fmaxf(__fmul_rn(__fsub_rn(__fsqrt_rn(r2), g.rmin), g.inv_dr), 0.f), g.top);
-        int bin = M == kRootBig ? __float2int_rz(x) : __float_as_int(__fadd_rd(x, 8388608.f)) - int(kFloat23);
-        const float e0 = __fadd_rn(g.rmin, __fmul_rn(static_cast<float>(bin), g.dr));
-        const float e1 = __fadd_rn(g.rmin, __fmul_rn(static_cast<float>(bin + 1), g.dr));
-        const float sq0 = __fmul_rn(e0, e0), lo = sq0 > g.rmin2 ? sq0 : g.rmin2, hi = __fmul_rn(e1, e1);
-        if (!(__fsub_rn(r2, lo) >= g.guard && __fsub_rn(hi, r2) > g.guard)) bin = rdf::exact_bin(geom, unbiased(a), b);
-        bin -= b0;
-        if (bin + b0 >= 0 && static_cast<unsigned>(bin) < static_cast<unsigned>(nb)) atomicAdd(h + bin, 1u);
-    }
-}
-
-// Copies the lookup tables (global) to shared memory; returns where they are.
-__device__ __forceinline__ Bins load_bins(unsigned char *at, const float *thr, int n_thr, const uint16_t *tab, int n_tab,
-                                          int shift, int base) {
-    float *s_thr = reinterpret_cast<float *>(at);
-    uint16_t *s_tab = reinterpret_cast<uint16_t *>(at + 4 * n_thr);
-    for (int q = threadIdx.x; q < n_thr; q += blockDim.x) s_thr[q] = thr[q];
-    for (int q = threadIdx.x; q < n_tab; q += blockDim.x) s_tab[q] = tab[q];
-    return Bins{s_thr, s_tab, shift, base, n_tab - 1};
-}
-
 
 // Brute force, persistent blocks. Item k of [k0, k1): row r (sel1 atoms [512 r, 512 r + 512), two per
 // thread) against sel2 atoms [j0, j0 + 2048). Identical selections: row r starts at j = 512 r (its first
 // tile is the diagonal, where only j > i counts) and rows[] holds each row's first item; otherwise every row
 // has the same number of items. Blocks take items from *counter and flush every `flush_every` items.
 template <bool Tri, bool Id, bool Excl, int M>
-__global__ void __launch_bounds__(kBlock, 4)
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
     brute_items(Geom geom, const Atom *__restrict__ a1, int64_t n1, const Atom *__restrict__ a2, int64_t n2,
                 const int64_t *__restrict__ rows, int64_t n_rows, int64_t per_row, int64_t k0, int64_t k1,
                 int run, int b0, int nb, int copies, int flush_every, TableArgs ta, unsigned long long *__restrict__ counter,
@@ -188,7 +86,7 @@ __global__ void __launch_bounds__(kBlock, 4)
                     if (v1 && t0 + q > i1) pair_fast<Tri, Excl, M>(g, geom, t, a1v, b, mine, b0, nb);
                 }
             } else if (v1) {
-#pragma unroll 4
+#pragma unroll kBruteUnroll
                 for (int q = 0; q < n; ++q) {
                     const Atom b = tile[q];
                     pair_fast<Tri, Excl, M>(g, geom, t, a0, b, mine, b0, nb);
@@ -271,7 +169,7 @@ __global__ void cell_max(const int32_t *__restrict__ start, int64_t n_cells, int
 // atom visits the stencil's cells; for identical selections the own cell's later atoms and a half stencil.
 // A block's counts stay below 2^32 (checked on the host: 256 x (stencil + 1) x fullest cell).
 template <bool Tri, bool Id, bool Excl, int M>
-__global__ void __launch_bounds__(kBlock, 4)
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
     cells_items(Geom geom, const Atom *__restrict__ a1, const int32_t *__restrict__ cell1, int64_t n1, int64_t k0,
                 const Atom *__restrict__ s, const int32_t *__restrict__ start, const int32_t *__restrict__ max_cell,
                 int n_st, int nx, int ny, int nz, int b0, int nb, int copies, TableArgs ta,
@@ -310,36 +208,28 @@ __global__ void __launch_bounds__(kBlock, 4)
     flush(h, copies, nb, b0, hist, false);
 }
 
-// Launches one of the 24 variants of a kernel template (triclinic, identical, exclusions, bin mode).
-#define RDF_DISPATCH(KERNEL, GRID, SMEM, STREAM, ...)                                                             \
-    do {                                                                                                          \
-        switch ((tri ? 12 : 0) + (id ? 6 : 0) + (excl ? 3 : 0) + mode) {                                          \
-        case 0: KERNEL<false, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 1: KERNEL<false, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 2: KERNEL<false, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 3: KERNEL<false, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 4: KERNEL<false, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 5: KERNEL<false, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 6: KERNEL<false, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 7: KERNEL<false, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 8: KERNEL<false, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 9: KERNEL<false, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 10: KERNEL<false, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 11: KERNEL<false, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 12: KERNEL<true, false, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 13: KERNEL<true, false, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 14: KERNEL<true, false, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 15: KERNEL<true, false, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 16: KERNEL<true, false, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 17: KERNEL<true, false, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 18: KERNEL<true, true, false, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 19: KERNEL<true, true, false, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 20: KERNEL<true, true, false, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 21: KERNEL<true, true, true, kTable><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 22: KERNEL<true, true, true, kRoot><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        case 23: KERNEL<true, true, true, kRootBig><<<GRID, kBlock, SMEM, STREAM>>>(__VA_ARGS__); break; \
-        }                                                                                                         \
-    } while (0)
+// Calls f(tri, id, excl, mode) for the variant a unit takes (each as a std::integral_constant): the 24 variants of a
+// kernel template (triclinic, identical selections, exclusions, bin mode), one instantiation each.
+template <class F>
+void for_variant(bool tri, bool id, bool excl, int mode, F &&f) {
+    const auto modes = [&](auto t, auto i, auto e) {
+        switch (mode) {
+            case kTable: f(t, i, e, std::integral_constant<int, kTable>{}); break;
+            case kRoot: f(t, i, e, std::integral_constant<int, kRoot>{}); break;
+            case kRootBig: f(t, i, e, std::integral_constant<int, kRootBig>{}); break;
+        }
+    };
+    const auto excls = [&](auto t, auto i) {
+        if (excl) modes(t, i, std::true_type{});
+        else modes(t, i, std::false_type{});
+    };
+    const auto ids = [&](auto t) {
+        if (id) excls(t, std::true_type{});
+        else excls(t, std::false_type{});
+    };
+    if (tri) ids(std::true_type{});
+    else ids(std::false_type{});
+}
 
 }  // namespace
 
@@ -347,16 +237,22 @@ void launch_brute(bool tri, bool id, bool excl, int mode, dim3 grid, size_t smem
                   const Atom *a1, int64_t n1, const Atom *a2, int64_t n2, const int64_t *rows, int64_t n_rows,
                   int64_t per_row, int64_t k0, int64_t k1, int run, int b0, int nb, int copies, int flush_every,
                   TableArgs ta, unsigned long long *counter, unsigned long long *hist) {
-    RDF_DISPATCH(brute_items, grid, smem, st, g, a1, n1, a2, n2, rows, n_rows, per_row, k0, k1, run, b0, nb, copies,
-                 flush_every, ta, counter, hist);
+    for_variant(tri, id, excl, mode, [&](auto t, auto i, auto e, auto m) {
+        brute_items<decltype(t)::value, decltype(i)::value, decltype(e)::value, decltype(m)::value>
+            <<<grid, kBlock, smem, st>>>(g, a1, n1, a2, n2, rows, n_rows, per_row, k0, k1, run, b0, nb, copies,
+                                         flush_every, ta, counter, hist);
+    });
 }
 
 void launch_cells(bool tri, bool id, bool excl, int mode, dim3 grid, size_t smem, cudaStream_t st, const Geom &g,
                   const Atom *a1, const int32_t *cell1, int64_t n1, int64_t k0, const Atom *s, const int32_t *start,
                   const int32_t *max_cell, int n_st, int nx, int ny, int nz, int b0, int nb, int copies, TableArgs ta,
                   unsigned long long *hist) {
-    RDF_DISPATCH(cells_items, grid, smem, st, g, a1, cell1, n1, k0, s, start, max_cell, n_st, nx, ny, nz, b0, nb, copies,
-                 ta, hist);
+    for_variant(tri, id, excl, mode, [&](auto t, auto i, auto e, auto m) {
+        cells_items<decltype(t)::value, decltype(i)::value, decltype(e)::value, decltype(m)::value>
+            <<<grid, kBlock, smem, st>>>(g, a1, cell1, n1, k0, s, start, max_cell, n_st, nx, ny, nz, b0, nb, copies,
+                                         ta, hist);
+    });
 }
 
 cudaError_t brute_blocks_per_sm(int *per_sm, size_t smem) {

@@ -1,6 +1,6 @@
 // field_gpu.cu -- the CUDA backend of the embedding field, host side: the device state (layout at create, per handle
 // one stream, pinned buffers and device buffers grown on demand) and the dispatch (path by n; tile shape and layout
-// from the tuning table, field_tuning_gpu.cuh). Kernels: field_gpu_kernels.cu (throughput),
+// from the tuning table, src_cxx/field/direct/field_tuning.hpp). Kernels: field_gpu_kernels.cu (throughput),
 // field_latency_gpu_kernels.cu, field_persistent_gpu_kernels.cu.
 //
 // Paths, chosen by n:
@@ -102,7 +102,7 @@ public:
         // Tuning only: QMMM_CUDA_TILE forces the throughput tile shape (results are the same bits). Tuning and tests:
         // QMMM_CUDA_ROWS=0 or 1 keeps the throughput path off or on the row layout, whatever the cells. Parsed and
         // range-checked by tuning_env (a bad value fails the create call).
-        forced_tile_ = qmmm::tuning::cuda_tile(kTileShapes, kNumTileShapes);
+        forced_tile_ = qmmm::tuning::cuda_tile(kFieldTileShapes, kNumFieldTileShapes);
         rows_mode_ = qmmm::tuning::cuda_rows();
         DeviceScope scope(dev_);
         try {
@@ -170,8 +170,8 @@ public:
             xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
             seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
             // Where one-quarter blocks meet (SegmentJoin): the tile layout of a precision whose row of the tuning table
-            // takes them (a compile-time choice, sm90_tuning as in field_gpu_kernels.cu).
-            if (sm90_tuning(precision_).quarter_blocks && !dc_.rows) {
+            // takes them (the device's row, which launch_throughput is given).
+            if (tuning_->quarter_blocks && !dc_.rows) {
                 const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
                 join_totals_.ensure(kSub * qp, "quarter totals");
                 if (join_counts_.n < qp / 32) {  // new counters start at zero; every launch leaves them so
@@ -186,9 +186,9 @@ public:
             for (int64_t b = 0; b < n; b += batch) {
                 const int64_t m = std::min(batch, n - b);
                 // The tuning table's shape for the batch, or the forced one (the same bits either way).
-                const TileShape shape = forced_tile_.empty() ? tile_for(*tuning_, m) : forced_tile_;
+                const TileShape shape = forced_tile_.empty() ? field_tile_for(*tuning_, m) : forced_tile_;
                 check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
-                                        seg_part_.p, out_dev_.p + b, shape,
+                                        seg_part_.p, out_dev_.p + b, shape, tuning_->quarter_blocks,
                                         QuarterJoin{join_totals_.p, join_counts_.p}, stream_), "throughput kernel launch");
             }
             check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
@@ -254,7 +254,7 @@ public:
             if (!out) out_dev_.ensure(static_cast<size_t>(n), "results"), out = out_dev_.p;
             const int64_t batch = std::min(n, kMaxBatch);
             seg_part_.ensure(static_cast<size_t>(n_segments_ * batch), "segment partials");
-            if (sm90_tuning(precision_).quarter_blocks && !dc_.rows) {
+            if (tuning_->quarter_blocks && !dc_.rows) {
                 const size_t qp = static_cast<size_t>(n_segments_ * quarter_points(batch));
                 join_totals_.ensure(kSub * qp, "quarter totals");
                 if (join_counts_.n < qp / 32) {
@@ -265,9 +265,10 @@ public:
             }
             for (int64_t b = 0; b < n; b += batch) {
                 const int64_t m = std::min(batch, n - b);
-                const TileShape shape = forced_tile_.empty() ? tile_for(*tuning_, m) : forced_tile_;
+                const TileShape shape = forced_tile_.empty() ? field_tile_for(*tuning_, m) : forced_tile_;
                 check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, p + 3 * b, seg_part_.p,
-                                        out + b, shape, QuarterJoin{join_totals_.p, join_counts_.p}, s),
+                                        out + b, shape, tuning_->quarter_blocks,
+                                        QuarterJoin{join_totals_.p, join_counts_.p}, s),
                       "throughput kernel launch");
             }
             if (d_sums) {
@@ -376,7 +377,7 @@ private:
         int cc_major = 0, cc_minor = 0;
         check(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev_), "cudaDeviceGetAttribute");
         check(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, dev_), "cudaDeviceGetAttribute");
-        tuning_ = &field_tuning(precision_, cc_major, cc_minor);
+        tuning_ = &field_tuning(precision_, 10 * cc_major + cc_minor);  // the chain of field_tuning.hpp
         nuclei_.n_nuclei = d.n_nuclei, nuclei_.nuc_xyz = d.nuc_xyz, nuclei_.nuc_z = d.nuc_z;
         nuclei_.heavy_xyz = d.heavy_xyz, nuclei_.heavy_q = d.heavy_q, nuclei_.cell_self_inv_r = d.cell_self_inv_r;
         out_.ensure(kLatencyMaxPoints, "results");
@@ -462,7 +463,7 @@ private:
     // Whether the row layout may be taken at all: QMMM_CUDA_ROWS, else the tuning table's choice for lattice cells.
     bool rows_wanted() const { return rows_mode_ > 0 || (rows_mode_ < 0 && tuning_->rows_on_lattice); }
 
-    // SINGLE, DOUBLE: the row layout, taken when rows are long (kMinCellsPerRow, field_tuning_gpu.cuh) and the
+    // SINGLE, DOUBLE: the row layout, taken when rows are long (kFieldMinCellsPerRow, field_tuning.hpp) and the
     // tuning table takes rows on lattice cells, or when QMMM_CUDA_ROWS=1.
     template <class F, class C2, class PosFn, class QFn>
     void take_rows(const FieldData &d, int64_t nc, PosFn X, QFn Q, std::vector<double> &origin,
@@ -475,7 +476,7 @@ private:
         std::vector<C2> rc;
         std::vector<RowHead<F>> rw;
         row_words<F>(r, d.n_cells, X, Q, origin, quarters, rc, rw);  // origin and quarters' rows set either way
-        if (rows_mode_ < 0 && kMinCellsPerRow * r.n_rows > d.n_cells) return;
+        if (rows_mode_ < 0 && kFieldMinCellsPerRow * r.n_rows > d.n_cells) return;
         const size_t cell_bytes = rc.size() * sizeof(C2), row_bytes = rw.size() * sizeof(RowHead<F>);
         row_cells_.ensure(cell_bytes, "row cells");
         rows_.ensure(row_bytes, "rows");
@@ -498,7 +499,7 @@ private:
         const FieldRows r = field_rows(n_cells, xyz.data());
         for (size_t qi = 0; qi < quarters.size(); ++qi)  // set either way
             quarters[qi].row_begin = r.quarter_row_begin[qi], quarters[qi].n_rows = r.quarter_rows[qi];
-        if (rows_mode_ < 0 && kMinCellsPerRow * r.n_rows > n_cells) return;
+        if (rows_mode_ < 0 && kFieldMinCellsPerRow * r.n_rows > n_cells) return;
         const size_t padded = static_cast<size_t>(nc * kChunk);
         const float none = bits_as_float(-1);
         std::vector<float4> rc(padded), rw(padded, float4{0, 0, 0, 0});
@@ -601,7 +602,7 @@ private:
     DeviceBuf<QuarterInfo> quarters_;
     DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / float4)
     int rows_mode_ = -1;  // QMMM_CUDA_ROWS: -1 by the cells and the tuning table, 0 tiles, 1 rows
-    const FieldTuning *tuning_ = &field_tuning(QMMM_PRECISION_DOUBLE);  // set in build
+    const FieldTuning *tuning_ = &field_tuning(QMMM_PRECISION_DOUBLE, kFieldPolicies[0].arch);  // set in build
     PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;

@@ -1,6 +1,6 @@
 // field_gpu.cuh -- the device layout of the embedding field and the launchers of its kernels (throughput:
 // field_gpu_kernels.cu; latency: field_latency_gpu_kernels.cu; low-latency mode: field_persistent_gpu_kernels.cu);
-// the host side (device state and dispatch) is field_gpu.cu, the tuning table field_tuning_gpu.cuh.
+// the host side (device state and dispatch) is field_gpu.cu, the tuning table src_cxx/field/direct/field_tuning.hpp.
 //
 // Cells are cut into chunks of kChunk (padded with zero charges far away), the same chunks as the CPU
 // backend, so MIXED uses the same per-chunk double origins. A chunk is the unit of fixed-order summation:
@@ -156,10 +156,11 @@ inline int64_t quarter_points(int64_t n) { return (n + 255) / 256 * 256; }
 
 // Electron and nuclear terms. Segments of chunks_per_segment chunks; partials: n * n_segments doubles (point-major);
 // out: n doubles (a point within the singular radius of a nucleus gets NaN, which the API reports).
-// shape: one of kTileShapes (field_tuning_gpu.cuh; the host picks it from the tuning table or QMMM_CUDA_TILE);
-// results do not depend on it. The layout is the cells': rows where c.rows is set, tiles otherwise.
+// shape: one of kFieldTileShapes (field_tuning.hpp; the host picks it from the tuning table or QMMM_CUDA_TILE);
+// results do not depend on it. The layout is the cells': rows where c.rows is set, tiles otherwise; on tiles
+// quarter_blocks (the device's row of the tuning table) picks the join, which does not change results either.
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
                               int64_t n, const double *xyz, double *partials, double *out, TileShape shape,
-                              QuarterJoin join, cudaStream_t s);
+                              bool quarter_blocks, QuarterJoin join, cudaStream_t s);
 
 }  // namespace qmmm::cuda::field

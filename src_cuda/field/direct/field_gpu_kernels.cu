@@ -2,7 +2,8 @@
 // the layout (field_layout_gpu.cuh: tile, row) and the join of a chunk's quarters (field_join_gpu.cuh: block,
 // segment), then a segment sum with the nuclear term. The pair terms per precision are field_pair_gpu.cuh's; the
 // latency paths are field_latency_gpu_kernels.cu and field_persistent_gpu_kernels.cu; the tile shapes, layouts and
-// joins the host and this file pick are field_tuning_gpu.cuh's.
+// joins the host and this file pick are the tuning table's
+// (src_cxx/field/direct/field_tuning.hpp; the shapes' dispatch and compile-time fields field_tuning_gpu.cuh).
 //
 // Block (x, y[, z]): the G * P points x (thread lane l has points l, l + G, ...) against the chunks of segment y. A
 // point's chunk partial is ((s0 + s1) + s2) + s3 over the quarters: the same for every G and P, and four times the
@@ -101,38 +102,43 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : (static_cast<double>(s) + h) - v;
 }
 
-// The layout is the cells' (rows where the host built them); on tiles the join is the tuning table's
-// (FieldTuning::quarter_blocks).
+// The layout is the cells' (rows where the host built them); on tiles the join is the device's row of the tuning
+// table (FieldTuning::quarter_blocks), of the joins some policy takes for PREC (field_join_taken: only those are
+// compiled).
 template <int PREC, int P, int G>
-void tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, QuarterJoin join,
-          cudaStream_t s) {
+bool tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part, bool quarter_blocks,
+          QuarterJoin join, cudaStream_t s) {
     const int64_t per_block = static_cast<int64_t>(G) * P;
     const dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block), static_cast<unsigned>(nseg));
     if (c.rows) {
         sweep_kernel<RowLayout<PREC>, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
-    } else if constexpr (sm90_tuning(PREC).quarter_blocks) {
-        quarter_sweep_kernel<TileLayout<PREC>, P, G><<<dim3(grid.x, grid.y, kSub), G, 0, s>>>(c, cps, nseg, n, xyz,
-                                                                                             part, join);
-    } else {
-        sweep_kernel<TileLayout<PREC>, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+        return true;
     }
+    if (quarter_blocks) {
+        if constexpr (field_join_taken(PREC, true)) {
+            quarter_sweep_kernel<TileLayout<PREC>, P, G><<<dim3(grid.x, grid.y, kSub), G, 0, s>>>(c, cps, nseg, n,
+                                                                                                 xyz, part, join);
+            return true;
+        }
+    } else if constexpr (field_join_taken(PREC, false)) {
+        sweep_kernel<TileLayout<PREC>, P, G><<<grid, kSub * G, 0, s>>>(c, cps, n, xyz, part);
+        return true;
+    }
+    return false;  // a join no policy takes for PREC
 }
 
 // Every tile shape gives a point the same operations in the same order (bitwise equal results); the host picks one
-// from the tuning table by batch size or QMMM_CUDA_TILE (field_tuning_gpu.cuh).
+// from the tuning table by batch size or QMMM_CUDA_TILE; the sweep is compiled for each shape of kFieldTileShapes
+// (field_tuning.hpp).
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
-                       double *out, TileShape shape, QuarterJoin join, cudaStream_t s) {
-    switch (shape.points_per_thread * 1000 + shape.group_threads) {
-        case 8032: tile<PREC, 8, 32>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 4064: tile<PREC, 4, 64>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 4032: tile<PREC, 4, 32>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 2064: tile<PREC, 2, 64>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 2032: tile<PREC, 2, 32>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 1064: tile<PREC, 1, 64>(c, cps, nseg, n, xyz, part, join, s); break;
-        case 1032: tile<PREC, 1, 32>(c, cps, nseg, n, xyz, part, join, s); break;
-        default: return cudaErrorInvalidValue;  // not in kTileShapes
-    }
+                       double *out, TileShape shape, bool quarter_blocks, QuarterJoin join, cudaStream_t s) {
+    bool launched = false;
+    const bool known = for_tile_shape(shape, [&](auto p, auto g) {
+        launched = tile<PREC, decltype(p)::value, decltype(g)::value>(c, cps, nseg, n, xyz, part, quarter_blocks,
+                                                                        join, s);
+    });
+    if (!known || !launched) return cudaErrorInvalidValue;  // not in kFieldTileShapes, or a join not compiled
     segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
         part, nseg, n, xyz, c, out);
     return cudaGetLastError();
@@ -141,11 +147,15 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
 }  // namespace
 
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
-                              double *partials, double *out, TileShape shape, QuarterJoin join, cudaStream_t s) {
+                              double *partials, double *out, TileShape shape, bool quarter_blocks, QuarterJoin join,
+                              cudaStream_t s) {
     switch (precision) {
-        case QMMM_PRECISION_SINGLE: return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
-        case QMMM_PRECISION_MIXED: return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
-        default: return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, shape, join, s);
+        case QMMM_PRECISION_SINGLE:
+            return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
+        case QMMM_PRECISION_MIXED:
+            return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
+        default:
+            return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
     }
 }
 

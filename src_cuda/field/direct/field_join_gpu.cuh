@@ -8,7 +8,7 @@
 //   waits for another: in blocks of four groups a warp with a point near a cell (MIXED's careful sum) held the other
 //   three at the block's barrier, 34 % of MIXED's stall cycles there. Against BlockJoin on an H200: MIXED 5-8 %
 //   faster; SINGLE 4-6 % slower (more waits on the MUFU queue) and DOUBLE the same, so they keep BlockJoin
-//   (field_tuning_gpu.cuh, quarter_blocks); blocks that loop over several segments (fewer, longer-lived blocks) were
+//   (field_tuning.hpp, quarter_blocks); blocks that loop over several segments (fewer, longer-lived blocks) were
 //   14 % slower (docs/design/gpu-kernels.md).
 // A join policy gives the sweep: kThreads<G> (threads a block), kQuarterTile (whether a block loads one quarter),
 // sub<G>() and lane<G>() of the thread, Shared<Acc, P, G> (its shared memory), point (as a point's chunk partial is

@@ -1,9 +1,11 @@
 // field_latency_gpu.cuh -- a chunk's partials for a few points with one block (the latency kernel's and the persistent
 // kernel's body): consecutive threads on consecutive cells, a fixed block reduction (cub::BlockReduce), the result
-// straight to the host as LL words (field_gpu.cuh). The pair terms are field_pair_gpu.cuh's.
+// straight to the host as LL words (field_gpu.cuh). Every pair takes its precision's careful term
+// (Careful<PREC>::term, field_careful_gpu.cuh).
 #pragma once
 #include <cub/block/block_reduce.cuh>
 
+#include "direct/field_careful_gpu.cuh"
 #include "direct/field_gpu.cuh"
 #include "direct/field_pair_gpu.cuh"
 
@@ -22,7 +24,7 @@ __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch,
     using Acc = typename T::Acc;
     using Reduce = cub::BlockReduce<Acc, kLatencyThreads>;
     const auto *cells = static_cast<const typename T::Cell *>(c.cells) + ch * kChunk;
-    const F self = static_cast<F>(c.self), eps2 = static_cast<F>(kEps2);
+    const F self = static_cast<F>(c.self);
     for (int p = 0; p < n; ++p) {
         F q[kPointWords<PREC>];
         local_point<PREC>(c, ch, &xyz[3 * p], q);
@@ -32,17 +34,9 @@ __device__ __forceinline__ void chunk_partials(const DeviceCells &c, int64_t ch,
         for (int j = threadIdx.x; j < kChunk; j += kLatencyThreads) {
             const auto cell = cells[j];
             const F d2 = dist2<PREC>(q, cell);
-            if constexpr (PREC == QMMM_PRECISION_MIXED) {
-                double near = 0;
-                float t = 0;
-                mixed_careful(cell, d2, &c.cells64[ch * kChunk + j], &xyz[3 * p], c.self, t, corr, near);
-                a += static_cast<double>(t) + near;
-            } else {
-                const F inv = d2 < eps2 ? self : rs(d2);
-                a += static_cast<Acc>(cell.w * inv);
-            }
+            a += Careful<PREC>::term(cell, d2, c, ch * kChunk + j, &xyz[3 * p], self, corr);
         }
-        if constexpr (PREC == QMMM_PRECISION_MIXED) a += 0.5 * static_cast<double>(corr);
+        a = Pair<PREC>::finish(a, corr);
         const Acc b = Reduce(tmp).Sum(a);
         if (threadIdx.x == 0) {  // two LL words in one 16-byte store, straight to the host
             const auto bits = static_cast<unsigned long long>(__double_as_longlong(static_cast<double>(b)));

@@ -12,6 +12,7 @@
 
 #include <type_traits>
 
+#include "direct/field_careful_gpu.cuh"
 #include "direct/field_gpu.cuh"
 #include "direct/field_pair_gpu.cuh"
 
@@ -48,49 +49,8 @@ __device__ __forceinline__ void quarter_sum(const typename Traits<PREC>::Cell *s
 #pragma unroll
         for (int k = 0; k < P; ++k) part[k] += static_cast<Acc>(run[k]);
     }
-    if constexpr (PREC == QMMM_PRECISION_MIXED) {
 #pragma unroll
-        for (int k = 0; k < P; ++k) part[k] += 0.5 * static_cast<double>(corr[k]);
-    }
-}
-
-// A quarter's partial again with the singular rule on every pair (SINGLE, DOUBLE; full-precision 1/r in DOUBLE).
-template <int PREC>
-__device__ __noinline__ typename Traits<PREC>::Acc quarter_exact(const typename Traits<PREC>::Cell *s,
-                                                                  const PointWords<PREC> pw,
-                                                                  typename Traits<PREC>::F self) {
-    const auto *q = pw.v;
-    using F = typename Traits<PREC>::F;
-    using Acc = typename Traits<PREC>::Acc;
-    Acc part = 0;
-    for (int j = 0; j < kQuarter; j += kRun) {
-        F run = 0;
-        for (int r = 0; r < kRun; ++r) {
-            const auto cell = s[j + r];
-            const F d2 = dist2<PREC>(q, cell);
-            run += Pair<PREC>::exact(cell.w, d2, self);
-        }
-        part += static_cast<Acc>(run);
-    }
-    return part;
-}
-
-// MIXED: a quarter's partial again, with the cells near the point in double (g: the quarter in cells64;
-// p: the point, absolute). Same runs as quarter_sum; near terms go into their own double sum.
-__device__ __noinline__ double quarter_near_mixed(const MixedCell *s, const PointWords<QMMM_PRECISION_MIXED> pw,
-                                                  const Cell64 *g, const double px, const double py, const double pz,
-                                                  double self) {
-    const float *q = pw.v;
-    const double p[3] = {px, py, pz};
-    double part = 0, near = 0;
-    float corr = 0;
-    for (int j = 0; j < kQuarter; j += kRun) {
-        float run = 0;
-        for (int r = 0; r < kRun; ++r)
-            mixed_careful(s[j + r], dist2<QMMM_PRECISION_MIXED>(q, s[j + r]), g + j + r, p, self, run, corr, near);
-        part += static_cast<double>(run);
-    }
-    return (part + 0.5 * static_cast<double>(corr)) + near;
+    for (int k = 0; k < P; ++k) part[k] = Pair<PREC>::finish(part[k], corr[k]);
 }
 
 // SINGLE and DOUBLE on lattice cells: a quarter's partials of P points by rows (cells with one y and z). The row's
@@ -192,22 +152,7 @@ __device__ __forceinline__ void mixed_row_quarter_sum(const float4 *heads, const
         for (int k = 0; k < P; ++k) part[k] += static_cast<double>(run[k]);
     }
 #pragma unroll
-    for (int k = 0; k < P; ++k) part[k] += 0.5 * static_cast<double>(corr[k]);
-}
-
-// MIXED: whether a point of the warp lies within the near radius of the quarter's sphere (QuarterInfo::box), plus room
-// for the float rounding of the test itself. Such a warp keeps the smallest d2 of each point; a point with a cell
-// inside the near radius has the quarter summed again with the near cells in double (quarter_near_mixed).
-template <int P>
-__device__ __forceinline__ bool warp_near(const float (*q)[kPointWords<QMMM_PRECISION_MIXED>], const float4 &box) {
-    bool near = false;
-#pragma unroll
-    for (int k = 0; k < P; ++k) {
-        const float dx = fmaf(0.5f, q[k][3], q[k][0]) - box.x, dy = fmaf(0.5f, q[k][4], q[k][1]) - box.y,
-                    dz = fmaf(0.5f, q[k][5], q[k][2]) - box.z;
-        near |= sqrtf(dx * dx + dy * dy + dz * dz) < box.w + kNearTest;
-    }
-    return __any_sync(0xffffffffu, near);
+    for (int k = 0; k < P; ++k) part[k] = Pair<QMMM_PRECISION_MIXED>::finish(part[k], corr[k]);
 }
 
 // ---------------------------------------------------------------- the points a thread keeps across chunks
@@ -239,7 +184,7 @@ struct ReadPoints {
 
 // ---------------------------------------------------------------- layout policies
 // A layout policy gives the sweep:
-// - Acc: the type of a quarter's partial; kMinBlocks: the occupancy bound (field_tuning_gpu.cuh);
+// - Acc: the type of a quarter's partial; kMinBlocks: the occupancy bound (Traits, field_tuning.hpp);
 // - Points<P, G>: how a thread holds its points;
 // - Tile<QUARTER>: its shared memory (a whole chunk, or with QUARTER one quarter: one-quarter blocks);
 // - chunk<P, G, THREADS, QUARTER>(c, ch, sub, tile, points, partial, done): loads chunk ch (between two barriers of
@@ -247,11 +192,9 @@ struct ReadPoints {
 //   partial[k]) as each point's partial is final (a join that keeps running totals adds it there). A point's partial
 //   is the same bits for every P, G and join.
 
-// The tile layout. SINGLE and DOUBLE: points held in registers; a quarter whose fast sum reaches QuarterInfo::bound
-// (or whose charges have both signs, bound 0) is summed again with the singular rule (quarter_exact). MIXED: points
-// read again for each chunk (they take 7 float words a chunk besides); a warp near the quarter's sphere keeps the
-// smallest d2, and a point with a cell inside the near radius has its quarter summed again with the near cells in
-// double (quarter_near_mixed).
+// The tile layout. SINGLE and DOUBLE: points held in registers. MIXED: points read again for each chunk (they take 7
+// float words a chunk besides). Where the fast sum cannot be trusted, the precision's careful-sum policy
+// (Careful<PREC>, field_careful_gpu.cuh) sums the quarter again from the tile.
 template <int PREC>
 struct TileLayout {
     using F = typename Traits<PREC>::F;
@@ -274,63 +217,28 @@ struct TileLayout {
         __syncthreads();
         const Cell *mine = tile.cell + (QUARTER ? 0 : sub * kQuarter);
         F q[P][kPointWords<PREC>];
-        if constexpr (PREC == QMMM_PRECISION_MIXED) {
 #pragma unroll
-            for (int k = 0; k < P; ++k) {
+        for (int k = 0; k < P; ++k) {
+            if constexpr (PREC == QMMM_PRECISION_MIXED) {
                 const double *x = pts.at(k);
                 const double p[3] = {__ldg(x), __ldg(x + 1), __ldg(x + 2)};
                 local_point<PREC>(c, ch, p, q[k]);
-            }
-            const QuarterInfo info = c.quarters[ch * kSub + sub];
-            float dmin[P];
-            if (warp_near<P>(q, info.box)) quarter_sum<PREC, P, true>(mine, q, partial, dmin);
-            else quarter_sum<PREC, P, false>(mine, q, partial, dmin);
-#pragma unroll
-            for (int k = 0; k < P; ++k) {
-                if (dmin[k] < kNearRadius2 || isnan(partial[k])) {
-                    PointWords<PREC> pw;
-#pragma unroll
-                    for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
-                    const double *x = pts.at(k);
-                    partial[k] = quarter_near_mixed(mine, pw, c.cells64 + ch * kChunk + sub * kQuarter, x[0], x[1],
-                                                    x[2], c.self);
-                }
-                done(k, partial[k]);
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < P; ++k) local_point<PREC>(c, ch, pts.at(k), q[k]);
-            const QuarterInfo info = c.quarters[ch * kSub + sub];
-            float dmin[P];
-            bool suspect[P];
-            // bound 0: charges of both signs in the quarter, where a large term could be cancelled -- every point
-            // takes the careful sum.
-            if (info.bound > 0.0f) {
-                quarter_sum<PREC, P, false>(mine, q, partial, dmin);
-#pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<Acc>(info.bound));
             } else {
-#pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = true;
-            }
-#pragma unroll
-            for (int k = 0; k < P; ++k) {
-                if (suspect[k]) {
-                    PointWords<PREC> pw;
-#pragma unroll
-                    for (int w = 0; w < kPointWords<PREC>; ++w) pw.v[w] = q[k][w];
-                    partial[k] = quarter_exact<PREC>(mine, pw, static_cast<F>(c.self));
-                }
-                done(k, partial[k]);
+                local_point<PREC>(c, ch, pts.at(k), q[k]);
             }
         }
+        const int64_t at = ch * kChunk + sub * kQuarter;
+        careful_quarter<PREC, P>(
+            c.quarters[ch * kSub + sub], q, partial,
+            [&](auto track, float *dmin) { quarter_sum<PREC, P, decltype(track)::value>(mine, q, partial, dmin); },
+            [&](int k) { return Careful<PREC>::quarter(mine, point_words<PREC>(q[k]), c, at, pts.at(k)); }, done);
     }
 };
 
 // The row layout (lattice cells): blocks of four quarters only (a row's head is chunk-local). SINGLE and DOUBLE:
-// points read again for each chunk as offsets from its origin, the singular rule by QuarterInfo::bound as on tiles.
-// MIXED: points held in registers; the near test per warp as on tiles, and a point with a cell inside the near radius
-// has its quarter summed again by quarter_near_mixed from the tile layout's cells (global memory).
+// points read again for each chunk as offsets from its origin; a point's careful sum runs over the rows
+// (row_quarter_exact). MIXED: points held in registers; a point's careful sum is Careful<MIXED>::quarter over the tile
+// layout's cells (global memory). When each is taken is the precision's policy (field_careful_gpu.cuh), as on tiles.
 template <int PREC>
 struct RowLayout {
     static constexpr bool kMixed = PREC == QMMM_PRECISION_MIXED;
@@ -364,23 +272,18 @@ struct RowLayout {
 #pragma unroll
             for (int k = 0; k < P; ++k) local_point<QMMM_PRECISION_MIXED>(c, ch, pts.at(k), q[k]);
             const QuarterInfo info = qi[sub];
-            float dmin[P];
             const float4 *mine = tile.cells + sub * kQuarter;
-            if (warp_near<P>(q, info.box)) mixed_row_quarter_sum<P, true>(tile.heads, mine, q, partial, dmin);
-            else mixed_row_quarter_sum<P, false>(tile.heads, mine, q, partial, dmin);
-#pragma unroll
-            for (int k = 0; k < P; ++k) {
-                if (dmin[k] < kNearRadius2 || isnan(partial[k])) {
-                    PointWords<QMMM_PRECISION_MIXED> pw;
-#pragma unroll
-                    for (int w = 0; w < kPointWords<QMMM_PRECISION_MIXED>; ++w) pw.v[w] = q[k][w];
-                    const int64_t at = ch * kChunk + sub * kQuarter;
-                    const double *x = pts.at(k);
-                    partial[k] = quarter_near_mixed(static_cast<const MixedCell *>(c.cells) + at, pw, c.cells64 + at,
-                                                    x[0], x[1], x[2], c.self);
-                }
-                done(k, partial[k]);
-            }
+            const int64_t at = ch * kChunk + sub * kQuarter;
+            careful_quarter<PREC, P>(
+                info, q, partial,
+                [&](auto track, float *dmin) {
+                    mixed_row_quarter_sum<P, decltype(track)::value>(tile.heads, mine, q, partial, dmin);
+                },
+                [&](int k) {
+                    return Careful<PREC>::quarter(static_cast<const MixedCell *>(c.cells) + at,
+                                                  point_words<PREC>(q[k]), c, at, pts.at(k));
+                },
+                done);
         } else {
             // The opaque move stops the compiler from recomputing the offsets inside the pair loop (FP64 work per
             // pair in SINGLE).
@@ -394,23 +297,16 @@ struct RowLayout {
                 }
             }
             const QuarterInfo info = qi[sub];
-            bool suspect[P];
-            if (info.bound > 0.0f) {  // as on tiles: 0 means charges of both signs, every point sums carefully
-                row_quarter_sum<PREC, P>(tile.heads + info.row_begin, info.n_rows, tile.cells, q, partial);
-#pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = !(fabs(partial[k]) < static_cast<F>(info.bound));
-            } else {
-#pragma unroll
-                for (int k = 0; k < P; ++k) suspect[k] = true;
-            }
-#pragma unroll
-            for (int k = 0; k < P; ++k) {
-                if (suspect[k])
-                    partial[k] = row_quarter_exact<PREC>(tile.heads + info.row_begin, info.n_rows, tile.cells,
-                                                         PointWords<PREC>{{q[k][0], q[k][1], q[k][2]}},
-                                                         static_cast<F>(c.self));
-                done(k, partial[k]);
-            }
+            careful_quarter<PREC, P>(
+                info, q, partial,
+                [&](auto, float *) {
+                    row_quarter_sum<PREC, P>(tile.heads + info.row_begin, info.n_rows, tile.cells, q, partial);
+                },
+                [&](int k) {
+                    return row_quarter_exact<PREC>(tile.heads + info.row_begin, info.n_rows, tile.cells,
+                                                   point_words<PREC>(q[k]), static_cast<F>(c.self));
+                },
+                done);
         }
     }
 };

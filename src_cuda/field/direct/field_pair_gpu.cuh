@@ -44,6 +44,8 @@ constexpr double kEps2 = kSingularRadius2;
 // radius plus room for the float rounding of the test itself.
 constexpr float kNearTest = 0.5f + 1e-3f;
 
+// The types of each precision; kMinBlocks: the occupancy bound of the throughput kernels, from the tuning table's row
+// of the architecture being compiled (field_tuning.hpp, field_tuning_gpu.cuh).
 template <int PREC>
 struct Traits;
 template <>
@@ -51,23 +53,21 @@ struct Traits<QMMM_PRECISION_SINGLE> {
     using Cell = float4;
     using F = float;
     using Acc = float;
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_SINGLE).min_blocks;  // field_tuning_gpu.cuh
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_SINGLE, kCompiledArch).min_blocks;
 };
 template <>
 struct Traits<QMMM_PRECISION_MIXED> {
     using Cell = MixedCell;
     using F = float;
     using Acc = double;
-    // <= 80 registers (ptxas: no spills at P <= 2 in the one-quarter blocks): 24 warps an SM. With four-group blocks
-    // that is 6 blocks an SM (as many as their 33.5 KB tiles allow) against 4 at <= 128 registers (field_tuning_gpu.cuh).
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_MIXED).min_blocks;
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_MIXED, kCompiledArch).min_blocks;
 };
 template <>
 struct Traits<QMMM_PRECISION_DOUBLE> {
     using Cell = Cell64;
     using F = double;
     using Acc = double;
-    static constexpr int kMinBlocks = sm90_tuning(QMMM_PRECISION_DOUBLE).min_blocks;  // field_tuning_gpu.cuh
+    static constexpr int kMinBlocks = field_tuning(QMMM_PRECISION_DOUBLE, kCompiledArch).min_blocks;
 };
 
 // MUFU.RSQ alone: the non-ftz form adds a denormal fix-up to every pair. Flushed d2 are < kEps2 anyway.
@@ -164,8 +164,10 @@ __device__ __forceinline__ void mixed_careful(const MixedCell &cell, float d2, c
 // field_layout_gpu.cuh differ only in where r^2 comes from):
 // - tile(cell, d2, run, corr): a cell of the tile layout, no singular test (QuarterInfo finds singular cells);
 // - row(q, d2, run, corr): a cell of the row layout (charge q); DOUBLE fuses the product and sum of the correction;
-// - exact(q, d2, self): with the singular rule (a point within the singular radius takes self), SINGLE and DOUBLE.
-// corr is MIXED's Newton correction (mixed_term); the other precisions leave it alone.
+// - exact(q, d2, self): with the singular rule (a point within the singular radius takes self), SINGLE and DOUBLE;
+// - finish(part, corr): a sum of terms with its correction added, once per quarter.
+// corr is MIXED's Newton correction (mixed_term); the other precisions leave it alone. Where a fast sum cannot be
+// trusted, the careful sums take over: field_careful_gpu.cuh, one policy per precision.
 template <int PREC>
 struct Pair;
 template <>
@@ -177,6 +179,7 @@ struct Pair<QMMM_PRECISION_SINGLE> {
     __device__ static __forceinline__ float exact(float q, float d2, float self) {
         return q * (d2 < static_cast<float>(kEps2) ? self : rs(d2));
     }
+    __device__ static __forceinline__ float finish(float part, float) { return part; }
 };
 template <>
 struct Pair<QMMM_PRECISION_DOUBLE> {
@@ -190,6 +193,7 @@ struct Pair<QMMM_PRECISION_DOUBLE> {
     __device__ static __forceinline__ double exact(double q, double d2, double self) {
         return q * (d2 < kEps2 ? self : rs(d2));
     }
+    __device__ static __forceinline__ double finish(double part, float) { return part; }
 };
 template <>
 struct Pair<QMMM_PRECISION_MIXED> {
@@ -200,6 +204,9 @@ struct Pair<QMMM_PRECISION_MIXED> {
         mixed_term(q, d2, run, corr);
     }
     // MIXED's careful sums keep near cells in double instead (mixed_careful).
+    __device__ static __forceinline__ double finish(double part, float corr) {
+        return part + 0.5 * static_cast<double>(corr);
+    }
 };
 
 // Sum over a warp, the same bits in every lane (xor butterfly: each step adds the same two values everywhere).
