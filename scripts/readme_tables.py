@@ -16,7 +16,10 @@ and nothing else of them is touched. Anything missing or inconsistent fails loud
 not there, a result whose sha256 is not the one its sidecar recorded (a result replaced without its run record),
 a run that failed or ran on uncommitted changes to its code, a run whose code paths changed in a later commit
 (stale: rerun it, bench/common/publish_results.sh), a record that is not found exactly once, a field that is not in it,
-a table without markers or markers without a table. Python 3 standard library only.
+a table without markers or markers without a table. One exception: a source that the manifest marks "pending" (a new
+benchmark whose first run is not committed yet) and that has neither its result nor its run record makes each table
+that reads it render as one line saying so, and has no staleness to check; once its run is committed the source is
+read like any other (the check then warns that the "pending" can go). Python 3 standard library only.
 """
 import argparse
 import difflib
@@ -68,6 +71,13 @@ def in_code(path, code):
         return True
     return (any(under(path, c) for c in code if not c.startswith("!"))
             and not any(under(path, c[1:]) for c in code if c.startswith("!")))
+
+
+def pending(root, src):
+    """Whether a source waits for its first run: the manifest marks it "pending" and neither its result nor its run
+    record is there (one without the other is an error, as for any source)."""
+    return bool(src.get("pending")) and not any(os.path.exists(os.path.join(root, src.get(k, ""))) for k in ("file", "meta")
+                                                  if src.get(k))
 
 
 def load_source(root, name, src):
@@ -131,12 +141,20 @@ def render_table(root, manifest, table, cache):
     headers = [c["header"] for c in columns] + ["device", "date", "commit"]
     lines = ["| " + " | ".join(headers) + " |",
              "| " + " | ".join("---:" if c.get("align") == "right" else "---" for c in columns) + " | --- | --- | --- |"]
+    for i, row in enumerate(table["rows"]):
+        if row.get("source") not in manifest.get("sources", {}):
+            raise SourceError(f"table {name}, row {i + 1}: source '{row.get('source')}' is not in the manifest's sources")
+    waiting = []
+    for row in table["rows"]:
+        if row["source"] not in waiting and pending(root, manifest["sources"][row["source"]]):
+            waiting.append(row["source"])
+    if waiting:
+        return (f"Pending: no committed run of {', '.join(waiting)} yet (bash bench/common/publish_results.sh BUILD_DIR "
+                f"{' '.join(waiting)}, then python3 scripts/readme_tables.py render).\n")
     used = []
     for i, row in enumerate(table["rows"]):
         where_text = f"table {name}, row {i + 1}"
         src_name = row.get("source")
-        if src_name not in manifest.get("sources", {}):
-            raise SourceError(f"{where_text}: source '{src_name}' is not in the manifest's sources")
         if src_name not in cache:
             cache[src_name] = load_source(root, src_name, manifest["sources"][src_name])
         data, meta = cache[src_name]
@@ -222,11 +240,14 @@ def pathspecs(paths):
 
 def staleness(root, manifest_path):
     """[(source, commit, problem or None, changed paths)]: the paths of each source's 'code' list that commits
-    after the one it ran on changed (up to HEAD). A source without code paths, or whose run commit git does not
+    after the one it ran on changed (up to HEAD); a pending source (no run yet) has commit None. A source without code paths, or whose run commit git does not
     know, is a problem: its staleness cannot be decided."""
     manifest = load_json(root, manifest_path, "manifest")
     out = []
     for name, src in manifest.get("sources", {}).items():
+        if pending(root, src):
+            out.append((name, None, None, []))  # no run yet: nothing to be stale
+            continue
         meta = load_json(root, src["meta"], f"source {name}: run record")
         commit = str(meta.get("commit", ""))
         paths = src.get("code", [])
@@ -250,6 +271,8 @@ def stale(root, manifest_path):
     for name, commit, problem, changed in staleness(root, manifest_path):
         if problem:
             print(f"{name}: {problem}")
+        elif commit is None:
+            print(f"{name}: pending (no committed run yet)")
         elif changed:
             print(f"{name} (run on {commit[:7]}): changed since: {', '.join(changed)}")
         else:
@@ -261,10 +284,19 @@ def stale(root, manifest_path):
 def stale_errors(root, manifest_path, warnings=None):
     """One message for each stale or undecidable source. A stale source that the manifest's "stale_accepted" names
     (with the reason: what changed and why it was not rerun) is reported to `warnings` instead: a published table may
-    lag the code only where a commit says so, and every row still names the commit it ran on."""
-    accepted = load_json(root, manifest_path, "manifest").get("stale_accepted", {})
+    lag the code only where a commit says so, and every row still names the commit it ran on. A pending source (no run
+    yet) and a "pending" mark left on a source that has its run are warnings too."""
+    manifest = load_json(root, manifest_path, "manifest")
+    accepted = manifest.get("stale_accepted", {})
     msgs = []
     for name, commit, problem, changed in staleness(root, manifest_path):
+        if commit is None:
+            if warnings is not None:
+                warnings.append(f"source {name} is pending: no committed run yet (bash bench/common/publish_results.sh "
+                                f"BUILD_DIR {name}, render and commit); its tables say so")
+            continue
+        if manifest["sources"][name].get("pending") and warnings is not None:
+            warnings.append(f"source {name} has its committed run: remove its 'pending' from the manifest")
         if problem:
             msgs.append(f"source {name}: {problem}")
         elif changed:
@@ -321,7 +353,8 @@ def main(argv=None):
         status = 1
     if status == 0:
         print(f"readme_tables: {', '.join(rendered)} match the committed results; "
-              + (f"{len(warnings)} result(s) accepted as stale (warnings above)" if warnings else "every result is current"))
+              + (f"{len(warnings)} warning(s) above (stale results accepted, pending sources)" if warnings
+                 else "every result is current"))
     return status
 
 
