@@ -9,7 +9,10 @@
 # The VMC runs launch MPI with mpiexec.mpich; set QMMM_MPIEXEC where the launcher has another name. The GPU host
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
-#          node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges (about 10 minutes in all on an H200 host with 16 cores).
+#          node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges forces crowd dipoles pol
+#          legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian (about 10 minutes in all on an H200 host with
+#          16 cores before the last seven were added). pol_bench exits 1 when a solve misses its tolerance: that run is
+#          recorded as failed and its table refuses it.
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
   echo "usage: publish_results.sh BUILD_DIR [SOURCE...]" >&2
@@ -50,8 +53,20 @@ publish() {
       run $R/split/charges -- "$B/split_charges_bench" --json $R/split/charges.json ;;
     legacy_loop)
       run $R/field/legacy_loop -- "$B/legacy_loop_bench" --json $R/field/legacy_loop.json ;;
+    legacy_loop_exp_soft | legacy_loop_exp_hard | legacy_loop_gaussian)
+      local kind=${1#legacy_loop_}
+      run $R/field/$1 -- "$B/legacy_loop_bench" --screening "${kind//_/-}" --charges 100 1000 10000 100000 \
+        --electrons 1 22 128 --json $R/field/$1.json ;;
     legacy_loop_node)
       run $R/field/legacy_loop_node -- bash bench/field/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
+    forces)
+      run $R/forces/forces -- "$B/forces_bench" --json $R/forces/forces.json ;;
+    crowd)
+      run $R/field/crowd -- "$B/crowd_bench" --json $R/field/crowd.json ;;
+    dipoles)
+      run $R/field/dipoles -- "$B/dipoles_bench" --json $R/field/dipoles.json ;;
+    pol)
+      run $R/pol/pol -- "$B/pol_bench" --sites 10000 100000 --backend cuda --json $R/pol/pol.json ;;
     rdf_pipeline)
       run $R/rdf/pipeline -- "$B/rdf_pipeline_bench" --atoms 1000000 --frames 20 --traj-frames 150 \
         --tool "$B/qmmm-rdf" --tmp "${TMPDIR:-/tmp}" --json $R/rdf/pipeline.json ;;
@@ -63,7 +78,8 @@ publish() {
 
 sources=("$@")
 ((${#sources[@]})) || sources=(field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc
-                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges)
+                               node_vmc_double node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges
+                               forces crowd dipoles pol legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian)
 status=0
 for s in "${sources[@]}"; do
   publish "$s" > /dev/null
