@@ -54,10 +54,10 @@ QMMM_AVX512 __m512 recip(__m512 d2) {
     return _mm512_mul_ps(y0, _mm512_fnmadd_ps(_mm512_mul_ps(d2, y0), y0, _mm512_set1_ps(3.0f)));
 }
 
-// The vector type of T and its operations, for one template over both. kPre scales the charges (weights) as they are
-// loaded (broadcast), kUnscale the value sums as they leave T, both powers of two (exact): with r = 2/d in float,
-// (c/8) r = c/(4d) and (c/(4d)) r^2 = c/d^3, the field's term unscaled. The value term is the one scaled down: the
-// field's T sums keep their range (no overflow that the unscaled loop would not have).
+// The vector type of T and its operations, for one template over both. The loops take the charges (weights) times
+// kPre (ForceSourcesCpu::kPre) and scale the value sums by kUnscale as they leave T, both powers of two (exact): with
+// r = 2/d in float, (c/8) r = c/(4d) and (c/(4d)) r^2 = c/d^3, the field's term unscaled. The value term is the one
+// scaled down: the field's T sums keep their range (no overflow that the unscaled loop would not have).
 template <class T>
 struct V;
 template <>
@@ -145,7 +145,7 @@ QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T
                            const T *pt, Sums<T> *s, typename V<T>::R &dm) {
     using v = V<T>;
     using R = typename v::R;
-    const R onv = v::set1(on_value / (v::kPre * v::kUnscale)), pre = v::set1(v::kPre);
+    const R onv = v::set1(on_value / (v::kPre * v::kUnscale));
     R px[P], py[P], pz[P];
     for (int j = 0; j < P; ++j) {
         px[j] = v::set1(pt[3 * j]), py[j] = v::set1(pt[3 * j + 1]), pz[j] = v::set1(pt[3 * j + 2]);
@@ -153,9 +153,7 @@ QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T
     }
     for (int64_t i = b; i < e; i += v::kLanes) {
         const auto m = v::head(e - i);
-        const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i);
-        R cs = v::load(m, c + i);
-        if constexpr (v::kPre != 1) cs = v::mul(cs, pre);
+        const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i), cs = v::load(m, c + i);
         for (int j = 0; j < P; ++j)
             pair_term<T, careful>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv, m, s[j], dm);
     }
@@ -214,13 +212,10 @@ QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *
                             typename V<T>::R &dm) {
     using v = V<T>;
     using R = typename v::R;
-    const R pre = v::set1(v::kPre);
     for (int g = 0; g < G; ++g) s[g].u = s[g].x = s[g].y = s[g].z = v::zero();
     for (int64_t i = 0; i < np; ++i) {
         const T *p = pw + 4 * i;
-        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]);
-        R w = v::set1(p[3]);
-        if constexpr (v::kPre != 1) w = v::mul(w, pre);
+        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = v::set1(p[3]);
         for (int g = 0; g < G; ++g)
             pair_term<T, careful>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv, mk[g], s[g], dm);
     }
