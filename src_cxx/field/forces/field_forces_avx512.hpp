@@ -133,13 +133,14 @@ QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<
     s.x = v::mask3_fmadd(g, dx, s.x, m), s.y = v::mask3_fmadd(g, dy, s.y, m), s.z = v::mask3_fmadd(g, dz, s.z, m);
 }
 
-// Points per register pass of the gradient: each keeps 3 coordinates and 4 sums in registers (float's 4 did not fit
-// beside the sites' loads and the temporaries: spills), and the P points share one running minimum.
+// Points per register pass of the gradient: each keeps 3 coordinates and 4 sums in registers, and the points of a pass
+// share one running minimum (float's 4 a pass measured 2 % slower than 2: too few registers beside the temporaries).
 template <class T>
 constexpr int kGradPoints = 2;
 
 // The gradient's plain loop: s[j] gains U and dU/dr = sum c (R - r) / d^3 of sites [b, e) at point j of pt (x y z
-// each), P points; lanes by position from b. A point's lanes are its own: its bits are those of P = 1.
+// each), P points, from the charges c times kPre; lanes by position from b. A point's lanes are its own: its bits are
+// those of P = 1.
 template <class T, int P, bool careful>
 QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,
                            const T *pt, Sums<T> *s, typename V<T>::R &dm) {
@@ -201,8 +202,8 @@ QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), f);
 }
 
-// The reverse field's plain loop: the np points of pw (x y z w each) on the sites [0, m) of a tile, summed in T in
-// order: ph += w (on ? on_value : 1/d), (ex, ey, ez) += w (R - r) / d^3 (0 on the site); the T sums are then added
+// The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed
+// in T in order: ph += w (on ? on_value : 1/d), (ex, ey, ez) += w (R - r) / d^3 (0 on the site); the T sums are added
 // to the tile's double sums dph, dex, dey, dez. G vectors of sites at a time keep their coordinates and sums in
 // registers while the points stream past (a point is 4 broadcasts); a site's sums take the points one after the
 // other, so its bits depend neither on G nor on np. The singular radius as the gradient's (grad_plain), per G vectors.
