@@ -33,6 +33,7 @@ namespace avx512_forces {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #define QMMM_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define QMMM_AVX512_FN __attribute__((target("avx512f"), always_inline))  // a lambda's
 
 // The pair's reciprocal distance r from the seed, in the form the loops use it (pair_term):
 //   double: r = 1/d, the seed and 1/(1 - e)^(1/2) = 1 + e (c1 + c2 e + c3 e^2), e = 1 - d2 y0^2. The first omitted
@@ -191,15 +192,19 @@ __attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T
     }
 }
 
+// A float vector's lanes 0-7 and 8-15 in double.
+QMMM_AVX512 __m512d lo(__m512 v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+QMMM_AVX512 __m512d hi(__m512 v) {
+    return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
 // T sums of a vector added into double sums d (masked), times f (a power of two): float's 16 lanes as two halves of 8.
 QMMM_AVX512 void add_to(__mmask8 m, double *d, __m512d v, double f) {
     const __m512d t = f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f));
     _mm512_mask_storeu_pd(d, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, d), t));
 }
 QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
-    add_to(static_cast<__mmask8>(m), d, _mm512_cvtps_pd(_mm512_castps512_ps256(v)), f);
-    add_to(static_cast<__mmask8>(m >> 8), d + 8,
-           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), f);
+    add_to(static_cast<__mmask8>(m), d, lo(v), f), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(v), f);
 }
 
 // The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed
@@ -222,10 +227,46 @@ QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *
     }
 }
 
-template <class T, int G>
-__attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
-                                                    double *dez) {
+// Eight sites' double sums into the outputs, phi[k] and e[3k..3k+2] for the lanes of m (interleaved by permutes where
+// all eight are there), as 0 + v: the bits that sums started from zero give (-0 becomes +0). ok loses the lanes of m
+// whose values are not all finite (x * 0 == 0 fails).
+QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, double *phi, double *e, __mmask8 &ok) {
+    const __m512d zero = _mm512_setzero_pd();
+    a = _mm512_add_pd(zero, a), x = _mm512_add_pd(zero, x), y = _mm512_add_pd(zero, y), z = _mm512_add_pd(zero, z);
+    const __m512d f = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a, zero), _mm512_mul_pd(x, zero)),
+                                    _mm512_add_pd(_mm512_mul_pd(y, zero), _mm512_mul_pd(z, zero)));
+    ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(f, zero, _CMP_EQ_OQ) | static_cast<__mmask8>(~m));
+    if (m == 0xff) {
+        const __m512i i0 = _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), j0 = _mm512_setr_epi64(0, 0, 0, 0, 0, 1, 0, 0);
+        const __m512i i1 = _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), j1 = _mm512_setr_epi64(2, 0, 0, 3, 0, 0, 4, 0);
+        const __m512i i2 = _mm512_setr_epi64(13, 0, 6, 14, 0, 7, 15, 0), j2 = _mm512_setr_epi64(0, 5, 0, 0, 6, 0, 0, 7);
+        _mm512_storeu_pd(phi, a);
+        _mm512_storeu_pd(e, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i0, y), 0x24, j0, z));
+        _mm512_storeu_pd(e + 8, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i1, y), 0x49, j1, z));
+        _mm512_storeu_pd(e + 16, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i2, y), 0x92, j2, z));
+        return;
+    }
+    double t[4][8];
+    _mm512_storeu_pd(t[0], a), _mm512_storeu_pd(t[1], x), _mm512_storeu_pd(t[2], y), _mm512_storeu_pd(t[3], z);
+    for (int k = 0; k < 8 && (m >> k & 1); ++k)
+        phi[k] = t[0][k], e[3 * k] = t[1][k], e[3 * k + 1] = t[2][k], e[3 * k + 2] = t[3][k];
+}
+
+// One vector of sites' T sums (the value sums times kUnscale) into the outputs: float's 16 lanes as two halves of 8.
+QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok) {
+    put8(m, s.u, s.x, s.y, s.z, phi, e, ok);
+}
+QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok) {
+    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
+    put8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), phi, e, ok);
+    if (m >> 8)
+        put8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), phi + 8, e + 24, ok);
+}
+
+// The sites [0, m) in blocks of G vectors, each vector's sums handed to sink(offset, mask, sums) at its block's end.
+template <class T, int G, class Sink>
+QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,
+                              Sink &&sink) {
     using v = V<T>;
     using R = typename v::R;
     using M = typename v::M;
@@ -241,46 +282,50 @@ __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const
         }
         sites_pass<T, G, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
         if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
-        for (int g = 0; g < G; ++g) {
-            const int64_t o = k + g * v::kLanes;
-            add_to(mk[g], dph + o, s[g].u, v::kUnscale), add_to(mk[g], dex + o, s[g].x, 1.0);
-            add_to(mk[g], dey + o, s[g].y, 1.0), add_to(mk[g], dez + o, s[g].z, 1.0);
-        }
+        for (int g = 0; g < G; ++g)
+            if (mk[g]) sink(k + g * v::kLanes, mk[g], s[g]);
     }
 }
 
-// The tile's sums into the outputs: phi[k] = ph[k], e[3k..3k+2] = (ex, ey, ez)[k] for k in [0, m), 8 sites a pass
-// interleaved by permutes (the rest one by one). Returns whether every value is finite (x * 0 == 0).
+// The sites' sums added to the tile's double sums dph, dex, dey, dez (one chunk of points of several).
+template <class T, int G>
+__attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
+                                                    double *dez) {
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        add_to(mk, dph + o, s.u, V<T>::kUnscale), add_to(mk, dex + o, s.x, 1.0);
+        add_to(mk, dey + o, s.y, 1.0), add_to(mk, dez + o, s.z, 1.0);
+    });
+}
+
+// A call of one chunk of points (the calls of a VMC step): the sites' sums straight into the outputs, phi[k] and
+// e[3k..3k+2], the bits of sites_plain into zeroed sums and sites_store. Returns whether every value is finite.
+template <class T, int G>
+__attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                        const T *pw, int64_t np, double *phi, double *e) {
+    __mmask8 ok = 0xff;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        put_sites(mk, s, phi + o, e + 3 * o, ok);
+    });
+    return ok == 0xff;
+}
+
+// The tile's sums into the outputs: phi[k] = ph[k], e[3k..3k+2] = (ex, ey, ez)[k] for k in [0, m). Returns whether
+// every value is finite.
 __attribute__((target("avx512f"))) inline bool sites_store(int64_t m, const double *ph, const double *ex,
                                                            const double *ey, const double *ez, double *phi,
                                                            double *e) {
-    const __m512d zero = _mm512_setzero_pd();
-    const __m512i i0 = _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), j0 = _mm512_setr_epi64(0, 0, 0, 0, 0, 1, 0, 0);
-    const __m512i i1 = _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), j1 = _mm512_setr_epi64(2, 0, 0, 3, 0, 0, 4, 0);
-    const __m512i i2 = _mm512_setr_epi64(13, 0, 6, 14, 0, 7, 15, 0), j2 = _mm512_setr_epi64(0, 5, 0, 0, 6, 0, 0, 7);
     __mmask8 ok = 0xff;
-    int64_t k = 0;
-    for (; k + 8 <= m; k += 8) {
-        const __m512d a = _mm512_loadu_pd(ph + k), x = _mm512_loadu_pd(ex + k), y = _mm512_loadu_pd(ey + k);
-        const __m512d z = _mm512_loadu_pd(ez + k);
-        _mm512_storeu_pd(phi + k, a);
-        double *o = e + 3 * k;
-        _mm512_storeu_pd(o, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i0, y), 0x24, j0, z));
-        _mm512_storeu_pd(o + 8, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i1, y), 0x49, j1, z));
-        _mm512_storeu_pd(o + 16, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i2, y), 0x92, j2, z));
-        const __m512d s = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a, zero), _mm512_mul_pd(x, zero)),
-                                        _mm512_add_pd(_mm512_mul_pd(y, zero), _mm512_mul_pd(z, zero)));
-        ok &= _mm512_cmp_pd_mask(s, zero, _CMP_EQ_OQ);
+    for (int64_t k = 0; k < m; k += 8) {
+        const __mmask8 h = V<double>::head(m - k);
+        put8(h, _mm512_maskz_loadu_pd(h, ph + k), _mm512_maskz_loadu_pd(h, ex + k), _mm512_maskz_loadu_pd(h, ey + k),
+             _mm512_maskz_loadu_pd(h, ez + k), phi + k, e + 3 * k, ok);
     }
-    bool fin = ok == 0xff;
-    for (; k < m; ++k) {
-        phi[k] = ph[k], e[3 * k] = ex[k], e[3 * k + 1] = ey[k], e[3 * k + 2] = ez[k];
-        fin &= (ph[k] * 0.0 + ex[k] * 0.0) + (ey[k] * 0.0 + ez[k] * 0.0) == 0.0;
-    }
-    return fin;
+    return ok == 0xff;
 }
 
 #undef QMMM_AVX512
+#undef QMMM_AVX512_FN
 #pragma GCC diagnostic pop
 
 }  // namespace avx512_forces

@@ -103,6 +103,16 @@ inline void plain_points(int64_t m, const float *x, const float *y, const float 
         plain_points_float(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
 }
 
+// The sites [0, m) of one chunk of points straight into the outputs (AVX-512 only); whether every value is finite.
+inline bool plain_points_out(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                             const double *pw, int64_t np, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<double, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+}
+inline bool plain_points_out(int64_t m, const float *x, const float *y, const float *z, float on_value,
+                             const float *pw, int64_t np, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<float, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+}
+
 // The tile's double sums into the outputs (phi[k], e[3k..3k+2]); whether every value is finite.
 inline bool store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez, double *phi,
                         double *e) {
@@ -140,6 +150,20 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
         const bool screened = t >= plain_tiles;
         const int64_t first = (screened ? t - plain_tiles : t) * kSiteTile;
         const int64_t m = std::min(kSiteTile, (screened ? s.n_screened : s.n_plain) - first);
+        if (!screened && n <= kFieldChunk && forces_use_avx512()) {
+            // One chunk of points (a VMC step's call): the sums go to the outputs directly, with the same bits.
+            const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
+            bool ok = true;
+            if (cells > 0)
+                ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                       phi_p + first, e_p + 3 * first);
+            if (m > cells)
+                ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                       std::numeric_limits<T>::quiet_NaN(), p.data(), n, phi_p + first + cells,
+                                       e_p + 3 * (first + cells));
+            bad[t] = !ok;
+            return;
+        }
         double dph[kSiteTile] = {}, dex[kSiteTile] = {}, dey[kSiteTile] = {}, dez[kSiteTile] = {};
         for (int64_t b = 0; b < n; b += kFieldChunk) {
             const int64_t e = std::min(n, b + kFieldChunk);
