@@ -248,9 +248,8 @@ TEST(ForcesGrad, CellSelfTerm) {
 }
 
 // The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d.
-void check_sites_reference(const Sys &s, int precision) {
+void check_sites_reference(const Sys &s, int precision, int64_t n = 40) {
     qmmm_field f = make(s, precision);
-    const int64_t n = 40;
     const std::vector<double> p = random_points(n, 9);
     std::vector<double> w(n);
     for (int64_t i = 0; i < n; ++i) w[i] = i % 5 == 0 ? 1.0 + i % 7 : -1.0;
@@ -274,8 +273,8 @@ void check_sites_reference(const Sys &s, int precision) {
     }
     EXPECT_LE(worst_p, claim(precision));
     EXPECT_LE(worst_e, claim(precision));
-    std::printf("site field vs long double, precision %d, %lld sites: phi %.2e, E %.2e\n", precision,
-                static_cast<long long>(m), worst_p, worst_e);
+    std::printf("site field vs long double, precision %d, %lld sites, %lld points: phi %.2e, E %.2e\n", precision,
+                static_cast<long long>(m), static_cast<long long>(n), worst_p, worst_e);
     qmmm_field_destroy(f);
 }
 
@@ -285,6 +284,16 @@ TEST(ForcesSites, MatchLongDoubleEveryKindAndPrecision) {
         check_sites_reference(cells_system(2500, 21), p);
         for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
             check_sites_reference(charges_system(600, scr, 30 + scr), p);
+    }
+}
+
+// More points than one chunk (1,024): the CPU sums each chunk apart and adds them (a call of one chunk writes its
+// sums straight into the outputs instead).
+TEST(ForcesSites, SeveralChunksOfPoints) {
+    REQUIRE_BACKEND();
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+        check_sites_reference(cells_system(700, 22), p, 2500);
+        check_sites_reference(charges_system(300, QMMM_SCREEN_EXP, 23), p, 1100);
     }
 }
 

@@ -1,8 +1,9 @@
 // field_forces_avx512.hpp -- the forces' plain pair loops in AVX-512 (field_grad_cpu.cpp, field_site_field_cpu.cpp),
 // run when the CPU has it and QMMM_CPU_ISA does not ask for another set (cpu_simd.hpp). The compiler-vectorised
 // loops beside them pay a vector square root and a division per pair; these take 1/r from the hardware seed
-// (rsqrt14, ~2^-14) and, in double, the series of field_cpu_small.cpp (1/r to ~1 ulp), in float one Newton step.
-// Same structure and order as the generic loops (lanes by position, points in order), but not the same bits.
+// (rsqrt14, ~2^-14) and, in double, a series to half an ulp (recip), in float one Newton step. Both loops share one
+// pair term (pair_term). Same structure and order as the generic loops (lanes by position, points in order), but not
+// the same bits.
 #pragma once
 #include <immintrin.h>
 
@@ -32,26 +33,32 @@ namespace avx512_forces {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #define QMMM_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define QMMM_AVX512_FN __attribute__((target("avx512f"), always_inline))  // a lambda's
 
-// 1/sqrt(d2) in double: the seed and 1/(1 - e)^(1/2) = 1 + e (c1 + c2 e + c3 e^2 + c4 e^3), e = 1 - d2 y0^2.
-QMMM_AVX512 __m512d inv_sqrt(__m512d d2) {
+// The pair's reciprocal distance r from the seed, in the form the loops use it (pair_term):
+//   double: r = 1/d, the seed and 1/(1 - e)^(1/2) = 1 + e (c1 + c2 e + c3 e^2), e = 1 - d2 y0^2. The first omitted
+//     term, c4 e^3 (c4 = 0.2734375, |e| < 2^-13), is below 6e-17 relative: under half a double ulp, and far under the
+//     forces' 1e-13 claim (the value kernels carry it, for their one-ulp claim).
+//   float: r = 2/d, one Newton step without its 1/2, y0 (3 - d2 y0^2) (~2^-27).
+// The forces' term then costs the fewest multiply-class operations (the units that limit these loops, as the value
+// kernels; differences, minima and sums run beside them): s c r and (s c r) r^2 from the scaled charge s c.
+QMMM_AVX512 __m512d recip(__m512d d2) {
     // _mm512_rsqrt14_pd with a full mask: the same result, without GCC 12's false uninitialised warning
     const __m512d y0 = _mm512_maskz_rsqrt14_pd(0xFF, d2);
     const __m512d e = _mm512_fnmadd_pd(_mm512_mul_pd(d2, y0), y0, _mm512_set1_pd(1.0));
-    const __m512d s = _mm512_fmadd_pd(
-        _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_set1_pd(0.2734375), e, _mm512_set1_pd(0.3125)), e,
-                        _mm512_set1_pd(0.375)),
-        e, _mm512_set1_pd(0.5));
+    const __m512d s = _mm512_fmadd_pd(_mm512_fmadd_pd(_mm512_set1_pd(0.3125), e, _mm512_set1_pd(0.375)), e,
+                                      _mm512_set1_pd(0.5));
     return _mm512_fmadd_pd(_mm512_mul_pd(y0, e), s, y0);
 }
-// 1/sqrt(d2) in float: the seed and one Newton step (~2^-27).
-QMMM_AVX512 __m512 inv_sqrt(__m512 d2) {
+QMMM_AVX512 __m512 recip(__m512 d2) {
     const __m512 y0 = _mm512_rsqrt14_ps(d2);
-    const __m512 h = _mm512_mul_ps(_mm512_mul_ps(d2, y0), y0);
-    return _mm512_mul_ps(_mm512_mul_ps(y0, _mm512_set1_ps(0.5f)), _mm512_sub_ps(_mm512_set1_ps(3.0f), h));
+    return _mm512_mul_ps(y0, _mm512_fnmadd_ps(_mm512_mul_ps(d2, y0), y0, _mm512_set1_ps(3.0f)));
 }
 
-// The vector type of T and its operations, for one template over both.
+// The vector type of T and its operations, for one template over both. The loops take the charges (weights) times
+// kPre (ForceSourcesCpu::kPre) and scale the value sums by kUnscale as they leave T, both powers of two (exact): with
+// r = 2/d in float, (c/8) r = c/(4d) and (c/(4d)) r^2 = c/d^3, the field's term unscaled. The value term is the one
+// scaled down: the field's T sums keep their range (no overflow that the unscaled loop would not have).
 template <class T>
 struct V;
 template <>
@@ -59,18 +66,17 @@ struct V<double> {
     using R = __m512d;
     using M = __mmask8;
     static constexpr int kLanes = 8;
+    static constexpr double kPre = 1.0, kUnscale = 1.0;
     QMMM_AVX512 static R set1(double v) { return _mm512_set1_pd(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_pd(); }
     QMMM_AVX512 static R load(M m, const double *p) { return _mm512_maskz_loadu_pd(m, p); }
-    QMMM_AVX512 static void store(M m, double *p, R v) { _mm512_mask_storeu_pd(p, m, v); }
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_pd(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
+    QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_pd(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_pd(a, b, c, m); }
-    QMMM_AVX512 static R mask3_fnmadd(R a, R b, R c, M m) { return _mm512_mask3_fnmadd_pd(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_pd(m, a, b); }  // m ? b : a
-    QMMM_AVX512 static R min(R a, R b) { return _mm512_min_pd(a, b); }
     QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_pd(src, m, a, b); }
     QMMM_AVX512 static void store_all(double *p, R v) { _mm512_storeu_pd(p, v); }
     QMMM_AVX512 static M head(int64_t r) { return static_cast<M>(r >= 8 ? 0xff : (1u << r) - 1); }
@@ -80,203 +86,246 @@ struct V<float> {
     using R = __m512;
     using M = __mmask16;
     static constexpr int kLanes = 16;
+    static constexpr float kPre = 0.125f, kUnscale = 4.0f;
     QMMM_AVX512 static R set1(float v) { return _mm512_set1_ps(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_ps(); }
     QMMM_AVX512 static R load(M m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
-    QMMM_AVX512 static void store(M m, float *p, R v) { _mm512_mask_storeu_ps(p, m, v); }
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+    QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_ps(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
-    QMMM_AVX512 static R mask3_fnmadd(R a, R b, R c, M m) { return _mm512_mask3_fnmadd_ps(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_ps(m, a, b); }
-    QMMM_AVX512 static R min(R a, R b) { return _mm512_min_ps(a, b); }
     QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_ps(src, m, a, b); }
     QMMM_AVX512 static void store_all(float *p, R v) { _mm512_storeu_ps(p, v); }
     QMMM_AVX512 static M head(int64_t r) { return static_cast<M>(r >= 16 ? 0xffff : (1u << r) - 1); }
 };
 
-// The gradient's plain loop: out[4j..4j+3] += U and dU/dr of sites [b, e) at point j of pt (x y z each), P points;
-// lanes by position from b, folded in lane order. Within the singular radius a site gives on_value and no gradient.
-// As the value path's kernels: a first pass keeps each point's smallest d^2 instead of applying the singular radius to
-// every pair; a point with a site within it (rare: a point on a cell centre) is summed again with the blends, alone.
-// A point's lanes are its own, and the blends change no other lane: the bits are those of one careful pass.
-template <class T, int P, bool careful>
-QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,
-                           const T *pt, typename V<T>::R *au, typename V<T>::R *ax, typename V<T>::R *ay,
-                           typename V<T>::R *az, typename V<T>::R *dm) {
+// The sums of one pair loop: the value and the vector term of one point (gradient) or of a vector of sites (field).
+template <class T>
+struct Sums {
+    typename V<T>::R u, x, y, z;
+};
+
+// One pair term, the body both loops share: lanes m of s gain c g(d) and c (R - r) / d^3 (R - r = (dx, dy, dz), the
+// site minus the point: the gradient at the point and the field at the site alike), c already scaled by kPre (cs).
+// Careful: lanes within the singular radius take c on_value and no vector term (onv: on_value / (kPre kUnscale));
+// every other lane computes exactly what the fast form computes. Fast: dm keeps the lanes' smallest d^2 instead.
+template <class T, bool careful>
+QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<T>::R dz, typename V<T>::R cs,
+                           typename V<T>::R onv, typename V<T>::M m, Sums<T> &s, typename V<T>::R &dm) {
     using v = V<T>;
     using R = typename v::R;
-    const R eps = v::set1(T(kSingularRadius2)), one = v::set1(T(1)), zero = v::zero(), onv = v::set1(on_value);
+    const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
+    R r, cr;
+    if constexpr (careful) {
+        const auto on = v::lt(d2, v::set1(T(kSingularRadius2)));
+        r = v::blend(on, recip(v::blend(on, d2, v::set1(T(1)))), v::zero());
+        cr = v::mul(cs, r);
+        s.u = v::mask_add(s.u, m, v::mul(cs, v::blend(on, r, onv)));
+    } else {
+        dm = v::mask_min(dm, m, dm, d2);
+        r = recip(d2);
+        cr = v::mul(cs, r);
+        s.u = v::mask_add(s.u, m, cr);
+    }
+    const R g = v::mul(cr, v::mul(r, r));
+    s.x = v::mask3_fmadd(g, dx, s.x, m), s.y = v::mask3_fmadd(g, dy, s.y, m), s.z = v::mask3_fmadd(g, dz, s.z, m);
+}
+
+// Points per register pass of the gradient: each keeps 3 coordinates and 4 sums in registers, and the points of a pass
+// share one running minimum (float's 4 a pass measured 2 % slower than 2: too few registers beside the temporaries).
+template <class T>
+constexpr int kGradPoints = 2;
+
+// The gradient's plain loop: s[j] gains U and dU/dr = sum c (R - r) / d^3 of sites [b, e) at point j of pt (x y z
+// each), P points, from the charges c times kPre; lanes by position from b. A point's lanes are its own: its bits are
+// those of P = 1.
+template <class T, int P, bool careful>
+QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,
+                           const T *pt, Sums<T> *s, typename V<T>::R &dm) {
+    using v = V<T>;
+    using R = typename v::R;
+    const R onv = v::set1(on_value / (v::kPre * v::kUnscale));
     R px[P], py[P], pz[P];
     for (int j = 0; j < P; ++j) {
         px[j] = v::set1(pt[3 * j]), py[j] = v::set1(pt[3 * j + 1]), pz[j] = v::set1(pt[3 * j + 2]);
-        au[j] = ax[j] = ay[j] = az[j] = zero;
+        s[j].u = s[j].x = s[j].y = s[j].z = v::zero();
     }
     for (int64_t i = b; i < e; i += v::kLanes) {
         const auto m = v::head(e - i);
-        const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i), ck = v::load(m, c + i);
-        for (int j = 0; j < P; ++j) {
-            const R dx = v::sub(px[j], xk), dy = v::sub(py[j], yk), dz = v::sub(pz[j], zk);
-            const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
-            R inv;
-            if constexpr (careful) {
-                const auto on = v::lt(d2, eps);
-                inv = v::blend(on, inv_sqrt(v::blend(on, d2, one)), zero);
-                au[j] = v::mask3_fmadd(ck, v::blend(on, inv, onv), au[j], m);
-            } else {
-                dm[j] = v::mask_min(dm[j], m, dm[j], d2);
-                inv = inv_sqrt(d2);
-                au[j] = v::mask3_fmadd(ck, inv, au[j], m);
-            }
-            const R g = v::mul(v::mul(ck, inv), v::mul(inv, inv));
-            ax[j] = v::mask3_fnmadd(g, dx, ax[j], m), ay[j] = v::mask3_fnmadd(g, dy, ay[j], m);
-            az[j] = v::mask3_fnmadd(g, dz, az[j], m);
-        }
+        const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i), cs = v::load(m, c + i);
+        for (int j = 0; j < P; ++j)
+            pair_term<T, careful>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv, m, s[j], dm);
     }
 }
 
+// One point's sums into out[0..3] (U, and dU/dr = sum c (R - r) / d^3): each folded in lane order in double.
 template <class T>
-QMMM_AVX512 void grad_fold(typename V<T>::R au, typename V<T>::R ax, typename V<T>::R ay, typename V<T>::R az,
-                           double *out) {
+QMMM_AVX512 void grad_fold(const Sums<T> &s, double *out) {
     using v = V<T>;
     T l[4][v::kLanes];
-    v::store_all(l[0], au), v::store_all(l[1], ax), v::store_all(l[2], ay), v::store_all(l[3], az);
+    v::store_all(l[0], s.u), v::store_all(l[1], s.x), v::store_all(l[2], s.y), v::store_all(l[3], s.z);
     for (int q = 0; q < 4; ++q) {
-        double s = 0;
-        for (int k = 0; k < v::kLanes; ++k) s += l[q][k];
-        out[q] += s;
+        double t = 0;
+        for (int k = 0; k < v::kLanes; ++k) t += l[q][k];
+        out[q] += q == 0 ? t * double(v::kUnscale) : t;
     }
 }
 
+// out[4j..4j+3] += U and dU/dr of sites [b, e) at the P points of pt. As the value path's kernels: a first pass keeps
+// the smallest d^2 instead of applying the singular radius to every pair; points with a site within it (rare: a
+// point on a cell centre) are summed again with the blends, which change no other lane: the bits of one careful pass.
 template <class T, int P>
 __attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T *x, const T *y, const T *z,
                                                    const T *c, T on_value, const T *pt, double *out) {
     using v = V<T>;
-    using R = typename v::R;
-    R au[P], ax[P], ay[P], az[P], dm[P];
-    for (int j = 0; j < P; ++j) dm[j] = v::set1(T(3.0e38));
-    grad_pass<T, P, false>(b, e, x, y, z, c, on_value, pt, au, ax, ay, az, dm);
-    const R eps = v::set1(T(kSingularRadius2));
-    for (int j = 0; j < P; ++j) {
-        if (v::lt(dm[j], eps)) {
-            R cu, cx, cy, cz;
-            grad_pass<T, 1, true>(b, e, x, y, z, c, on_value, pt + 3 * j, &cu, &cx, &cy, &cz, nullptr);
-            au[j] = cu, ax[j] = cx, ay[j] = cy, az[j] = cz;
-        }
-        grad_fold<T>(au[j], ax[j], ay[j], az[j], out + 4 * j);
+    constexpr int Q = P < kGradPoints<T> ? P : kGradPoints<T>;
+    static_assert(P % Q == 0, "whole register passes");
+    for (int j0 = 0; j0 < P; j0 += Q) {
+        Sums<T> s[Q];
+        typename v::R dm = v::set1(T(3.0e38));
+        grad_pass<T, Q, false>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
+        if (v::lt(dm, v::set1(T(kSingularRadius2)))) grad_pass<T, Q, true>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
+        for (int j = 0; j < Q; ++j) grad_fold<T>(s[j], out + 4 * (j0 + j));
     }
 }
 
-// T sums of a vector added into double sums d (masked): float's 16 lanes as two halves of 8.
-QMMM_AVX512 void add_to(__mmask8 m, double *d, __m512d v) {
-    _mm512_mask_storeu_pd(d, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, d), v));
-}
-QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v) {
-    add_to(static_cast<__mmask8>(m), d, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-    add_to(static_cast<__mmask8>(m >> 8), d + 8,
-           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+// A float vector's lanes 0-7 and 8-15 in double.
+QMMM_AVX512 __m512d lo(__m512 v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+QMMM_AVX512 __m512d hi(__m512 v) {
+    return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
-// The reverse field's plain loop: the np points of pw (x y z w each) on the sites [0, m) of a tile, summed in T in
-// order: ph += w (on ? on_value : 1/d), (ex, ey, ez) += w (R - r) / d^3 (0 on the site); the T sums are then added
+// T sums of a vector added into double sums d (masked), times f (a power of two): float's 16 lanes as two halves of 8.
+QMMM_AVX512 void add_to(__mmask8 m, double *d, __m512d v, double f) {
+    const __m512d t = f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f));
+    _mm512_mask_storeu_pd(d, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, d), t));
+}
+QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
+    add_to(static_cast<__mmask8>(m), d, lo(v), f), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(v), f);
+}
+
+// The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed
+// in T in order: ph += w (on ? on_value : 1/d), (ex, ey, ez) += w (R - r) / d^3 (0 on the site); the T sums are added
 // to the tile's double sums dph, dex, dey, dez. G vectors of sites at a time keep their coordinates and sums in
 // registers while the points stream past (a point is 4 broadcasts); a site's sums take the points one after the
-// other, so its bits depend neither on G nor on np. As the value path's kernels: a first pass keeps the smallest d^2
-// instead of applying the singular radius to every pair, and the few vectors with a point within it (a point on a
-// site) are summed again with the blends; the blends change no other lane, so the bits are the same.
+// other, so its bits depend neither on G nor on np. The singular radius as the gradient's (grad_plain), per G vectors.
 template <class T, int G, bool careful>
 QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *yk, const typename V<T>::R *zk,
-                            typename V<T>::R onv, const T *pw, int64_t np, typename V<T>::R *a, typename V<T>::R *bx,
-                            typename V<T>::R *by, typename V<T>::R *bz, typename V<T>::R *dm) {
+                            const typename V<T>::M *mk, typename V<T>::R onv, const T *pw, int64_t np, Sums<T> *s,
+                            typename V<T>::R &dm) {
     using v = V<T>;
     using R = typename v::R;
-    const R eps = v::set1(T(kSingularRadius2)), one = v::set1(T(1)), zero = v::zero();
-    for (int g = 0; g < G; ++g) a[g] = bx[g] = by[g] = bz[g] = zero;
+    for (int g = 0; g < G; ++g) s[g].u = s[g].x = s[g].y = s[g].z = v::zero();
     for (int64_t i = 0; i < np; ++i) {
         const T *p = pw + 4 * i;
         const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = v::set1(p[3]);
-        for (int g = 0; g < G; ++g) {
-            const R dx = v::sub(xk[g], px), dy = v::sub(yk[g], py), dz = v::sub(zk[g], pz);
-            const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
-            R inv;
-            if constexpr (careful) {
-                const auto on = v::lt(d2, eps);
-                inv = v::blend(on, inv_sqrt(v::blend(on, d2, one)), zero);
-                a[g] = v::fmadd(w, v::blend(on, inv, onv), a[g]);
-            } else {
-                dm[g] = v::min(dm[g], d2);
-                inv = inv_sqrt(d2);
-                a[g] = v::fmadd(w, inv, a[g]);
-            }
-            const R gg = v::mul(v::mul(w, inv), v::mul(inv, inv));
-            bx[g] = v::fmadd(gg, dx, bx[g]), by[g] = v::fmadd(gg, dy, by[g]), bz[g] = v::fmadd(gg, dz, bz[g]);
-        }
+        for (int g = 0; g < G; ++g)
+            pair_term<T, careful>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv, mk[g], s[g], dm);
     }
 }
 
-template <class T, int G>
-__attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
-                                                    double *dez) {
+// Eight sites' double sums into the outputs, phi[k] and e[3k..3k+2] for the lanes of m (interleaved by permutes where
+// all eight are there), as 0 + v: the bits that sums started from zero give (-0 becomes +0). ok loses the lanes of m
+// whose values are not all finite (x * 0 == 0 fails).
+QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, double *phi, double *e, __mmask8 &ok) {
+    const __m512d zero = _mm512_setzero_pd();
+    a = _mm512_add_pd(zero, a), x = _mm512_add_pd(zero, x), y = _mm512_add_pd(zero, y), z = _mm512_add_pd(zero, z);
+    const __m512d f = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a, zero), _mm512_mul_pd(x, zero)),
+                                    _mm512_add_pd(_mm512_mul_pd(y, zero), _mm512_mul_pd(z, zero)));
+    ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(f, zero, _CMP_EQ_OQ) | static_cast<__mmask8>(~m));
+    if (m == 0xff) {
+        const __m512i i0 = _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), j0 = _mm512_setr_epi64(0, 0, 0, 0, 0, 1, 0, 0);
+        const __m512i i1 = _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), j1 = _mm512_setr_epi64(2, 0, 0, 3, 0, 0, 4, 0);
+        const __m512i i2 = _mm512_setr_epi64(13, 0, 6, 14, 0, 7, 15, 0), j2 = _mm512_setr_epi64(0, 5, 0, 0, 6, 0, 0, 7);
+        _mm512_storeu_pd(phi, a);
+        _mm512_storeu_pd(e, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i0, y), 0x24, j0, z));
+        _mm512_storeu_pd(e + 8, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i1, y), 0x49, j1, z));
+        _mm512_storeu_pd(e + 16, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i2, y), 0x92, j2, z));
+        return;
+    }
+    double t[4][8];
+    _mm512_storeu_pd(t[0], a), _mm512_storeu_pd(t[1], x), _mm512_storeu_pd(t[2], y), _mm512_storeu_pd(t[3], z);
+    for (int k = 0; k < 8 && (m >> k & 1); ++k)
+        phi[k] = t[0][k], e[3 * k] = t[1][k], e[3 * k + 1] = t[2][k], e[3 * k + 2] = t[3][k];
+}
+
+// One vector of sites' T sums (the value sums times kUnscale) into the outputs: float's 16 lanes as two halves of 8.
+QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok) {
+    put8(m, s.u, s.x, s.y, s.z, phi, e, ok);
+}
+QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok) {
+    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
+    put8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), phi, e, ok);
+    if (m >> 8)
+        put8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), phi + 8, e + 24, ok);
+}
+
+// The sites [0, m) in blocks of G vectors, each vector's sums handed to sink(offset, mask, sums) at its block's end.
+template <class T, int G, class Sink>
+QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,
+                              Sink &&sink) {
     using v = V<T>;
     using R = typename v::R;
     using M = typename v::M;
-    const R eps = v::set1(T(kSingularRadius2)), onv = v::set1(on_value), far = v::set1(T(3.0e38));
+    const R onv = v::set1(on_value / (v::kPre * v::kUnscale));
     for (int64_t k = 0; k < m; k += G * v::kLanes) {
         M mk[G];
-        R xk[G], yk[G], zk[G], a[G], bx[G], by[G], bz[G], dm[G];
+        R xk[G], yk[G], zk[G], dm = v::set1(T(3.0e38));
+        Sums<T> s[G];
         for (int g = 0; g < G; ++g) {
             const int64_t o = k + g * v::kLanes;
             mk[g] = o < m ? v::head(m - o) : M(0);
             xk[g] = v::load(mk[g], x + o), yk[g] = v::load(mk[g], y + o), zk[g] = v::load(mk[g], z + o);
-            dm[g] = far;
         }
-        sites_pass<T, G, false>(xk, yk, zk, onv, pw, np, a, bx, by, bz, dm);
-        M near = 0;
-        for (int g = 0; g < G; ++g) near |= v::lt(dm[g], eps) & mk[g];
-        if (near) sites_pass<T, G, true>(xk, yk, zk, onv, pw, np, a, bx, by, bz, dm);
-        for (int g = 0; g < G; ++g) {
-            const int64_t o = k + g * v::kLanes;
-            add_to(mk[g], dph + o, a[g]), add_to(mk[g], dex + o, bx[g]), add_to(mk[g], dey + o, by[g]);
-            add_to(mk[g], dez + o, bz[g]);
-        }
+        sites_pass<T, G, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        for (int g = 0; g < G; ++g)
+            if (mk[g]) sink(k + g * v::kLanes, mk[g], s[g]);
     }
 }
 
-// The tile's sums into the outputs: phi[k] = ph[k], e[3k..3k+2] = (ex, ey, ez)[k] for k in [0, m), 8 sites a pass
-// interleaved by permutes (the rest one by one). Returns whether every value is finite (x * 0 == 0).
+// The sites' sums added to the tile's double sums dph, dex, dey, dez (one chunk of points of several).
+template <class T, int G>
+__attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
+                                                    double *dez) {
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        add_to(mk, dph + o, s.u, V<T>::kUnscale), add_to(mk, dex + o, s.x, 1.0);
+        add_to(mk, dey + o, s.y, 1.0), add_to(mk, dez + o, s.z, 1.0);
+    });
+}
+
+// A call of one chunk of points (the calls of a VMC step): the sites' sums straight into the outputs, phi[k] and
+// e[3k..3k+2], the bits of sites_plain into zeroed sums and sites_store. Returns whether every value is finite.
+template <class T, int G>
+__attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                        const T *pw, int64_t np, double *phi, double *e) {
+    __mmask8 ok = 0xff;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        put_sites(mk, s, phi + o, e + 3 * o, ok);
+    });
+    return ok == 0xff;
+}
+
+// The tile's sums into the outputs: phi[k] = ph[k], e[3k..3k+2] = (ex, ey, ez)[k] for k in [0, m). Returns whether
+// every value is finite.
 __attribute__((target("avx512f"))) inline bool sites_store(int64_t m, const double *ph, const double *ex,
                                                            const double *ey, const double *ez, double *phi,
                                                            double *e) {
-    const __m512d zero = _mm512_setzero_pd();
-    const __m512i i0 = _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), j0 = _mm512_setr_epi64(0, 0, 0, 0, 0, 1, 0, 0);
-    const __m512i i1 = _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), j1 = _mm512_setr_epi64(2, 0, 0, 3, 0, 0, 4, 0);
-    const __m512i i2 = _mm512_setr_epi64(13, 0, 6, 14, 0, 7, 15, 0), j2 = _mm512_setr_epi64(0, 5, 0, 0, 6, 0, 0, 7);
     __mmask8 ok = 0xff;
-    int64_t k = 0;
-    for (; k + 8 <= m; k += 8) {
-        const __m512d a = _mm512_loadu_pd(ph + k), x = _mm512_loadu_pd(ex + k), y = _mm512_loadu_pd(ey + k);
-        const __m512d z = _mm512_loadu_pd(ez + k);
-        _mm512_storeu_pd(phi + k, a);
-        double *o = e + 3 * k;
-        _mm512_storeu_pd(o, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i0, y), 0x24, j0, z));
-        _mm512_storeu_pd(o + 8, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i1, y), 0x49, j1, z));
-        _mm512_storeu_pd(o + 16, _mm512_mask_permutexvar_pd(_mm512_permutex2var_pd(x, i2, y), 0x92, j2, z));
-        const __m512d s = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a, zero), _mm512_mul_pd(x, zero)),
-                                        _mm512_add_pd(_mm512_mul_pd(y, zero), _mm512_mul_pd(z, zero)));
-        ok &= _mm512_cmp_pd_mask(s, zero, _CMP_EQ_OQ);
+    for (int64_t k = 0; k < m; k += 8) {
+        const __mmask8 h = V<double>::head(m - k);
+        put8(h, _mm512_maskz_loadu_pd(h, ph + k), _mm512_maskz_loadu_pd(h, ex + k), _mm512_maskz_loadu_pd(h, ey + k),
+             _mm512_maskz_loadu_pd(h, ez + k), phi + k, e + 3 * k, ok);
     }
-    bool fin = ok == 0xff;
-    for (; k < m; ++k) {
-        phi[k] = ph[k], e[3 * k] = ex[k], e[3 * k + 1] = ey[k], e[3 * k + 2] = ez[k];
-        fin &= (ph[k] * 0.0 + ex[k] * 0.0) + (ey[k] * 0.0 + ez[k] * 0.0) == 0.0;
-    }
-    return fin;
+    return ok == 0xff;
 }
 
 #undef QMMM_AVX512
+#undef QMMM_AVX512_FN
 #pragma GCC diagnostic pop
 
 }  // namespace avx512_forces

@@ -9,8 +9,11 @@ namespace qmmm {
 
 template <class T>
 struct ForceSourcesCpu {
+    static constexpr T kPre = sizeof(T) == 4 ? T(0.125) : T(1);
     int64_t n_plain = 0, n_self = 0, n_screened = 0;
     int kind = 0;
+    // c: the plain sites' charges times kPre, and the loops' points carry their weights times kPre (float: 1/8, the
+    // scale the AVX-512 pair term takes, so that it spends no multiply on it; a power of two: exact)
     std::vector<T> x, y, z, c, sx, sy, sz, sc, sa, sb, cut2;
     T self_inv_r = 0;
     double origin[3] = {0, 0, 0};  // subtracted from every point (in double) before it is rounded to T

@@ -57,10 +57,11 @@ __attribute__((always_inline)) inline void plain_body(int64_t b, int64_t e, cons
     for (int64_t i = b; i < full; i += kLanes)
         for (int l = 0; l < kLanes; ++l) pair(i + l, l);
     for (int64_t i = full; i < e; ++i) pair(i, static_cast<int>(i - full));
+    const double un = 1.0 / double(ForceSourcesCpu<T>::kPre);  // the charges came times kPre (exact)
     for (int j = 0; j < P; ++j) {
         double s4[4] = {0, 0, 0, 0};
         for (int l = 0; l < kLanes; ++l) s4[0] += au[j][l], s4[1] += ax[j][l], s4[2] += ay[j][l], s4[3] += az[j][l];
-        for (int q = 0; q < 4; ++q) out[4 * j + q] += s4[q];
+        for (int q = 0; q < 4; ++q) out[4 * j + q] += s4[q] * un;
     }
 }
 
@@ -74,6 +75,10 @@ QMMM_PLAIN(plain_double2, double, 2)
 QMMM_PLAIN(plain_float1, float, 1)
 QMMM_PLAIN(plain_float4, float, 4)
 #undef QMMM_PLAIN
+
+static_assert(ForceSourcesCpu<float>::kPre == avx512_forces::V<float>::kPre &&
+                  ForceSourcesCpu<double>::kPre == avx512_forces::V<double>::kPre,
+              "the charges come as the AVX-512 pair term takes them");
 
 // Points per pass: float's lanes fit four points' accumulators in the vector registers, double's two.
 template <class T>
@@ -196,6 +201,7 @@ public:
         put(s.x, src.x, s.origin[0]), put(s.y, src.y, s.origin[1]), put(s.z, src.z, s.origin[2]), put(s.c, src.c, 0);
         put(s.sx, src.sx, s.origin[0]), put(s.sy, src.sy, s.origin[1]), put(s.sz, src.sz, s.origin[2]);
         put(s.sc, src.sc, 0), put(s.sa, src.sa, 0), put(s.sb, src.sb, 0);
+        for (T &q : s.c) q *= ForceSourcesCpu<T>::kPre;
         s.cut2.resize(static_cast<size_t>(src.n_screened));
         for (int64_t m = 0; m < src.n_screened; ++m)
             s.cut2[m] = static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m]));

@@ -63,12 +63,15 @@ __attribute__((always_inline)) inline void plain_points_body(int64_t m, const T 
                 bx[l] += g * dx, by[l] += g * dy, bz[l] += g * dz;
             }
         }
+        const double un = 1.0 / double(ForceSourcesCpu<T>::kPre);  // the weights came times kPre (exact)
         if (nb == kBlock) {  // a fixed count: vectorised
             for (int64_t l = 0; l < kBlock; ++l)
-                dph[k0 + l] += a[l], dex[k0 + l] += bx[l], dey[k0 + l] += by[l], dez[k0 + l] += bz[l];
+                dph[k0 + l] += a[l] * un, dex[k0 + l] += bx[l] * un, dey[k0 + l] += by[l] * un,
+                    dez[k0 + l] += bz[l] * un;
         } else {
             for (int64_t l = 0; l < nb; ++l)
-                dph[k0 + l] += a[l], dex[k0 + l] += bx[l], dey[k0 + l] += by[l], dez[k0 + l] += bz[l];
+                dph[k0 + l] += a[l] * un, dex[k0 + l] += bx[l] * un, dey[k0 + l] += by[l] * un,
+                    dez[k0 + l] += bz[l] * un;
         }
     }
 }
@@ -100,6 +103,16 @@ inline void plain_points(int64_t m, const float *x, const float *y, const float 
         plain_points_float(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
 }
 
+// The sites [0, m) of one chunk of points straight into the outputs (AVX-512 only); whether every value is finite.
+inline bool plain_points_out(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                             const double *pw, int64_t np, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<double, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+}
+inline bool plain_points_out(int64_t m, const float *x, const float *y, const float *z, float on_value,
+                             const float *pw, int64_t np, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<float, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+}
+
 // The tile's double sums into the outputs (phi[k], e[3k..3k+2]); whether every value is finite.
 inline bool store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez, double *phi,
                         double *e) {
@@ -121,12 +134,13 @@ inline bool store_sites(int64_t m, const double *ph, const double *ex, const dou
 template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
                      double *e_p, double *phi_s, double *e_s) {
-    // The points in T (offsets from the sources' origin) and their weights, once per call.
+    // The points in T (offsets from the sources' origin) and their weights times kPre, once per call.
     std::vector<T> p(4 * static_cast<size_t>(n));  // x y z w per point
     for (int64_t i = 0; i < n; ++i) {
         for (int k = 0; k < 3; ++k) p[4 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
-        p[4 * i + 3] = static_cast<T>(w[i]);
+        p[4 * i + 3] = static_cast<T>(w[i]) * ForceSourcesCpu<T>::kPre;
     }
+    const double un = 1.0 / double(ForceSourcesCpu<T>::kPre);
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t plain_tiles = (s.n_plain + kSiteTile - 1) / kSiteTile;
@@ -136,6 +150,20 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
         const bool screened = t >= plain_tiles;
         const int64_t first = (screened ? t - plain_tiles : t) * kSiteTile;
         const int64_t m = std::min(kSiteTile, (screened ? s.n_screened : s.n_plain) - first);
+        if (!screened && n <= kFieldChunk && forces_use_avx512()) {
+            // One chunk of points (a VMC step's call): the sums go to the outputs directly, with the same bits.
+            const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
+            bool ok = true;
+            if (cells > 0)
+                ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                       phi_p + first, e_p + 3 * first);
+            if (m > cells)
+                ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                       std::numeric_limits<T>::quiet_NaN(), p.data(), n, phi_p + first + cells,
+                                       e_p + 3 * (first + cells));
+            bad[t] = !ok;
+            return;
+        }
         double dph[kSiteTile] = {}, dex[kSiteTile] = {}, dey[kSiteTile] = {}, dez[kSiteTile] = {};
         for (int64_t b = 0; b < n; b += kFieldChunk) {
             const int64_t e = std::min(n, b + kFieldChunk);
@@ -170,7 +198,8 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                     ex[k] += g * dx, ey[k] += g * dy, ez[k] += g * dz;
                 }
             }
-            for (int64_t k = 0; k < m; ++k) dph[k] += ph[k], dex[k] += ex[k], dey[k] += ey[k], dez[k] += ez[k];
+            for (int64_t k = 0; k < m; ++k)
+                dph[k] += ph[k] * un, dex[k] += ex[k] * un, dey[k] += ey[k] * un, dez[k] += ez[k] * un;
         }
         double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
         bad[t] = !store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first);
