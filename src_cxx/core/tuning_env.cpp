@@ -127,6 +127,16 @@ int cuda_rows() {
     refuse(name, v, "use 0 (tile layout) or 1 (row layout), or leave it unset (by the cells)");
 }
 
+bool cuda_small_calls() {
+    const char *name = "QMMM_CUDA_SMALL_CALLS";
+    const char *v = value_of(name);
+    if (!v) return true;
+    const std::string s(v);
+    if (s == "0") return false;
+    if (s == "1") return true;
+    refuse(name, v, "use 1 (small calls polled from mapped memory, the default) or 0 (copied back)");
+}
+
 double rdf_min_split_pairs(double fallback) {
     const char *name = "QMMM_RDF_MIN_SPLIT_PAIRS";
     const char *v = value_of(name);

@@ -64,6 +64,11 @@ TileShape cuda_tile(const TileShape *allowed, int n_allowed);
 // cells; unset: -1, the tuning table's choice by the cells.
 int cuda_rows();
 
+// QMMM_CUDA_SMALL_CALLS: "0" sends every call of more than the latency path's points through the throughput path's
+// copy back and stream synchronisation; "1" or unset: calls of up to kFieldSmallPoints points take the small-call
+// form (values to mapped host memory, polled; the same bits).
+bool cuda_small_calls();
+
 // QMMM_RDF_MIN_SPLIT_PAIRS: pairs a frame must visit per GPU before a count is split over several GPUs; a finite
 // number >= 0 (0: always split). Unset: fallback.
 double rdf_min_split_pairs(double fallback);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -222,6 +223,35 @@ TEST(FieldCudaModes, PointsAtAndNearTheSingularRadiusOfACell) {
     EXPECT_LT(worst(s, batch, f.eval(batch), QMMM_PRECISION_SINGLE, dv), 1.0);
 }
 
+// Small calls (9 to 128 points) write their values to mapped host memory and the host polls them; they must be the
+// bits of the copied-back form (QMMM_CUDA_SMALL_CALLS=0, read at create) and within the claim, on few segments (the
+// points read from the mapped buffer) and on many (copied in), with nuclei, every precision, synchronous and
+// asynchronous, and a larger call on the same handle between them.
+TEST(FieldCudaModes, SmallCallsGiveTheCopiedBackBits) {
+    QMMM_REQUIRE_GPU_OR_SKIP();
+    const auto pts = qmmm_test::random_points(300, 61);
+    for (int64_t m : {10, 3000, 40000}) {
+        const System s = qmmm_test::random_system(m, 4, 62);
+        for (int prec : kPrecisions) {
+            setenv("QMMM_CUDA_SMALL_CALLS", "0", 1);
+            Field copied(s, prec);
+            unsetenv("QMMM_CUDA_SMALL_CALLS");
+            Field small(s, prec);
+            for (int n : {9, 22, 128, 300, 64}) {
+                std::vector<double> sub(pts.begin(), pts.begin() + 3 * n);
+                const auto a = copied.eval(sub), b = small.eval(sub);
+                EXPECT_TRUE(same_bits(a, b)) << "M " << m << ", precision " << prec << ", n " << n;
+                EXPECT_LT(worst(s, sub, b, prec), 1.0) << "M " << m << ", precision " << prec << ", n " << n;
+                std::vector<double> c(n, NAN);
+                ASSERT_EQ(qmmm_field_eval_async(small.f, n, sub.data(), c.data()), QMMM_SUCCESS) << qmmm_error_message();
+                std::fill(sub.begin(), sub.end(), 1e3);  // the points were taken at the call
+                ASSERT_EQ(qmmm_field_wait(small.f), QMMM_SUCCESS) << qmmm_error_message();
+                EXPECT_TRUE(same_bits(a, c)) << "async, M " << m << ", precision " << prec << ", n " << n;
+            }
+        }
+    }
+}
+
 TEST(FieldCudaModes, PointOnANucleusOnEveryPath) {
     QMMM_REQUIRE_GPU_OR_SKIP();
     const System s = qmmm_test::random_system(5000, 6, 51);
@@ -230,7 +260,7 @@ TEST(FieldCudaModes, PointOnANucleusOnEveryPath) {
     pts[3 * 2] += 4e-11;  // inside the singular radius
     for (int flags : {0, static_cast<int>(QMMM_FLAG_LOW_LATENCY)}) {
         Field f(s, QMMM_PRECISION_SINGLE, flags);
-        for (int64_t n : {3, 100}) {
+        for (int64_t n : {3, 100, 22}) {
             std::vector<double> u(n);
             EXPECT_EQ(qmmm_field_eval(f.f, n, pts.data(), u.data()), QMMM_ERR_SINGULAR) << "n " << n;
             EXPECT_NE(std::strstr(qmmm_error_message(), "point 2 "), nullptr) << qmmm_error_message();

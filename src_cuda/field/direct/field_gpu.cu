@@ -10,7 +10,10 @@
 //   GPU; the nuclear term is computed on the host meanwhile.
 //   With QMMM_FLAG_LOW_LATENCY the same work is done by a persistent kernel (one block per SM) that waits for
 //   the points as LL words in a mapped mailbox: no launch at all.
-// - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out.
+// - otherwise the throughput path: copy in, tile kernel + segment sum with the nuclear term, copy out. Up to
+//   kSmallMaxPoints points (the small-call form) the segment sum writes LL words to mapped host memory that the host
+//   polls, as the latency path: no copy out, no stream synchronisation (and on few segments no copy in either: the
+//   kernels read the mapped points). The same kernels, so the same bits.
 // A point's value depends only on the point, the field, the precision and the path; both are bitwise repeatable
 // (the latency kernel and the persistent kernel compute the same bits).
 //
@@ -143,6 +146,7 @@ public:
         n_ = n, u_ = u;
         out_.ensure(static_cast<size_t>(n), "results");
         latency_ = cells_.p && n <= kLatencyMaxPoints;
+        small_ = cells_.p && !latency_ && small_calls_ && n <= kSmallMaxPoints;
         host_nuclear_ = !cells_.p || latency_;
         if (latency_ && low_latency_) {
             start_persistent();
@@ -181,18 +185,27 @@ public:
                 }
             }
             out_dev_.ensure(static_cast<size_t>(n), "results");
-            check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
-                                  cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+            // A small call on few segments reads its points from the mapped host buffer (a few hundred bytes per
+            // block, no copy); otherwise they are copied once for the many blocks that read them.
+            const bool zero_copy = small_ && n_segments_ <= kSmallZeroCopySegments;
+            const double *pts = zero_copy ? xyz_host_.dev : xyz_dev_.p;
+            if (!zero_copy)
+                check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
+                                      cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
+            SmallOut so{};
+            if (small_) seq_ = ll_next(seq_), so = SmallOut{small_out_.dev, seq_};
             for (int64_t b = 0; b < n; b += batch) {
                 const int64_t m = std::min(batch, n - b);
                 // The tuning table's shape for the batch, or the forced one (the same bits either way).
                 const TileShape shape = forced_tile_.empty() ? field_tile_for(*tuning_, m) : forced_tile_;
-                check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, xyz_dev_.p + 3 * b,
+                check(launch_throughput(precision_, dc_, chunks_per_segment_, n_segments_, m, pts + 3 * b,
                                         seg_part_.p, out_dev_.p + b, shape, tuning_->quarter_blocks,
-                                        QuarterJoin{join_totals_.p, join_counts_.p}, stream_), "throughput kernel launch");
+                                        QuarterJoin{join_totals_.p, join_counts_.p}, stream_, so),
+                      "throughput kernel launch");
             }
-            check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
-                                  cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
+            if (!small_)
+                check(cudaMemcpyAsync(out_.p, out_dev_.p, static_cast<size_t>(n) * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (results)");
         }
         if (host_nuclear_) {  // few points: on the host while the GPU works
             nuc_.assign(static_cast<size_t>(n), 0.0);
@@ -218,6 +231,15 @@ public:
                     s += v;
                 }
                 u_[p] = s + nuc_[p];
+            }
+            return QMMM_SUCCESS;
+        }
+        if (small_) {
+            poll_words(stream_, small_out_.p, 2 * n_);
+            for (int64_t p = 0; p < n_; ++p) {
+                const unsigned long long bits = static_cast<unsigned long long>(ll_data(small_out_.p[2 * p])) |
+                                                static_cast<unsigned long long>(ll_data(small_out_.p[2 * p + 1])) << 32;
+                std::memcpy(&u_[p], &bits, sizeof(double));
             }
             return QMMM_SUCCESS;
         }
@@ -329,10 +351,10 @@ private:
 
     // Spins until every word of the result carries the current sequence number; asks the stream now and then, so
     // that a failed (or vanished) kernel becomes an error instead of a hang.
-    void poll(cudaStream_t s) {
-        const volatile unsigned long long *words = result_.p;
+    void poll(cudaStream_t s) { poll_words(s, result_.p, 2 * n_ * n_chunks_); }
+    void poll_words(cudaStream_t s, const volatile unsigned long long *words, int64_t count) {
         auto next_query = Clock::now() + std::chrono::microseconds(200);
-        for (int64_t k = 0; k < 2 * n_ * n_chunks_; ++k) {
+        for (int64_t k = 0; k < count; ++k) {
             while (ll_seq(words[k]) != seq_) {
                 if (Clock::now() < next_query) continue;
                 const cudaError_t e = cudaStreamQuery(s);
@@ -443,6 +465,9 @@ private:
         quarters_.ensure(quarters.size(), "chunk quarters");
         check(cudaMemcpy(quarters_.p, quarters.data(), quarters.size() * sizeof(QuarterInfo), cudaMemcpyHostToDevice),
               "cudaMemcpy (quarters)");
+        small_out_.ensure(static_cast<size_t>(2 * kSmallMaxPoints), "small-call results");
+        std::fill(small_out_.p, small_out_.p + 2 * kSmallMaxPoints, 0ULL);  // sequence 0: never current
+        xyz_host_.ensure(static_cast<size_t>(3 * kSmallMaxPoints), "points");  // small calls' buffer never moves
         result_.ensure(static_cast<size_t>(2 * kLatencyMaxPoints * nc), "latency partials");
         std::fill(result_.p, result_.p + 2 * kLatencyMaxPoints * nc, 0ULL);  // sequence 0: never current
         if (low_latency_) {
@@ -578,7 +603,7 @@ private:
         cells_.release(), cells64_.release(), origin_.release(), lo_mean_.release(), quarters_.release(), nuc_dev_.release();
         heavy_dev_.release();
         row_cells_.release(), rows_.release();
-        result_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
+        result_.release(), small_out_.release(), mailbox_.release(), relay_.release(), seg_part_.release();
         join_totals_.release(), join_counts_.release();
         xyz_dev_.release(), out_dev_.release(), out_.release(), xyz_host_.release();
         walk_dev_.release();
@@ -603,12 +628,14 @@ private:
     DeviceBuf<unsigned char> row_cells_, rows_;  // the row layout's bytes (float2 / double2 / float4, RowHead<F> / float4)
     int rows_mode_ = -1;  // QMMM_CUDA_ROWS: -1 by the cells and the tuning table, 0 tiles, 1 rows
     const FieldTuning *tuning_ = &field_tuning(QMMM_PRECISION_DOUBLE, kFieldPolicies[0].arch);  // set in build
-    PinnedBuf<unsigned long long> result_;  // the latency paths' partials (LL words)
+    PinnedBuf<unsigned long long> result_;     // the latency paths' partials (LL words)
+    PinnedBuf<unsigned long long> small_out_;  // small calls' values (LL words)
     PinnedBuf<Mailbox> mailbox_;
     DeviceBuf<Relay> relay_;
     unsigned seq_ = 0;
     TileShape forced_tile_;  // QMMM_CUDA_TILE, empty: the tuning table's by batch size
-    bool latency_ = false, host_nuclear_ = true;
+    bool latency_ = false, small_ = false, host_nuclear_ = true;
+    bool small_calls_ = tuning::cuda_small_calls();
     bool ll_running_ = false;
     int64_t ll_launches_ = 0;
     int ll_blocks_ = 1;

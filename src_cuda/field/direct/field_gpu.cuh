@@ -26,6 +26,12 @@ constexpr int kQuarter = kFieldQuarterCells;
 // the published FMO-QMC kernel orders them).
 constexpr int kLatencyThreads = 256;
 constexpr int kLatencyMaxPoints = 8;
+// Calls of more points, up to kSmallMaxPoints (a legacy code's electrons of one configuration), take the throughput
+// kernels with their values written to mapped host memory and polled (SmallOut): the same bits, without the copy back
+// and the stream synchronisation. With at most kSmallZeroCopySegments segments (M <= 16 chunks) the kernels read
+// the points straight from the mapped host buffer as well.
+constexpr int kSmallMaxPoints = 128;
+constexpr int kSmallZeroCopySegments = 16;
 // Throughput path: at most this many segments (groups of consecutive chunks, one block row each); depends
 // on M only.
 constexpr int kMaxSegments = 512;
@@ -159,8 +165,14 @@ inline int64_t quarter_points(int64_t n) { return (n + 255) / 256 * 256; }
 // shape: one of kFieldTileShapes (field_tuning.hpp; the host picks it from the tuning table or QMMM_CUDA_TILE);
 // results do not depend on it. The layout is the cells': rows where c.rows is set, tiles otherwise; on tiles
 // quarter_blocks (the device's row of the tuning table) picks the join, which does not change results either.
+// small (words set): the values go as LL words of sequence seq to words[2i], [2i + 1] (mapped host memory, polled by
+// the host) instead of out: a small call needs no copy back and no stream synchronisation.
+struct SmallOut {
+    unsigned long long *words = nullptr;  // device view of mapped host memory, 2 n LL words
+    unsigned seq = 0;
+};
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int chunks_per_segment, int n_segments,
                               int64_t n, const double *xyz, double *partials, double *out, TileShape shape,
-                              bool quarter_blocks, QuarterJoin join, cudaStream_t s);
+                              bool quarter_blocks, QuarterJoin join, cudaStream_t s, SmallOut small = {});
 
 }  // namespace qmmm::cuda::field

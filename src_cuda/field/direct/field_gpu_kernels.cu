@@ -65,10 +65,13 @@ __global__ void __launch_bounds__(G, Layout::kMinBlocks * 128 / G)
 // One warp per point: u[i] = its segment partials (lanes take segments lane, lane + 32, ...) plus MIXED's heavy cells
 // (double, the cells' singular rule) minus the nuclear term (double, lanes over nuclei), each summed lanes-then-butterfly
 // in a fixed order. A point within the singular radius of a nucleus gets NaN (the API reports it with the nucleus).
+// The value goes to out[i], or (ll set: a small call) as two LL words of sequence seq straight into mapped host
+// memory, which the host polls: no copy back, no stream synchronisation; the same bits either way.
 template <int PREC>
 __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restrict__ part, int n_segments, int64_t n,
                                                          const double *__restrict__ xyz, DeviceCells c,
-                                                         double *__restrict__ out) {
+                                                         double *__restrict__ out, unsigned long long *ll,
+                                                         unsigned seq) {
     using Acc = typename Traits<PREC>::Acc;
     const int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
@@ -99,7 +102,15 @@ __global__ void __launch_bounds__(256) segment_sum_kernel(const double *__restri
     }
     v = warp_sum(v);
     on = __any_sync(0xffffffffu, on);
-    if (lane == 0) out[i] = on ? __longlong_as_double(0x7ff8000000000000LL) : (static_cast<double>(s) + h) - v;
+    if (lane != 0) return;
+    const double r = on ? __longlong_as_double(0x7ff8000000000000LL) : (static_cast<double>(s) + h) - v;
+    if (!ll) {
+        out[i] = r;
+        return;
+    }
+    const auto bits = static_cast<unsigned long long>(__double_as_longlong(r));
+    const unsigned long long lo = ll_word(seq, static_cast<unsigned>(bits)), hi = ll_word(seq, static_cast<unsigned>(bits >> 32));
+    asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(ll + 2 * i), "l"(lo), "l"(hi) : "memory");
 }
 
 // The layout is the cells' (rows where the host built them); on tiles the join is the device's row of the tuning
@@ -132,7 +143,8 @@ bool tile(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
 // (field_tuning.hpp).
 template <int PREC>
 cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz, double *part,
-                       double *out, TileShape shape, bool quarter_blocks, QuarterJoin join, cudaStream_t s) {
+                       double *out, TileShape shape, bool quarter_blocks, QuarterJoin join, SmallOut small,
+                       cudaStream_t s) {
     bool launched = false;
     const bool known = for_tile_shape(shape, [&](auto p, auto g) {
         launched = tile<PREC, decltype(p)::value, decltype(g)::value>(c, cps, nseg, n, xyz, part, quarter_blocks,
@@ -140,7 +152,7 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
     });
     if (!known || !launched) return cudaErrorInvalidValue;  // not in kFieldTileShapes, or a join not compiled
     segment_sum_kernel<PREC><<<static_cast<unsigned>((32 * n + 255) / 256), 256, 0, s>>>(
-        part, nseg, n, xyz, c, out);
+        part, nseg, n, xyz, c, out, small.words, small.seq);
     return cudaGetLastError();
 }
 
@@ -148,14 +160,17 @@ cudaError_t throughput(const DeviceCells &c, int cps, int nseg, int64_t n, const
 
 cudaError_t launch_throughput(int precision, const DeviceCells &c, int cps, int nseg, int64_t n, const double *xyz,
                               double *partials, double *out, TileShape shape, bool quarter_blocks, QuarterJoin join,
-                              cudaStream_t s) {
+                              cudaStream_t s, SmallOut small) {
     switch (precision) {
         case QMMM_PRECISION_SINGLE:
-            return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
+            return throughput<QMMM_PRECISION_SINGLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join,
+                                                   small, s);
         case QMMM_PRECISION_MIXED:
-            return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
+            return throughput<QMMM_PRECISION_MIXED>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join,
+                                                   small, s);
         default:
-            return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join, s);
+            return throughput<QMMM_PRECISION_DOUBLE>(c, cps, nseg, n, xyz, partials, out, shape, quarter_blocks, join,
+                                                   small, s);
     }
 }
 
