@@ -176,7 +176,9 @@ public:
         ForceSourcesCpu<T> &s = s_;
         s.n_plain = src.n_plain, s.n_self = src.n_self, s.n_screened = src.n_screened, s.kind = src.kind;
         s.n_threads = src.n_threads;
-        s.self_inv_r = static_cast<T>(src.self_inv_r);
+        // SINGLE: a point that float puts on a cell it is not on in double must not take the cell's self term (23.8
+        // hartree for 5e7 at 1e-8 bohr): NaN there, and the engine recomputes the point in double.
+        s.self_inv_r = std::is_same<T, float>::value ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(src.self_inv_r);
         if (std::is_same<T, float>::value && (src.n_plain || src.n_screened)) {
             // The centre of the sites' box, in whole bohr: offsets round by the field's size, not its place.
             double lo[3], hi[3];
@@ -236,6 +238,13 @@ public:
     }
     void accum_reset() override {
         acc_phi_.assign(index_.size(), 0.0), acc_e_.assign(3 * index_.size(), 0.0);
+    }
+    bool accum_add_values(const double *phi, const double *efield, double weight) override {
+        const size_t m = index_.size();
+        if (acc_phi_.size() != m) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
+        for (size_t k = 0; k < m; ++k) acc_phi_[k] += weight * phi[k];
+        for (size_t k = 0; k < 3 * m; ++k) acc_e_[k] += weight * efield[k];
+        return true;
     }
     void accum_read(double *phi, double *efield) override {
         if (acc_phi_.size() != index_.size()) accum_reset();
