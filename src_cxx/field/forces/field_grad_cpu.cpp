@@ -4,6 +4,7 @@
 // sums in T, folded in lane order into the point's double sums), then the screened charges in index order. Threads
 // take tiles of points, so a point's bits depend on neither the thread count nor the other points.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -138,7 +139,9 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t tiles = (n + kPointTile - 1) / kPointTile;
-    std::vector<char> bad_tile(static_cast<size_t>(tiles), 0);
+    // One flag for the call, written only by a tile with a non-finite output (no vector of per-tile flags: a call's
+    // only allocation, a malloc and a free per call of a few-charge field); parallel_tiles' end orders it.
+    std::atomic<bool> bad{false};
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
         double acc[kPointTile][4] = {};
@@ -158,9 +161,9 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
             u[i] = a[0], g[3 * i] = a[1], g[3 * i + 1] = a[2], g[3 * i + 2] = a[3];
             ok &= std::isfinite(a[0]) && std::isfinite(a[1]) && std::isfinite(a[2]) && std::isfinite(a[3]);
         }
-        bad_tile[t] = !ok;
+        if (!ok) bad.store(true, std::memory_order_relaxed);
     });
-    return std::find(bad_tile.begin(), bad_tile.end(), 1) == bad_tile.end();
+    return !bad.load(std::memory_order_relaxed);
 }
 
 template bool force_grad_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, double *, double *);
