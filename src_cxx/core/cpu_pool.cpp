@@ -7,10 +7,12 @@
 // its caller returns, and the caller never waits for a helper that did not join.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "cpu_helper_cap.hpp"
 #include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
@@ -91,15 +93,26 @@ Pool &pool() {
     return *p;
 }
 
+HelperCap g_cap(kMaxThreads - 1);  // the helpers a call may use on this node now (cpu_helper_cap.hpp)
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 }  // namespace
 
 void parallel_tiles_pooled(int nt, int64_t n_tiles, void (*fn)(const void *, int64_t), const void *ctx) {
     Job j;
     j.fn = fn, j.ctx = ctx, j.n_tiles = n_tiles;
-    const int helpers = static_cast<int>(std::min<int64_t>({nt - 1, n_tiles - 1, kMaxThreads - 1}));
-    const bool posted = pool().post(j, helpers);
+    const int helpers = g_cap.take(static_cast<int>(std::min<int64_t>({nt - 1, n_tiles - 1, kMaxThreads - 1})));
+    const bool posted = helpers > 0 && pool().post(j, helpers);
+    const auto t0 = std::chrono::steady_clock::now();
     run(j);
-    if (posted) pool().retire(j);
+    if (!posted) return;
+    const double own = seconds_since(t0);
+    const auto t1 = std::chrono::steady_clock::now();
+    pool().retire(j);
+    g_cap.report(helpers, own, seconds_since(t1));
 }
 
 }  // namespace qmmm

@@ -486,7 +486,12 @@ QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, con
  * Precisions: DOUBLE and MIXED evaluate in double (error per component at most 1e-13 relative to sum |q|/d^2, and
  * u's to sum |q|/d; measured ~5e-16); SINGLE uses float pair terms (offsets from the centre of the sites' box) and
  * float sums over runs of 1,024 sources, added in double (at most 1e-5 relative to the same norms: ~1e-6 from the
- * float terms, the rest from rounding coordinates to float next to a site; measured up to 2.3e-6). u agrees with qmmm_field_eval
+ * float terms, the rest from rounding coordinates to float next to a site; measured up to 2.3e-6), except near a cell
+ * or charge: a point at distance d from one has that term's gradient wrong by up to about 3 sqrt(3) 2^-23 X / d of
+ * |q|/d^2 (X as qmmm_field_eval's; X = 3 bohr: 1e-5 at d = 0.2 bohr, 2e-3 at 1e-3 bohr), and below
+ * d ~ 2 sqrt(3) 2^-23 X it is known to an order of magnitude only (u: as qmmm_field_eval). A point that float puts on
+ * a site is recomputed in double (on the CPU): DOUBLE's values, the self-potential only on a cell it is on in double.
+ * u agrees with qmmm_field_eval
  * within the precision's and method's error, not bit for bit. A point's values depend only on the point, the field,
  * its backend and precision: not on the other points, nor on thread counts or batch sizes.
  * Singular points: as qmmm_field_eval. On a density cell centre with cell_volume set the cell adds its self
@@ -558,7 +563,8 @@ QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const doub
  * w C / h to that cell's phi and nothing to its field.
  * Per site a fixed order: the points in index order (DOUBLE and MIXED: double; SINGLE: float terms and float sums
  * over runs of 1,024 points, added in double); the same bits whatever the thread count. Errors as
- * qmmm_field_eval_grad's, relative to sum_i |w_i|/d^2 per component.
+ * qmmm_field_eval_grad's, relative to sum_i |w_i|/d^2 per component, near a site too (SINGLE: a call with a point
+ * that float puts on a site is recomputed in double on the CPU, the accumulator's too).
  * @param f the field
  * @param n_points number of points, >= 0
  * @param xyz the points, 3*n_points doubles (bohr)

@@ -251,6 +251,39 @@ TEST(FieldErrors, CallersIndexBaseSurvivesFortranCalls) {
     qmmm_field_destroy(f);
 }
 
+// A count is no index: the dipoles' messages quote n_sites as given under either base (under base 1, as every
+// Fortran call runs, "n_sites = -2 is negative" read -1, and an update's "n_sites = 3, but f has 0" read 4 and 1;
+// fuzz_capi's base-crossing check).
+extern "C" void qmmm_f77_set_dipoles_(const int64_t *f, const int *n_sites, const double *site_xyz, const double *mu,
+                                      int *status);
+extern "C" void qmmm_f77_update_dipoles_(const int64_t *f, const int *n_sites, const double *mu, int *status);
+
+TEST(FieldErrors, DipoleCountsAreQuotedAsGivenUnderEitherBase) {
+    auto o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(create(&f, 2, kCells, kQ, 1, kNuc, kZ, &o), QMMM_SUCCESS);
+    const int64_t token = static_cast<int64_t>(reinterpret_cast<intptr_t>(f));
+    const double xyz[9] = {7, 7, 7, 8, 8, 8, 9, 9, 9}, mu[9] = {0};
+    for (int base : {0, 1}) {
+        SCOPED_TRACE(base);
+        ASSERT_EQ(qmmm_set_index_base(base), QMMM_SUCCESS);
+        EXPECT_EQ(qmmm_field_set_dipoles(f, -2, xyz, mu), QMMM_ERR_INVALID_ARG);
+        expect_message("n_sites = -2 is negative");
+        EXPECT_EQ(qmmm_field_update_dipoles(f, 3, mu), QMMM_ERR_INVALID_ARG);
+        expect_message("n_sites = 3, but f has 0 dipole sites");
+        int status = -1;
+        const int minus2 = -2, three = 3;
+        qmmm_f77_set_dipoles_(&token, &minus2, xyz, mu, &status);
+        EXPECT_EQ(status, QMMM_ERR_INVALID_ARG);
+        expect_message("n_sites = -2 is negative");
+        qmmm_f77_update_dipoles_(&token, &three, mu, &status);
+        EXPECT_EQ(status, QMMM_ERR_INVALID_ARG);
+        expect_message("n_sites = 3, but f has 0 dipole sites");
+    }
+    ASSERT_EQ(qmmm_set_index_base(0), QMMM_SUCCESS);
+    qmmm_field_destroy(f);
+}
+
 // qmmm_error_message() is the error of the thread's last call: a successful call clears it (it kept the last
 // failure's text). The index-base calls, which the Fortran interfaces make after a failing call, leave it.
 TEST(FieldErrors, SuccessClearsTheMessage) {

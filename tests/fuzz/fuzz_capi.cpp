@@ -14,14 +14,25 @@
 //     within the header's bound of a long-double sum (an atom on a point left out with on_atom OTHERS); ions on lattice points
 //     at the requested distances; RDF histograms between the certain and possible pair counts of a
 //     double-precision minimum-image reference, N_pairs equal to the reference's;
-//   - every handle created is destroyed (ASan's leak checker sees the rest).
+//   - every handle created is destroyed (ASan's leak checker sees the rest);
+//   - the Fortran index base (qmmm_set_index_base, set to 0, 1 or a refused value between calls): no call changes the
+//     caller's base; a failing call's message under base 1 is its message under base 0 with every index (a number
+//     >= 0) one higher and nothing else changed, and a count it quotes ("n_sites = -1") is the argument under either;
+//   - the module-free interface (qmmm_f77_*, called through its C-visible symbols as a Fortran program would: every
+//     argument by reference, 4-byte counts, 8-byte handles): the status and message of the C call under base 1,
+//     the caller's base restored, made-up handles BAD_HANDLE, QMMM_F77_ERROR_MESSAGE's text the message cut or
+//     blank-padded to the length passed.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz_common.hpp"
@@ -41,6 +52,8 @@ using Provider = FuzzedDataProvider;
 
 void clear_message() { qmmm_mpi_record_error(QMMM_SUCCESS, ""); }
 
+int g_base = 0;  // the index base this program set last (qmmm_set_index_base): no library call may change it
+
 // QMMM_FUZZ_TRACE=1: every call, its status and message on stderr (to read a crash input's story).
 bool tracing() {
     static const bool on = std::getenv("QMMM_FUZZ_TRACE") != nullptr;
@@ -52,6 +65,9 @@ int checked(int s, const char *call) {
     FUZZ_CHECK(s >= QMMM_SUCCESS && (s <= QMMM_ERR_NOT_CONVERGED || s == QMMM_ERR_INTERNAL), "%s returned %d", call, s);
     const char *name = qmmm_status_string(s);
     FUZZ_CHECK(name && std::strncmp(name, "QMMM_", 5) == 0, "status %d has no name", s);
+    int base = -7;
+    FUZZ_CHECK(qmmm_get_index_base(&base) == QMMM_SUCCESS && base == g_base, "%s left the index base %d (set: %d)",
+               call, base, g_base);
     if (s != QMMM_SUCCESS) {
         FUZZ_CHECK(qmmm_error_message()[0] != '\0', "%s failed (%s) without a message", call, name);
         FUZZ_CHECK(s != QMMM_ERR_INTERNAL && s != QMMM_ERR_CUDA && s != QMMM_ERR_MPI, "%s: %s: %s", call, name,
@@ -286,6 +302,10 @@ private:
     void rdf_destroy();
     void misc();
     void cross_kind();
+    void index_messages();
+    void f77_misc();
+    template <class C, class F>
+    void three_ways(const char *call, C c, F f77, const std::vector<std::pair<std::string, long long>> &counts);
     void cleanup();
     void compare_eval(Field &f, const std::vector<double> &p, const std::vector<double> &u, const char *what);
     void check_field_values(const Field &f, const std::vector<double> &p, const std::vector<double> &u,
@@ -1249,6 +1269,294 @@ void Api::rdf_destroy() {
     if (live) stale_rdf_ = rdf_, rdf_ = nullptr, have_sel_ = false;
 }
 
+// ---- the Fortran index base and the module-free interface ----
+
+}  // namespace
+
+// The module-free interface's C-visible symbols (fortran_iface/generated/qmmm_accel_f77.cpp): what a Fortran 77
+// caller's CALL QMMM_F77_<NAME>(...) reaches. No header declares them: a Fortran program needs none.
+extern "C" {
+void qmmm_f77_field_create_(int64_t *f, const int *n_cells, const double *cell_xyz, const double *cell_q,
+                            const int *n_nuclei, const double *nuc_xyz, const double *nuc_z, const int *backend,
+                            const int *precision, const int *n_threads, int *status);
+void qmmm_f77_charges_create_xyz_(int64_t *f, const int *n_charges, const double *xyz, const double *q,
+                                  const int *screening, const double *screen_a, const double *screen_b,
+                                  const int *n_nuclei, const double *nuc_xyz, const double *nuc_z, const int *backend,
+                                  const int *precision, const int *n_threads, int *status);
+void qmmm_f77_field_eval_(const int64_t *f, const int *n_points, const double *xyz, double *u, int *status);
+void qmmm_f77_field_eval_sum_(const int64_t *f, const int *n_points, const double *xyz, double *sum, int *status);
+void qmmm_f77_field_eval_grad_(const int64_t *f, const int *n_points, const double *xyz, double *u, double *grad,
+                               int *status);
+void qmmm_f77_field_site_field_(const int64_t *f, const int *n_points, const double *xyz, const double *w,
+                                double *phi, double *efield, int *status);
+void qmmm_f77_set_dipoles_(const int64_t *f, const int *n_sites, const double *site_xyz, const double *mu, int *status);
+void qmmm_f77_update_dipoles_(const int64_t *f, const int *n_sites, const double *mu, int *status);
+void qmmm_f77_field_backend_(const int64_t *f, int *backend, int *precision, int *status);
+void qmmm_f77_field_destroy_(int64_t *f, int *status);
+void qmmm_f77_error_message_(char *text, int *status, size_t text_len);
+void qmmm_f77_integer_size_(int32_t *probe, int32_t *status);
+}
+
+namespace {
+
+// Sets the base through the API (a value other than 0 or 1 is refused and leaves it).
+void set_base(int b) {
+    const bool valid = b == 0 || b == 1;
+    if (valid) g_base = b;  // what checked() expects the call to leave
+    const int s = CALL(qmmm_set_index_base(b));
+    FUZZ_CHECK(s == (valid ? QMMM_SUCCESS : QMMM_ERR_INVALID_ARG), "qmmm_set_index_base(%d) gave %s", b,
+               qmmm_status_string(s));
+}
+
+// The message's words, split at spaces and the punctuation around numbers.
+std::vector<std::string> words(const std::string &m) {
+    std::vector<std::string> w;
+    std::string cur;
+    for (char c : m) {
+        if (std::isspace(static_cast<unsigned char>(c)) || std::strchr("(),:;[]=", c)) {
+            if (!cur.empty()) w.push_back(cur), cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) w.push_back(cur);
+    return w;
+}
+bool integer(const std::string &w, long long *v) {
+    if (w.empty()) return false;
+    char *end = nullptr;
+    errno = 0;
+    *v = std::strtoll(w.c_str(), &end, 10);
+    return errno == 0 && end && *end == '\0' && (std::isdigit(static_cast<unsigned char>(w[0])) || w[0] == '-');
+}
+
+// The message under base 1 is the message under base 0 with every index one higher: the same words but for
+// integers, each >= 0 under base 0 and one more under base 1.
+void check_base_shift(const std::string &m0, const std::string &m1, const char *call) {
+    const std::vector<std::string> a = words(m0), b = words(m1);
+    FUZZ_CHECK(a.size() == b.size(), "%s: base 0 '%s', base 1 '%s'", call, m0.c_str(), m1.c_str());
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == b[i]) continue;
+        long long x = 0, y = 0;
+        FUZZ_CHECK(integer(a[i], &x) && integer(b[i], &y) && x >= 0 && y == x + 1,
+                   "%s: '%s' under base 0 became '%s' under base 1 (only indices count from the base): '%s' / '%s'",
+                   call, a[i].c_str(), b[i].c_str(), m0.c_str(), m1.c_str());
+    }
+}
+
+// A count the call was given, quoted as "name = value" in its message, is the value given (never shifted by the
+// base: it is no index).
+void check_counts(const std::string &m, const std::vector<std::pair<std::string, long long>> &counts, const char *call) {
+    for (const auto &c : counts) {
+        const std::string key = c.first + " = ";
+        for (size_t at = m.find(key); at != std::string::npos; at = m.find(key, at + 1)) {
+            if (at > 0 && (std::isalnum(static_cast<unsigned char>(m[at - 1])) || m[at - 1] == '_')) continue;
+            const long long v = std::strtoll(m.c_str() + at + key.size(), nullptr, 10);
+            FUZZ_CHECK(v == c.second, "%s: the message quotes %s = %lld, the call passed %lld: '%s'", call,
+                       c.first.c_str(), v, c.second, m.c_str());
+        }
+    }
+}
+
+// QMMM_F77_ERROR_MESSAGE into a CHARACTER*len: the message cut or blank-padded; nothing past len written.
+void check_f77_message(Provider &in, const std::string &expected) {
+    const size_t len = in.ConsumeIntegralInRange<size_t>(0, 300);
+    std::vector<char> text(len + 8, '#');
+    int status = -7;
+    qmmm_f77_error_message_(text.data(), &status, len);
+    FUZZ_CHECK(status == QMMM_SUCCESS, "f77 error_message status %d", status);
+    const size_t k = std::min(len, expected.size());
+    FUZZ_CHECK(std::memcmp(text.data(), expected.data(), k) == 0, "f77 error_message text differs");
+    for (size_t i = k; i < len; ++i) FUZZ_CHECK(text[i] == ' ', "f77 error_message: not blank-padded at %zu", i);
+    for (size_t i = len; i < text.size(); ++i) FUZZ_CHECK(text[i] == '#', "f77 error_message wrote past LEN");
+}
+
+// A handle as the module-free interface holds it: INTEGER*8.
+int64_t f77_handle(const void *h) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(h)); }
+
+// One failing (or succeeding) call three ways: C under base 0, C under base 1, the module-free form under the
+// caller's base (0 or 1, restored after). c(): the C call's status; f77(): the module-free call's status, or -1
+// where it has no module-free form for these arguments (a count beyond INTEGER*4). Every call must be free of
+// side effects when it fails (each is made to fail, or leaves nothing behind).
+template <class C, class F>
+void Api::three_ways(const char *call, C c, F f77, const std::vector<std::pair<std::string, long long>> &counts) {
+    const int keep = g_base;
+    set_base(0);
+    const int s0 = CALL(c());
+    const std::string m0 = qmmm_error_message();
+    set_base(1);
+    const int s1 = CALL(c());
+    const std::string m1 = qmmm_error_message();
+    FUZZ_CHECK(s0 == s1, "%s: %s under base 0, %s under base 1", call, qmmm_status_string(s0), qmmm_status_string(s1));
+    check_base_shift(m0, m1, call);
+    check_counts(m0, counts, call), check_counts(m1, counts, call);
+    set_base(in_.ConsumeBool() ? 1 : 0);
+    clear_message();
+    const int sf = f77();
+    if (sf != -1) {
+        checked(sf, call);  // the caller's base is back
+        const std::string mf = qmmm_error_message();
+        FUZZ_CHECK(sf == s1, "%s: module-free %s, C %s", call, qmmm_status_string(sf), qmmm_status_string(s1));
+        FUZZ_CHECK(sf == QMMM_SUCCESS || mf == m1, "%s: module-free message '%s', C under base 1 '%s'", call,
+                   mf.c_str(), m1.c_str());
+        check_f77_message(in_, mf);
+    }
+    set_base(keep);
+}
+
+// Calls whose failure names an index or quotes a count, on a live field (or on arrays made here): a NaN or a point
+// beyond reach at point i, a point on a nucleus, a NaN weight, negative and mismatched counts, a bad charge at m.
+void Api::index_messages() {
+    const int what = in_.ConsumeIntegralInRange<int>(0, 7);
+    const int n = in_.ConsumeIntegralInRange<int>(1, 5);
+    const int i = in_.ConsumeIntegralInRange<int>(0, n - 1), k = in_.ConsumeIntegralInRange<int>(0, 2);
+    std::vector<double> p(3 * n), w(n, -1.0), u(n), g(3 * n);
+    for (auto &v : p) v = in_.ConsumeFloatingPointInRange<double>(-4, 4);
+    const int bad_count = in_.ConsumeBool() ? -in_.ConsumeIntegralInRange<int>(1, 3) : in_.ConsumeIntegralInRange<int>(0, 5);
+    if (what >= 5) {  // creation with a bad array entry: nothing is made (a handle that is made is destroyed)
+        const int m = i;
+        std::vector<double> xyz(3 * n), q(n, 0.5), b(n, 1.0), a(n, 1.0), nuc{0, 0, 9}, z{1.0};
+        for (auto &v : xyz) v = in_.ConsumeFloatingPointInRange<double>(-4, 4);
+        int64_t hf = 0;
+        int status = -7;
+        const int one = 1, cpu = QMMM_BACKEND_CPU, prec = in_.ConsumeIntegralInRange<int>(0, 2), thr = 1;
+        qmmm_options o;
+        qmmm_options_default(&o);
+        o.backend = cpu, o.precision = prec, o.n_threads = thr;
+        const auto drop = [](qmmm_field h) {
+            if (h) FUZZ_CHECK(CALL(qmmm_field_destroy(h)) == QMMM_SUCCESS, "destroy");
+        };
+        const auto drop77 = [](int64_t &h) {
+            int st = -7;
+            if (!h) return;
+            qmmm_f77_field_destroy_(&h, &st);
+            FUZZ_CHECK(st == QMMM_SUCCESS && h == 0, "f77 destroy");
+        };
+        if (what == 5) {  // a NaN or huge cell charge at m
+            q[m] = in_.ConsumeBool() ? kNaN : 1e301;
+            three_ways("qmmm_field_create",
+                       [&] { qmmm_field h = nullptr; const int s = qmmm_field_create(&h, n, xyz.data(), q.data(), 1, nuc.data(), z.data(), &o); drop(h); return s; },
+                       [&] { qmmm_f77_field_create_(&hf, &n, xyz.data(), q.data(), &one, nuc.data(), z.data(), &cpu, &prec, &thr, &status); const int s = status; drop77(hf); return s; },
+                       {{"n_cells", n}});
+        } else if (what == 6) {  // EXP screening with b < 0 or a beyond range at m
+            if (in_.ConsumeBool()) b[m] = -in_.ConsumeFloatingPointInRange<double>(1e-3, 10);
+            else a[m] = 1e301;
+            const int exp_ = QMMM_SCREEN_EXP;
+            std::vector<double> x(n), y(n), zz(n);
+            for (int j = 0; j < n; ++j) x[j] = xyz[3 * j], y[j] = xyz[3 * j + 1], zz[j] = xyz[3 * j + 2];
+            three_ways("qmmm_field_create_charges",
+                       [&] { qmmm_field h = nullptr; const int s = qmmm_field_create_charges(&h, n, x.data(), y.data(), zz.data(), 1, q.data(), QMMM_SCREEN_EXP, a.data(), b.data(), 1, nuc.data(), z.data(), &o); drop(h); return s; },
+                       [&] { qmmm_f77_charges_create_xyz_(&hf, &n, xyz.data(), q.data(), &exp_, a.data(), b.data(), &one, nuc.data(), z.data(), &cpu, &prec, &thr, &status); const int s = status; drop77(hf); return s; },
+                       {{"n_charges", n}});
+        } else {  // a negative count
+            const int nc = -in_.ConsumeIntegralInRange<int>(1, 3);
+            three_ways("qmmm_field_create",
+                       [&] { qmmm_field h = nullptr; const int s = qmmm_field_create(&h, nc, xyz.data(), q.data(), 1, nuc.data(), z.data(), &o); drop(h); return s; },
+                       [&] { qmmm_f77_field_create_(&hf, &nc, xyz.data(), q.data(), &one, nuc.data(), z.data(), &cpu, &prec, &thr, &status); const int s = status; drop77(hf); return s; },
+                       {{"n_cells", nc}});
+        }
+        return;
+    }
+    if (fields_.empty()) return;
+    Field &f = fields_[in_.ConsumeIntegralInRange<size_t>(0, fields_.size() - 1)];
+    if (f.pending) return;
+    const int64_t hf = f77_handle(f.h);
+    int status = -7;
+    switch (what) {
+        case 0:  // a NaN, or a coordinate beyond every precision's reach, at point i
+            p[3 * i + k] = in_.ConsumeBool() ? kNaN : 1e200;
+            three_ways("qmmm_field_eval", [&] { return qmmm_field_eval(f.h, n, p.data(), u.data()); },
+                       [&] { qmmm_f77_field_eval_(&hf, &n, p.data(), u.data(), &status); return status; },
+                       {{"n_points", n}});
+            break;
+        case 1:  // point i on a nucleus of the field (SINGULAR where it has charge), or the gradient's NaN
+            if (f.nn > 0 && in_.ConsumeBool()) {
+                const int64_t b = in_.ConsumeIntegralInRange<int64_t>(0, f.nn - 1);
+                std::copy(&f.nx[3 * b], &f.nx[3 * b] + 3, &p[3 * i]);
+            } else {
+                p[3 * i + k] = kNaN;
+            }
+            three_ways("qmmm_field_eval_grad", [&] { return qmmm_field_eval_grad(f.h, n, p.data(), u.data(), g.data()); },
+                       [&] { qmmm_f77_field_eval_grad_(&hf, &n, p.data(), u.data(), g.data(), &status); return status; },
+                       {{"n_points", n}});
+            break;
+        case 2: {  // a NaN or huge weight at i
+            w[i] = in_.ConsumeBool() ? kNaN : 1e301;
+            const size_t m = static_cast<size_t>(f.nc + f.nn);
+            std::vector<double> phi(m), ef(3 * m);
+            three_ways("qmmm_field_site_field",
+                       [&] { return qmmm_field_site_field(f.h, n, p.data(), w.data(), phi.data(), ef.data()); },
+                       [&] { qmmm_f77_field_site_field_(&hf, &n, p.data(), w.data(), phi.data(), ef.data(), &status); return status; },
+                       {{"n_points", n}});
+            break;
+        }
+        case 3: {  // a negative point count (a sum: n_points quoted)
+            const int nn = -in_.ConsumeIntegralInRange<int>(1, 3);
+            double sum = 0;
+            three_ways("qmmm_field_eval_sum", [&] { return qmmm_field_eval_sum(f.h, nn, p.data(), &sum); },
+                       [&] { qmmm_f77_field_eval_sum_(&hf, &nn, p.data(), &sum, &status); return status; },
+                       {{"n_points", nn}});
+            break;
+        }
+        default: {  // dipoles: a negative n_sites to set, or a count other than the field's to update
+            if (bad_count < 0) {
+                three_ways("qmmm_field_set_dipoles", [&] { return qmmm_field_set_dipoles(f.h, bad_count, p.data(), nullptr); },
+                           [&] { qmmm_f77_set_dipoles_(&hf, &bad_count, p.data(), p.data(), &status); return status; },
+                           {{"n_sites", bad_count}});
+            } else {
+                std::vector<double> mu(3 * 6, 0.01);
+                three_ways("qmmm_field_update_dipoles", [&] { return qmmm_field_update_dipoles(f.h, bad_count, mu.data()); },
+                           [&] { qmmm_f77_update_dipoles_(&hf, &bad_count, mu.data(), &status); return status; },
+                           {{"n_sites", bad_count}});
+            }
+        }
+    }
+}
+
+// The module-free interface with made-up handles (INTEGER*8 values that were never handles, 0, a destroyed one) and
+// its integer-size probe: BAD_HANDLE, the handle argument untouched; the probe as documented.
+void Api::f77_misc() {
+    int64_t h = 0;
+    switch (in_.ConsumeIntegralInRange<int>(0, 2)) {
+        case 0: h = 0; break;
+        case 1: h = in_.ConsumeIntegral<int64_t>(); break;
+        default: h = stale_fields_.empty() ? 1 : f77_handle(stale_fields_.back());
+    }
+    for (const auto &f : fields_)
+        if (f77_handle(f.h) == h) return;  // by chance a live one
+    const int64_t h0 = h;
+    int status = -7, backend = -7, precision = -7, n = 1;
+    const double p[3] = {0.5, 0.25, 0.125};
+    double u = 0;
+    clear_message();
+    qmmm_f77_field_eval_(&h, &n, p, &u, &status);
+    checked(status, "qmmm_f77_field_eval");
+    FUZZ_CHECK(status == QMMM_ERR_BAD_HANDLE, "f77 eval with handle %lld gave %s", (long long)h, qmmm_status_string(status));
+    clear_message();
+    qmmm_f77_field_backend_(&h, &backend, &precision, &status);
+    checked(status, "qmmm_f77_field_backend");
+    FUZZ_CHECK(status == QMMM_ERR_BAD_HANDLE, "f77 backend gave %s", qmmm_status_string(status));
+    clear_message();
+    qmmm_f77_field_destroy_(&h, &status);
+    checked(status, "qmmm_f77_field_destroy");
+    FUZZ_CHECK(status == QMMM_ERR_BAD_HANDLE && h == h0, "f77 destroy gave %s, handle %lld", qmmm_status_string(status),
+               (long long)h);
+    check_f77_message(in_, qmmm_error_message());
+    // The INTEGER size probe: (1, 2) as 4-byte INTEGERs, as two 8-byte ones, or anything else.
+    int32_t probe[4] = {in_.ConsumeIntegral<int32_t>(), in_.ConsumeIntegral<int32_t>(), 2, 0};
+    const int kind = in_.ConsumeIntegralInRange<int>(0, 2);
+    if (kind == 0) probe[0] = 1, probe[1] = 2;
+    if (kind == 1) probe[0] = 1, probe[1] = 0;
+    int32_t st[2] = {-7, -7};
+    clear_message();
+    qmmm_f77_integer_size_(probe, st);
+    if (kind == 0) FUZZ_CHECK(st[0] == QMMM_SUCCESS && probe[0] == 4, "integer_size 4: %d %d", st[0], probe[0]);
+    else if (kind == 1) FUZZ_CHECK(st[0] == QMMM_ERR_INVALID_ARG && st[1] == 0 && probe[0] == 8 && probe[1] == 0,
+                                   "integer_size 8: %d %d", st[0], probe[0]);
+    else if (!(probe[0] == 1 && (probe[1] == 2 || probe[1] == 0)))
+        FUZZ_CHECK(st[0] == QMMM_ERR_INVALID_ARG && qmmm_error_message()[0], "integer_size garbage: %d", st[0]);
+}
+
 // ---- the rest of the library surface ----
 
 // Handles of every kind passed to the other kinds' calls: each is BAD_HANDLE, and every object is still there after.
@@ -1300,8 +1608,11 @@ void Api::cross_kind() {
 }
 
 void Api::misc() {
-    switch (in_.ConsumeIntegralInRange<int>(0, 6)) {
+    switch (in_.ConsumeIntegralInRange<int>(0, 9)) {
         case 5: cross_kind(); break;
+        case 7: index_messages(); break;
+        case 8: f77_misc(); break;
+        case 9: set_base(in_.ConsumeIntegralInRange<int>(-1, 2)); break;
         case 0: {
             FUZZ_CHECK(CALL(qmmm_options_default(nullptr)) == QMMM_ERR_NULL_ARG, "options_default(NULL)");
             FUZZ_CHECK(CALL(qmmm_dcs_options_default(nullptr)) == QMMM_ERR_NULL_ARG, "dcs_options_default(NULL)");
@@ -1385,6 +1696,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FuzzedDataProvider in(data, size);
+    set_base(0);  // each input starts from C's base
     Api api(in);
     api.run();
     return 0;

@@ -770,6 +770,14 @@ void op_rdf(Provider &in) {
 
 }  // namespace
 
+// LeakSanitizer's check at exit reports libomp's 1,440-byte block per worker thread (2,880 bytes after 10 minutes,
+// over 1,286 inputs: the RDF and DCS calls' teams of two), as fuzz_tool_cli's: malloc called from libomp.so.5+0x22fe8
+// (___kmp_allocate_align) with no frame of the library above it (the worker allocates it for itself), and still
+// there after omp_pause_resource_all(omp_pause_hard) at exit. libomp's own, so the rule of fuzz_tool_cli: leaks whose
+// stack passes through libomp are not reported in this target (the library's own leaks outside parallel regions
+// still are; fuzz_capi keeps the full check).
+extern "C" const char *__lsan_default_suppressions() { return "leak:libomp.so.5\n"; }
+
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     fuzz::init_environment();
     return 0;

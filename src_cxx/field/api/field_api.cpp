@@ -515,7 +515,7 @@ QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double 
         qmmm_field_s *h = live(f);
         const InUse in_use(h);
         if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
-        if (n_sites < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld is negative", qmmm::ix(n_sites)));
+        if (n_sites < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld is negative", static_cast<long long>(n_sites)));
         if (n_sites > 0 && !site_xyz) throw Error(QMMM_ERR_NULL_ARG, "site_xyz is NULL with n_sites > 0");
         check_field_memory("n_sites", n_sites, 0, QMMM_PRECISION_DOUBLE, false);
         // The dipoles' term is double on every precision: DOUBLE's limits.
@@ -548,7 +548,7 @@ QMMM_API int qmmm_field_update_dipoles(qmmm_field f, int64_t n_sites, const doub
         const int64_t have = h->dipoles ? h->dipoles->n() : 0;
         if (n_sites != have)
             throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld, but f has %lld dipole sites (qmmm_field_set_dipoles)",
-                                                     qmmm::ix(n_sites), qmmm::ix(have)));
+                                                     static_cast<long long>(n_sites), static_cast<long long>(have)));
         if (n_sites > 0 && !mu) throw Error(QMMM_ERR_NULL_ARG, "mu is NULL with n_sites > 0");
         check_array("mu", mu, n_sites, 3);
         check_magnitude("mu", mu, 3 * n_sites, QMMM_PRECISION_DOUBLE);

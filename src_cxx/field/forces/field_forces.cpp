@@ -86,6 +86,41 @@ bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
     return true;
 }
 
+bool ForceEngine::sites_host(int64_t n, const double *xyz, const double *w, double *phi, double *efield) const {
+    const int64_t m = n_sites();
+    bool ok = true;
+    for (int64_t k = 0; k < m; ++k) {
+        const int64_t j = s_.site_index[k];
+        double v = 0, ex = 0, ey = 0, ez = 0;
+        if (j >= 0) {  // E_k = sum_i w_i (R_k - r_i) / d^3, c / d^3 formed as ((c / d) / d) / d as the kernels do
+            for (int64_t i = 0; i < n; ++i) {
+                const double *p = xyz + 3 * i;
+                const double dx = p[0] - s_.x[j], dy = p[1] - s_.y[j], dz = p[2] - s_.z[j];
+                const double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < kSingularRadius2) {
+                    v += w[i] * (j < s_.n_self ? s_.self_inv_r : std::numeric_limits<double>::quiet_NaN());
+                    continue;
+                }
+                const double inv = 1 / std::sqrt(d2), h = ((w[i] * inv) * inv) * inv;
+                v += w[i] * inv, ex -= h * dx, ey -= h * dy, ez -= h * dz;
+            }
+        } else {  // E_k = -grad_R phi = sum_i w_i h(d) (r_i - R_k), h as the gradient's
+            const int64_t q = -1 - j;
+            for (int64_t i = 0; i < n; ++i) {
+                const double *p = xyz + 3 * i;
+                const double dx = p[0] - s_.sx[q], dy = p[1] - s_.sy[q], dz = p[2] - s_.sz[q];
+                const double d2 = dx * dx + dy * dy + dz * dz;
+                v += w[i] * screened_inv_r_xyz<double>(s_.kind, dx, dy, dz, s_.sa[q], s_.sb[q]);
+                const double h = d2 > 0 ? w[i] * screened_grad_h<double>(s_.kind, d2, s_.sa[q], s_.sb[q]) : 0.0;
+                ex += h * dx, ey += h * dy, ez += h * dz;
+            }
+        }
+        phi[k] = v, efield[3 * k] = ex, efield[3 * k + 1] = ey, efield[3 * k + 2] = ez;
+        ok = ok && std::isfinite(v) && std::isfinite(ex) && std::isfinite(ey) && std::isfinite(ez);
+    }
+    return ok;
+}
+
 // A non-finite value or gradient: the point is recomputed on the host (a site of zero charge is no singularity),
 // else named with the site it is on.
 void ForceEngine::grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad) {
@@ -139,9 +174,12 @@ void ForceEngine::wait() {
     }
 }
 
+// SINGLE rounds the points to float: one 1e-8 bohr from a site lands on it there (a false SINGULAR or overflow, or a
+// cell's self term for a site it is not on). A non-finite SINGLE call is recomputed in double on the host first.
 void ForceEngine::sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield) {
     bool bad = false;
     kernels().sites(n, xyz, w, phi, efield, false, 0.0, &bad);
+    if (bad && s_.precision == QMMM_PRECISION_SINGLE && sites_host(n, xyz, w, phi, efield)) return;
     if (bad) report_singular(n, xyz, "potential or field");
 }
 
@@ -153,6 +191,13 @@ void ForceEngine::accum_reset() {
 void ForceEngine::accum_add(int64_t n, const double *xyz, const double *w, double weight) {
     bool bad = false;
     kernels().sites(n, xyz, w, nullptr, nullptr, true, weight, &bad);
+    if (bad && s_.precision == QMMM_PRECISION_SINGLE) {  // as sites(): recomputed in double, then added
+        const size_t m = static_cast<size_t>(n_sites());
+        host_phi_.resize(m), host_e_.resize(3 * m);
+        if (sites_host(n, xyz, w, host_phi_.data(), host_e_.data()) &&
+            k_->accum_add_values(host_phi_.data(), host_e_.data(), weight))
+            bad = false;
+    }
     if (bad) report_singular(n, xyz, "potential or field");
     weight_sum_ += weight, ++n_calls_;
 }

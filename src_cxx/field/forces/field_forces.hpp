@@ -57,6 +57,12 @@ public:
                        double weight, bool *bad) = 0;
     virtual void accum_reset() = 0;
     virtual void accum_read(double *phi, double *efield) = 0;
+    // The running sums grow by weight * phi / efield given in the caller's site order (values the engine recomputed
+    // on the host); false where the backend keeps its sums elsewhere (then the engine reports the call).
+    virtual bool accum_add_values(const double *phi, const double *efield, double weight) {
+        (void)phi, (void)efield, (void)weight;
+        return false;
+    }
 };
 
 std::unique_ptr<ForceKernels> make_force_kernels_cpu(const ForceSources &s);
@@ -77,6 +83,9 @@ public:
     // not finite (a point on a site without a finite potential, or an overflow). The value path's fallback for
     // points that SINGLE's float coordinates put on a site (qmmm_field_eval).
     bool grad_host(const double *p, double *u, double *g) const;
+    // The sites' potential and field of n points in double on the host, each site's points in index order; false when
+    // not finite. The fallback of SINGLE's site field where float's coordinates put a point on a site.
+    bool sites_host(int64_t n, const double *xyz, const double *w, double *phi, double *efield) const;
     ~ForceEngine();
     ForceEngine(const ForceEngine &) = delete;
     ForceEngine &operator=(const ForceEngine &) = delete;
@@ -105,7 +114,7 @@ private:
     bool pending_ = false;
     int64_t pending_n_ = 0;
     double *pending_u_ = nullptr, *pending_sum_ = nullptr, *pending_grad_ = nullptr;
-    std::vector<double> pending_xyz_, scratch_u_;
+    std::vector<double> pending_xyz_, scratch_u_, host_phi_, host_e_;
     double weight_sum_ = 0.0;
     int64_t n_calls_ = 0;
     std::shared_ptr<DipoleTerm> dipoles_;

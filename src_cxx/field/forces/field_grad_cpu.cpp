@@ -4,6 +4,7 @@
 // sums in T, folded in lane order into the point's double sums), then the screened charges in index order. Threads
 // take tiles of points, so a point's bits depend on neither the thread count nor the other points.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -143,7 +144,9 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t tiles = (n + kPointTile - 1) / kPointTile;
-    std::vector<char> bad_tile(static_cast<size_t>(tiles), 0);
+    // One flag for the call, written only by a tile with a non-finite output (no vector of per-tile flags: a call's
+    // only allocation, a malloc and a free per call of a few-charge field); parallel_tiles' end orders it.
+    std::atomic<bool> bad{false};
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
         double acc[kPointTile][4] = {};
@@ -163,9 +166,9 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
             u[i] = a[0], g[3 * i] = a[1], g[3 * i + 1] = a[2], g[3 * i + 2] = a[3];
             ok &= std::isfinite(a[0]) && std::isfinite(a[1]) && std::isfinite(a[2]) && std::isfinite(a[3]);
         }
-        bad_tile[t] = !ok;
+        if (!ok) bad.store(true, std::memory_order_relaxed);
     });
-    return std::find(bad_tile.begin(), bad_tile.end(), 1) == bad_tile.end();
+    return !bad.load(std::memory_order_relaxed);
 }
 
 template bool force_grad_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, double *, double *);
@@ -181,7 +184,9 @@ public:
         ForceSourcesCpu<T> &s = s_;
         s.n_plain = src.n_plain, s.n_self = src.n_self, s.n_screened = src.n_screened, s.kind = src.kind;
         s.n_threads = src.n_threads;
-        s.self_inv_r = static_cast<T>(src.self_inv_r);
+        // SINGLE: a point that float puts on a cell it is not on in double must not take the cell's self term (23.8
+        // hartree for 5e7 at 1e-8 bohr): NaN there, and the engine recomputes the point in double.
+        s.self_inv_r = std::is_same<T, float>::value ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(src.self_inv_r);
         if (std::is_same<T, float>::value && (src.n_plain || src.n_screened)) {
             // The centre of the sites' box, in whole bohr: offsets round by the field's size, not its place.
             double lo[3], hi[3];
@@ -242,6 +247,13 @@ public:
     }
     void accum_reset() override {
         acc_phi_.assign(index_.size(), 0.0), acc_e_.assign(3 * index_.size(), 0.0);
+    }
+    bool accum_add_values(const double *phi, const double *efield, double weight) override {
+        const size_t m = index_.size();
+        if (acc_phi_.size() != m) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
+        for (size_t k = 0; k < m; ++k) acc_phi_[k] += weight * phi[k];
+        for (size_t k = 0; k < 3 * m; ++k) acc_e_[k] += weight * efield[k];
+        return true;
     }
     void accum_read(double *phi, double *efield) override {
         if (acc_phi_.size() != index_.size()) accum_reset();

@@ -5,6 +5,7 @@
 // points. Threads take tiles of sites (each site is summed by one thread), vectorised across the sites of a tile, so
 // a site's bits depend on neither the thread count nor the other sites.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -145,7 +146,7 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t plain_tiles = (s.n_plain + kSiteTile - 1) / kSiteTile;
     const int64_t scr_tiles = (s.n_screened + kSiteTile - 1) / kSiteTile;
-    std::vector<char> bad(static_cast<size_t>(plain_tiles + scr_tiles), 0);
+    std::atomic<bool> bad{false};  // as the gradient's: one flag, no per-call vector of them
     parallel_tiles(nt, plain_tiles + scr_tiles, [&](int64_t t) {
         const bool screened = t >= plain_tiles;
         const int64_t first = (screened ? t - plain_tiles : t) * kSiteTile;
@@ -202,9 +203,9 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                 dph[k] += ph[k] * un, dex[k] += ex[k] * un, dey[k] += ey[k] * un, dez[k] += ez[k] * un;
         }
         double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
-        bad[t] = !store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first);
+        if (!store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first)) bad.store(true, std::memory_order_relaxed);
     });
-    return std::find(bad.begin(), bad.end(), 1) == bad.end();
+    return !bad.load(std::memory_order_relaxed);
 }
 
 template bool force_sites_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, const double *,
