@@ -162,7 +162,7 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                 ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
                                        std::numeric_limits<T>::quiet_NaN(), p.data(), n, phi_p + first + cells,
                                        e_p + 3 * (first + cells));
-            bad[t] = !ok;
+            if (!ok) bad.store(true, std::memory_order_relaxed);
             return;
         }
         double dph[kSiteTile] = {}, dex[kSiteTile] = {}, dey[kSiteTile] = {}, dez[kSiteTile] = {};
