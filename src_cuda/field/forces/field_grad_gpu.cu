@@ -2,7 +2,7 @@
 // buffers, the site field's scatter into the caller's order and the accumulator's sums on the device (the CPU twin:
 // src_cxx/field/forces/field_grad_cpu.cpp).
 //
-// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes kGradPoints points against its slice,
+// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes one point against its slice,
 // the sites through shared memory in tiles, summed in T and flushed into double every kFieldChunk sites; its partial
 // goes to part[slice][point]. A second kernel adds a point's slices in slice order, then its screened charges in
 // index order. No atomics on values (one integer flag says a value was not finite); a point's bits depend on neither
@@ -27,104 +27,73 @@ namespace {
 // Points per launch round: bounds the partial sums' buffer (slices x points x 4 doubles).
 constexpr int64_t kRound = 65536;
 
-// Points a thread takes in the gradient's sweep: each site loaded from shared memory serves P points, so a pair costs
-// its arithmetic and not a shared load (one point a thread cost the gradient 1.74x (double) and 1.88x (float) the
-// potential-only call on the H200, forces_bench at 8,192 points and 268,782 cells). A point's operations and their
-// order do not depend on P: its bits neither.
-template <class T>
-constexpr int kGradPoints = sizeof(T) == 4 ? 4 : 2;
-
-// P points' sums over the plain sites [b, e) (the block's threads load the tiles together). The fast form skips the
+// One point's sums over the plain sites [b, e) (the block's threads load the tiles together). The fast form skips the
 // singular test and keeps the smallest d^2 instead; the careful form gives a site within the singular radius its
 // on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no gradient.
-template <class T, int P, bool kCareful>
-__device__ __forceinline__ void slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, const T (&px)[P],
-                                          const T (&py)[P], const T (&pz)[P], Quad<T> *sh, double (&acc)[P][4],
-                                          T (&d2_min)[P]) {
-    T au[P], ax[P], ay[P], az[P];
-#pragma unroll
-    for (int k = 0; k < P; ++k) au[k] = ax[k] = ay[k] = az[k] = 0;
+template <class T, bool kCareful>
+__device__ __forceinline__ void slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz,
+                                          Quad<T> *sh, double *acc, T *d2_min) {
+    T au = 0, ax = 0, ay = 0, az = 0, dmin = d2_min ? *d2_min : T(0);
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         __syncthreads();
         const int64_t k = t0 + threadIdx.x;
         if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
         __syncthreads();
         const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
-#pragma unroll 2
+#pragma unroll 4
         for (int j = 0; j < cnt; ++j) {
             const Quad<T> q = sh[j];
+            const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
+            const T d2 = dx * dx + dy * dy + dz * dz;
             const T ck = q.w;
-#pragma unroll
-            for (int p = 0; p < P; ++p) {
-                const T dx = px[p] - q.x, dy = py[p] - q.y, dz = pz[p] - q.z;
-                const T d2 = dx * dx + dy * dy + dz * dz;
-                if (kCareful) {
-                    const bool on = d2 < T(kSingularRadius2);
-                    const T inv = on ? T(0) : inv_sqrt(d2);
-                    au[p] += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
-                    const T g = ck * inv * inv * inv;
-                    ax[p] -= g * dx, ay[p] -= g * dy, az[p] -= g * dz;
-                } else {
-                    const T inv = inv_sqrt(d2);
-                    au[p] += ck * inv;
-                    const T g = ck * inv * inv * inv;
-                    ax[p] -= g * dx, ay[p] -= g * dy, az[p] -= g * dz;
-                    d2_min[p] = d2 < d2_min[p] ? d2 : d2_min[p];
-                }
+            if (kCareful) {
+                const bool on = d2 < T(kSingularRadius2);
+                const T inv = on ? T(0) : inv_sqrt(d2);
+                au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
+                const T g = ck * inv * inv * inv;
+                ax -= g * dx, ay -= g * dy, az -= g * dz;
+            } else {
+                const T inv = inv_sqrt(d2);
+                au += ck * inv;
+                const T g = ck * inv * inv * inv;
+                ax -= g * dx, ay -= g * dy, az -= g * dz;
+                dmin = d2 < dmin ? d2 : dmin;
             }
         }
         if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
-#pragma unroll
-            for (int p = 0; p < P; ++p) {
-                acc[p][0] += au[p], acc[p][1] += ax[p], acc[p][2] += ay[p], acc[p][3] += az[p];
-                au[p] = ax[p] = ay[p] = az[p] = 0;
-            }
+            acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
+            au = ax = ay = az = 0;
         }
     }
+    if (d2_min) *d2_min = dmin;
 }
 
-// part[slice][i] = point i's sums over the slice's plain sites; a thread's points are i0, i0 + kBlock, ... A block
-// with a point within the singular radius of one of them sums the slice again in the careful form, which that point
-// (only) takes: every point's bits are those of its own form, whatever shares its block.
-template <class T, int P>
+// part[slice][i] = point i's sums over the slice's plain sites. A block with a point within the singular radius of one
+// of them sums the slice again in the careful form, which that point (only) takes: every point's bits are those of
+// its own form, whatever shares its block.
+template <class T>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                             double *__restrict__ part) {
     __shared__ Quad<T> sh[kBlock];
-    const int64_t i0 = blockIdx.x * static_cast<int64_t>(kBlock * P) + threadIdx.x;
+    const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
     const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
-    T px[P], py[P], pz[P], dmin[P];
-    double acc[P][4];
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int64_t i = i0 + p * kBlock;
-        px[p] = py[p] = pz[p] = 0, dmin[p] = T(1e30);
-        if (i < n) {
-            px[p] = static_cast<T>(xyz[3 * i] - s.origin[0]), py[p] = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
-            pz[p] = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
-        }
-        for (int j = 0; j < 4; ++j) acc[p][j] = 0;
+    T px = 0, py = 0, pz = 0;
+    if (i < n) {
+        px = static_cast<T>(xyz[3 * i] - s.origin[0]), py = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
+        pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
     }
-    slice_sum<T, P, false>(s, b, e, px, py, pz, sh, acc, dmin);
-    bool near[P], any = false;
-#pragma unroll
-    for (int p = 0; p < P; ++p) near[p] = i0 + p * kBlock < n && !(dmin[p] >= T(kSingularRadius2)), any |= near[p];
-    if (__syncthreads_or(any)) {
-        double careful[P][4];
-#pragma unroll
-        for (int p = 0; p < P; ++p)
-            for (int j = 0; j < 4; ++j) careful[p][j] = 0;
-        slice_sum<T, P, true>(s, b, e, px, py, pz, sh, careful, dmin);
-#pragma unroll
-        for (int p = 0; p < P; ++p)
-            if (near[p])
-                for (int j = 0; j < 4; ++j) acc[p][j] = careful[p][j];
+    double acc[4] = {0, 0, 0, 0};
+    T dmin = T(1e30);
+    slice_sum<T, false>(s, b, e, px, py, pz, sh, acc, &dmin);
+    const bool near = i < n && !(dmin >= T(kSingularRadius2));
+    if (__syncthreads_or(near)) {
+        double careful[4] = {0, 0, 0, 0};
+        slice_sum<T, true>(s, b, e, px, py, pz, sh, careful, nullptr);
+        if (near)
+            for (int j = 0; j < 4; ++j) acc[j] = careful[j];
     }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int64_t i = i0 + p * kBlock;
-        if (i < n)
-            for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[p][j];
-    }
+    if (i < n)
+        for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[j];
 }
 
 // out[4i..]: the slices' partials in slice order, then the screened charges in index order; flag set when a value
@@ -260,9 +229,8 @@ public:
         for (int64_t r = 0; r < n; r += kRound) {
             const int64_t nr = std::min(kRound, n - r);
             if (s_.n_plain > 0) {
-                constexpr int P = kGradPoints<T>;
-                const dim3 grid(blocks(nr, kBlock * P), static_cast<unsigned>(slices));
-                grad_plain_kernel<T, P><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
+                const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(slices));
+                grad_plain_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
             } else {
                 check(cudaMemsetAsync(part_.p, 0, static_cast<size_t>(nr * 4) * sizeof(double), stream_), "cudaMemset");
             }
