@@ -9,8 +9,13 @@
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
 // (weights -1): pair rates (N x M pairs a second) and the reverse rate as a fraction of the forward one (the issue's
 // target: >= 0.8). Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
+// Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field of the gradient rows' environment over a 10-bohr box
+// about its centre (tolerance --split-tol), N points inside it: the split's value call and gradient call, their
+// ratio, the DIRECT double gradient of the same points beside them, the gradient's first-call setup (its check and
+// any grid of its own) and its max error per component against the DIRECT gradient (on up to 64 points).
 //
-//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only] [--json file]
+//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only] [--split [--split-tol t]]
+//                [--json file]
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +93,10 @@ int main(int argc, char **argv) {
     app.add_option("--sites", m_sites, "cells of the reverse-field rows")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
     app.add_option("--min-time", min_time, "seconds of timed calls per measurement")->check(CLI::Range(0.01, 100.0));
     app.add_flag("--cpu-only", cpu_only, "the CPU rows alone, even where a GPU is present");
+    bool split = false;
+    double split_tol = 1e-7;
+    app.add_flag("--split", split, "also the split gradient's rows (QMMM_METHOD_SPLIT, CPU)");
+    app.add_option("--split-tol", split_tol, "the split field's tolerance")->check(CLI::Range(1e-11, 1e-3));
     app.add_option("--json", json_path, "write the rows here (default forces_bench.json)");
     CLI11_PARSE(app, argc, argv);
     try {
@@ -143,6 +152,64 @@ int main(int argc, char **argv) {
                                 {"grad_max_error", worst}});
                 qmmm_field_destroy(f);
             }
+
+        // ---- the split's gradient against its value call and the DIRECT gradient (CPU) ----
+        if (split) {
+            const double region[6] = {-5, -5, -5, 5, 5, 5};
+            std::vector<double> sp = make_points(n, 7);
+            for (double &v : sp) v = std::clamp(0.75 * v, -4.9, 4.9);
+            const int nc = std::min(n, 64);
+            std::vector<double> u(n), g(3 * static_cast<size_t>(n)), gd(3 * static_cast<size_t>(n)), sc(nc, 0.0);
+            for (int i = 0; i < nc; ++i) {
+                const double *p = &sp[3 * i];
+                for (size_t k = 0; k < e.q.size(); ++k) {
+                    const double dx = p[0] - e.xyz[3 * k], dy = p[1] - e.xyz[3 * k + 1], dz = p[2] - e.xyz[3 * k + 2];
+                    sc[i] += e.q[k] / (dx * dx + dy * dy + dz * dz);
+                }
+                for (size_t k = 0; k < e.nuc_z.size(); ++k) {
+                    const double dx = p[0] - e.nuc_xyz[3 * k], dy = p[1] - e.nuc_xyz[3 * k + 1], dz = p[2] - e.nuc_xyz[3 * k + 2];
+                    sc[i] += e.nuc_z[k] / (dx * dx + dy * dy + dz * dz);
+                }
+            }
+            qmmm_field d = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
+            const double td = time_call([&] { ok(qmmm_field_eval_grad(d, n, sp.data(), u.data(), gd.data()), "direct grad"); },
+                                        min_time);
+            qmmm_field_destroy(d);
+            qmmm_options o;
+            qmmm_options_default(&o);
+            o.backend = QMMM_BACKEND_CPU, o.method = QMMM_METHOD_SPLIT, o.tolerance = split_tol, o.region = region;
+            qmmm_field f = nullptr;
+            auto t0 = Clock::now();
+            ok(qmmm_field_create(&f, static_cast<int64_t>(e.q.size()), e.xyz.data(), e.q.data(),
+                                 static_cast<int64_t>(e.nuc_z.size()), e.nuc_xyz.data(), e.nuc_z.data(), &o),
+               "split create");
+            const double setup = seconds(t0);
+            t0 = Clock::now();
+            double rg = 0, est = 0;
+            int64_t own = 0;
+            int is_split = 0;
+            ok(qmmm_field_split_grad_params(f, &rg, &est, &own, &is_split), "split_grad_params");
+            const double grad_setup = seconds(t0);
+            const double te = time_call([&] { ok(qmmm_field_eval(f, n, sp.data(), u.data()), "split eval"); }, min_time);
+            const double tg = time_call(
+                [&] { ok(qmmm_field_eval_grad(f, n, sp.data(), u.data(), g.data()), "split eval_grad"); }, min_time);
+            double worst = 0;
+            for (int i = 0; i < nc; ++i)
+                for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(g[3 * i + k] - gd[3 * i + k]) / sc[i]);
+            std::printf("\nsplit gradient (CPU): %lld cells, region 10 bohr, tolerance %.0e, %d points a call; setup %.1f s, "
+                        "gradient's first call %.1f s (%s, R_g %.3f bohr, own grid %lld values, estimate %.1e)\n",
+                        static_cast<long long>(m), split_tol, n, setup, grad_setup, is_split ? "split" : "direct", rg,
+                        static_cast<long long>(own), est);
+            std::printf("%12s %12s %7s %15s %11s\n", "eval us", "grad us", "ratio", "direct grad us", "grad error");
+            std::printf("%12.1f %12.1f %7.2f %15.1f %11.2e\n", 1e6 * te, 1e6 * tg, tg / te, 1e6 * td, worst);
+            rows.push_back({{"kind", "split_gradient"}, {"backend", "cpu"}, {"precision", "double"}, {"cells", m},
+                            {"points_per_call", n}, {"cpu_threads", threads}, {"tolerance", split_tol},
+                            {"setup_s", setup}, {"grad_setup_s", grad_setup}, {"grad_is_split", is_split},
+                            {"grad_r_cut", rg}, {"grad_own_grid_values", own}, {"grad_error_estimate", est},
+                            {"eval_us", 1e6 * te}, {"grad_us", 1e6 * tg}, {"ratio", tg / te},
+                            {"direct_grad_us", 1e6 * td}, {"grad_max_error", worst}});
+            qmmm_field_destroy(f);
+        }
 
         // ---- reverse field against the forward call ----
         const Env s = make_env(m_sites, 5);
