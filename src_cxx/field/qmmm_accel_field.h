@@ -239,7 +239,7 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
  * @param[out] is_split 1: the split's gradient, 0: the direct sum
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
- * @retval QMMM_ERR_UNSUPPORTED f is a DIRECT field, or its backend has no split gradient (CUDA today)
+ * @retval QMMM_ERR_UNSUPPORTED f is a DIRECT field
  * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
  * @threading One thread at a time per handle.
  */
