@@ -9,13 +9,15 @@
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
 // (weights -1): pair rates (N x M pairs a second) and the reverse rate as a fraction of the forward one (the issue's
 // target: >= 0.8). Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
-// Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field of the gradient rows' environment over a 10-bohr box
-// about its centre (tolerance --split-tol), N points inside it: the split's value call and gradient call, their
-// ratio, the DIRECT double gradient of the same points beside them, the gradient's first-call setup (its check and
-// any grid of its own) and its max error per component against the DIRECT gradient (on up to 64 points).
+// Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field (tolerance --split-tol) of a density on a lattice
+// (--split-cells cells, 0.3 bohr apart, a Gaussian of width 3 bohr, as a molecule's environment; random point-like
+// cells would ask the grid for deep refinement around each) and the 8 nuclei, over the box [-3, 3]^3 bohr, N points
+// inside it: the split's value call and gradient call, their ratio, the DIRECT double gradient of the same points
+// beside them, the gradient's first-call setup (its check and any grid of its own) and its max error per component
+// against the DIRECT gradient (on up to 64 points).
 //
-//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only] [--split [--split-tol t]]
-//                [--json file]
+//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only]
+//                [--split [--split-cells M3] [--split-tol t]] [--json file]
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -44,6 +46,24 @@ struct Env {
     std::vector<double> xyz, q, nuc_xyz, nuc_z;
     int64_t sites() const { return static_cast<int64_t>(q.size() + nuc_z.size()); }
 };
+
+// A density on a lattice: k^3 >= m cells 0.3 bohr apart about the origin, populations of a Gaussian of width 3 bohr
+// (a molecule's density, as the split's tests use), and make_env's nuclei.
+Env make_density(int64_t m, const Env &nuclei) {
+    Env e;
+    int k = 1;
+    while (static_cast<int64_t>(k) * k * k < m) ++k;
+    const double h = 0.3;
+    for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j)
+            for (int l = 0; l < k; ++l) {
+                const double x = (i - 0.5 * (k - 1)) * h, y = (j - 0.5 * (k - 1)) * h, z = (l - 0.5 * (k - 1)) * h;
+                e.xyz.insert(e.xyz.end(), {x, y, z});
+                e.q.push_back(std::exp(-(x * x + y * y + z * z) / 9.0) * h * h * h);
+            }
+    e.nuc_xyz = nuclei.nuc_xyz, e.nuc_z = nuclei.nuc_z;
+    return e;
+}
 
 Env make_env(int64_t m, unsigned seed) {
     Env e;
@@ -95,6 +115,8 @@ int main(int argc, char **argv) {
     app.add_flag("--cpu-only", cpu_only, "the CPU rows alone, even where a GPU is present");
     bool split = false;
     double split_tol = 1e-7;
+    int64_t split_cells = 100000;
+    app.add_option("--split-cells", split_cells, "cells of the split rows' lattice")->check(CLI::Range(int64_t{8}, int64_t{10000000}));
     app.add_flag("--split", split, "also the split gradient's rows (QMMM_METHOD_SPLIT, CPU)");
     app.add_option("--split-tol", split_tol, "the split field's tolerance")->check(CLI::Range(1e-11, 1e-3));
     app.add_option("--json", json_path, "write the rows here (default forces_bench.json)");
@@ -155,9 +177,11 @@ int main(int argc, char **argv) {
 
         // ---- the split's gradient against its value call and the DIRECT gradient (CPU) ----
         if (split) {
-            const double region[6] = {-5, -5, -5, 5, 5, 5};
+            const Env e = make_density(split_cells, make_env(0, 3));
+            const int64_t m = static_cast<int64_t>(e.q.size());
+            const double region[6] = {-3, -3, -3, 3, 3, 3};
             std::vector<double> sp = make_points(n, 7);
-            for (double &v : sp) v = std::clamp(0.75 * v, -4.9, 4.9);
+            for (double &v : sp) v = std::clamp(0.6 * v, -2.95, 2.95);
             const int nc = std::min(n, 64);
             std::vector<double> u(n), g(3 * static_cast<size_t>(n)), gd(3 * static_cast<size_t>(n)), sc(nc, 0.0);
             for (int i = 0; i < nc; ++i) {
@@ -196,7 +220,7 @@ int main(int argc, char **argv) {
             double worst = 0;
             for (int i = 0; i < nc; ++i)
                 for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(g[3 * i + k] - gd[3 * i + k]) / sc[i]);
-            std::printf("\nsplit gradient (CPU): %lld cells, region 10 bohr, tolerance %.0e, %d points a call; setup %.1f s, "
+            std::printf("\nsplit gradient (CPU): %lld cells (a density), region 6 bohr, tolerance %.0e, %d points a call; setup %.1f s, "
                         "gradient's first call %.1f s (%s, R_g %.3f bohr, own grid %lld values, estimate %.1e)\n",
                         static_cast<long long>(m), split_tol, n, setup, grad_setup, is_split ? "split" : "direct", rg,
                         static_cast<long long>(own), est);

@@ -228,7 +228,7 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
  * Inside the region the gradient is the split's: the interpolant's analytic derivative plus the exact derivative of
  * the short-range terms within r_cut, error-controlled like the value: per component, relative to
  * sum_m |q_m|/d_m^2 + sum_b Z_b/d_b^2, within opt.tolerance (a measured estimate; docs/design/split.md). Where the
- * value's grid does not reach that, a finer grid of its own is built once; where that does not either, the gradient
+ * value's grid does not reach that, a finer grid of its own is built (twice at most); where none does, the gradient
  * is the direct sum (exact, DIRECT's cost) and *is_split is 0. Points outside the region: the direct sum. Any output
  * may be NULL.
  * @param f the field (method SPLIT)

@@ -128,9 +128,12 @@ void split_point_order(const SplitGridView &g, double box, int64_t n, const doub
 //   where the value's error is well below its tolerance. So it is measured: at kSplitGradChecks random points of
 //   the region against the direct double sum; the estimate is trunc + kSplitGradSafety * that error. Where it does
 //   not fit, a grid of its own is built for the gradient at the tighter value tolerance that the measured error asks
-//   for (once); where that does not fit either (or cannot be built), the gradient is the direct sum.
+//   for (up to kSplitGradTries - 1 times); where none fits (or cannot be built), the gradient is the direct sum.
 // All of it happens at the first gradient call: the value path's tables, speed and bits do not change.
 constexpr int kSplitGradChecks = 1024;
+// Tries: the value's grid, then up to two grids of the gradient's own (the second at the rate of error against
+// tolerance that the first measured).
+constexpr int kSplitGradTries = 3;
 constexpr double kSplitGradSafety = 2.0;
 
 struct SplitGradInfo {
