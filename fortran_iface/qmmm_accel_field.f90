@@ -231,6 +231,23 @@ contains
     if (present(n_outside)) n_outside = o
   end function
 
+  ! QMMM_METHOD_SPLIT's gradient: r_cut (bohr), error_estimate (per component, normwise), the grid values of its
+  ! own grid, is_split (1: the split's gradient, 0: the direct sum); see the C header.
+  integer function qmmm_field_split_grad_params(f, r_cut, error_estimate, grid_values, is_split) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(out), optional :: r_cut, error_estimate
+    integer(c_int64_t), intent(out), optional :: grid_values
+    integer, intent(out), optional :: is_split
+    real(c_double), target :: r, e
+    integer(c_int64_t), target :: g
+    integer(c_int), target :: k
+    s = c_qmmm_field_split_grad_params(f%ptr, c_loc(r), c_loc(e), c_loc(g), c_loc(k))
+    if (present(r_cut)) r_cut = r
+    if (present(error_estimate)) error_estimate = e
+    if (present(grid_values)) grid_values = g
+    if (present(is_split)) is_split = int(k)
+  end function
+
   integer function qmmm_field_destroy(f) result(s)
     type(qmmm_field), intent(inout) :: f
     s = c_qmmm_field_destroy(f%ptr)

@@ -9,8 +9,15 @@
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
 // (weights -1): pair rates (N x M pairs a second) and the reverse rate as a fraction of the forward one (the issue's
 // target: >= 0.8). Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
+// Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field (tolerance --split-tol) of a density on a lattice
+// (--split-cells cells, 0.3 bohr apart, a Gaussian of width 3 bohr, as a molecule's environment; random point-like
+// cells would ask the grid for deep refinement around each) and the 8 nuclei, over the box [-3, 3]^3 bohr, N points
+// inside it: the split's value call and gradient call, their ratio, the DIRECT double gradient of the same points
+// beside them, the gradient's first-call setup (its check and any grid of its own) and its max error per component
+// against the DIRECT gradient (on up to 64 points).
 //
-//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only] [--json file]
+//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only]
+//                [--split [--split-cells M3] [--split-tol t]] [--json file]
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +46,24 @@ struct Env {
     std::vector<double> xyz, q, nuc_xyz, nuc_z;
     int64_t sites() const { return static_cast<int64_t>(q.size() + nuc_z.size()); }
 };
+
+// A density on a lattice: k^3 >= m cells 0.3 bohr apart about the origin, populations of a Gaussian of width 3 bohr
+// (a molecule's density, as the split's tests use), and make_env's nuclei.
+Env make_density(int64_t m, const Env &nuclei) {
+    Env e;
+    int k = 1;
+    while (static_cast<int64_t>(k) * k * k < m) ++k;
+    const double h = 0.3;
+    for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j)
+            for (int l = 0; l < k; ++l) {
+                const double x = (i - 0.5 * (k - 1)) * h, y = (j - 0.5 * (k - 1)) * h, z = (l - 0.5 * (k - 1)) * h;
+                e.xyz.insert(e.xyz.end(), {x, y, z});
+                e.q.push_back(std::exp(-(x * x + y * y + z * z) / 9.0) * h * h * h);
+            }
+    e.nuc_xyz = nuclei.nuc_xyz, e.nuc_z = nuclei.nuc_z;
+    return e;
+}
 
 Env make_env(int64_t m, unsigned seed) {
     Env e;
@@ -88,6 +113,12 @@ int main(int argc, char **argv) {
     app.add_option("--sites", m_sites, "cells of the reverse-field rows")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
     app.add_option("--min-time", min_time, "seconds of timed calls per measurement")->check(CLI::Range(0.01, 100.0));
     app.add_flag("--cpu-only", cpu_only, "the CPU rows alone, even where a GPU is present");
+    bool split = false;
+    double split_tol = 1e-7;
+    int64_t split_cells = 100000;
+    app.add_option("--split-cells", split_cells, "cells of the split rows' lattice")->check(CLI::Range(int64_t{8}, int64_t{10000000}));
+    app.add_flag("--split", split, "also the split gradient's rows (QMMM_METHOD_SPLIT, CPU)");
+    app.add_option("--split-tol", split_tol, "the split field's tolerance")->check(CLI::Range(1e-11, 1e-3));
     app.add_option("--json", json_path, "write the rows here (default forces_bench.json)");
     CLI11_PARSE(app, argc, argv);
     try {
@@ -143,6 +174,66 @@ int main(int argc, char **argv) {
                                 {"grad_max_error", worst}});
                 qmmm_field_destroy(f);
             }
+
+        // ---- the split's gradient against its value call and the DIRECT gradient (CPU) ----
+        if (split) {
+            const Env e = make_density(split_cells, make_env(0, 3));
+            const int64_t m = static_cast<int64_t>(e.q.size());
+            const double region[6] = {-3, -3, -3, 3, 3, 3};
+            std::vector<double> sp = make_points(n, 7);
+            for (double &v : sp) v = std::clamp(0.6 * v, -2.95, 2.95);
+            const int nc = std::min(n, 64);
+            std::vector<double> u(n), g(3 * static_cast<size_t>(n)), gd(3 * static_cast<size_t>(n)), sc(nc, 0.0);
+            for (int i = 0; i < nc; ++i) {
+                const double *p = &sp[3 * i];
+                for (size_t k = 0; k < e.q.size(); ++k) {
+                    const double dx = p[0] - e.xyz[3 * k], dy = p[1] - e.xyz[3 * k + 1], dz = p[2] - e.xyz[3 * k + 2];
+                    sc[i] += e.q[k] / (dx * dx + dy * dy + dz * dz);
+                }
+                for (size_t k = 0; k < e.nuc_z.size(); ++k) {
+                    const double dx = p[0] - e.nuc_xyz[3 * k], dy = p[1] - e.nuc_xyz[3 * k + 1], dz = p[2] - e.nuc_xyz[3 * k + 2];
+                    sc[i] += e.nuc_z[k] / (dx * dx + dy * dy + dz * dz);
+                }
+            }
+            qmmm_field d = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
+            const double td = time_call([&] { ok(qmmm_field_eval_grad(d, n, sp.data(), u.data(), gd.data()), "direct grad"); },
+                                        min_time);
+            qmmm_field_destroy(d);
+            qmmm_options o;
+            qmmm_options_default(&o);
+            o.backend = QMMM_BACKEND_CPU, o.method = QMMM_METHOD_SPLIT, o.tolerance = split_tol, o.region = region;
+            qmmm_field f = nullptr;
+            auto t0 = Clock::now();
+            ok(qmmm_field_create(&f, static_cast<int64_t>(e.q.size()), e.xyz.data(), e.q.data(),
+                                 static_cast<int64_t>(e.nuc_z.size()), e.nuc_xyz.data(), e.nuc_z.data(), &o),
+               "split create");
+            const double setup = seconds(t0);
+            t0 = Clock::now();
+            double rg = 0, est = 0;
+            int64_t own = 0;
+            int is_split = 0;
+            ok(qmmm_field_split_grad_params(f, &rg, &est, &own, &is_split), "split_grad_params");
+            const double grad_setup = seconds(t0);
+            const double te = time_call([&] { ok(qmmm_field_eval(f, n, sp.data(), u.data()), "split eval"); }, min_time);
+            const double tg = time_call(
+                [&] { ok(qmmm_field_eval_grad(f, n, sp.data(), u.data(), g.data()), "split eval_grad"); }, min_time);
+            double worst = 0;
+            for (int i = 0; i < nc; ++i)
+                for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(g[3 * i + k] - gd[3 * i + k]) / sc[i]);
+            std::printf("\nsplit gradient (CPU): %lld cells (a density), region 6 bohr, tolerance %.0e, %d points a call; setup %.1f s, "
+                        "gradient's first call %.1f s (%s, R_g %.3f bohr, own grid %lld values, estimate %.1e)\n",
+                        static_cast<long long>(m), split_tol, n, setup, grad_setup, is_split ? "split" : "direct", rg,
+                        static_cast<long long>(own), est);
+            std::printf("%12s %12s %7s %15s %11s\n", "eval us", "grad us", "ratio", "direct grad us", "grad error");
+            std::printf("%12.1f %12.1f %7.2f %15.1f %11.2e\n", 1e6 * te, 1e6 * tg, tg / te, 1e6 * td, worst);
+            rows.push_back({{"kind", "split_gradient"}, {"backend", "cpu"}, {"precision", "double"}, {"cells", m},
+                            {"points_per_call", n}, {"cpu_threads", threads}, {"tolerance", split_tol},
+                            {"setup_s", setup}, {"grad_setup_s", grad_setup}, {"grad_is_split", is_split},
+                            {"grad_r_cut", rg}, {"grad_own_grid_values", own}, {"grad_error_estimate", est},
+                            {"eval_us", 1e6 * te}, {"grad_us", 1e6 * tg}, {"ratio", tg / te},
+                            {"direct_grad_us", 1e6 * td}, {"grad_max_error", worst}});
+            qmmm_field_destroy(f);
+        }
 
         // ---- reverse field against the forward call ----
         const Env s = make_env(m_sites, 5);

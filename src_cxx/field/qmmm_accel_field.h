@@ -223,6 +223,28 @@ QMMM_API int qmmm_field_split_params(qmmm_field f, double *alpha, double *r_cut,
  */
 QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t *bytes, int64_t *n_points,
                                     int64_t *n_outside);
+/**
+ * @brief How qmmm_field_eval_grad computes a SPLIT field's gradient; the first call (this or a gradient) prepares it.
+ * Inside the region the gradient is the split's: the interpolant's analytic derivative plus the exact derivative of
+ * the short-range terms within r_cut, error-controlled like the value: per component, relative to
+ * sum_m |q_m|/d_m^2 + sum_b Z_b/d_b^2, within opt.tolerance (a measured estimate; docs/design/split.md). Where the
+ * value's grid does not reach that, a finer grid of its own is built (twice at most); where none does, the gradient
+ * is the direct sum (exact, DIRECT's cost) and *is_split is 0. Points outside the region: the direct sum. Any output
+ * may be NULL.
+ * @param f the field (method SPLIT)
+ * @param[out] r_cut the gradient's short-range cut-off R_g >= R_c (bohr; 0 when not split)
+ * @param[out] error_estimate the gradient's truncation bound plus 2x its largest error at 1,024 random points of the
+ *             region (0 when not split)
+ * @param[out] grid_values grid values of the gradient's own grid (0: it interpolates the value's grid, or not split)
+ * @param[out] is_split 1: the split's gradient, 0: the direct sum
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_UNSUPPORTED f is a DIRECT field
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_split_grad_params(qmmm_field f, double *r_cut, double *error_estimate, int64_t *grid_values,
+                                         int *is_split);
 
 /**
  * @brief The backend and precision actually in use. Any output may be NULL.

@@ -422,8 +422,9 @@ TEST(ForcesForms, AsyncSumAndAccumulatorEqualThePlainCall) {
     EXPECT_EQ(0, std::memcmp(u.data(), u_done.data(), n * 8));
 }
 
-// A SPLIT field's gradient is the direct sum's (exact), within its tolerance per component.
-TEST(ForcesGrad, SplitFieldIsTheDirectSum) {
+// A SPLIT field's gradient is within its tolerance per component (the split's own gradient on the CPU,
+// test_field_split_grad.cpp; the direct sum on CUDA).
+TEST(ForcesGrad, SplitFieldWithinItsTolerance) {
     REQUIRE_BACKEND();
     const Sys s = cells_system(800, 70);
     qmmm_options o;
@@ -441,7 +442,7 @@ TEST(ForcesGrad, SplitFieldIsTheDirectSum) {
     for (int64_t i = 0; i < n; ++i) {
         long double r[4], su, sg;
         ref_grad(st, &p[3 * i], r, &su, &sg);
-        for (int k = 0; k < 3; ++k) EXPECT_LE(double(fabsl(g[3 * i + k] - r[k + 1]) / sg), 1e-13);
+        for (int k = 0; k < 3; ++k) EXPECT_LE(double(fabsl(g[3 * i + k] - r[k + 1]) / sg), o.tolerance);
     }
     qmmm_field_destroy(f);
 }

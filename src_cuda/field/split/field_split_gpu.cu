@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core_gpu.cuh"
+#include "cpu_threads.hpp"
 #include "backend/field_factory.hpp"
 #include "error.hpp"
 #include "split/field_split.hpp"
@@ -29,7 +30,7 @@ void upload(DeviceBuf<T> &buf, const std::vector<T> &h, const char *what) {
     if (!h.empty()) check(cudaMemcpy(buf.p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), what);
 }
 
-class FieldSplitCudaBackend final : public FieldBackend, public SplitStats, private SplitEngine {
+class FieldSplitCudaBackend final : public FieldBackend, public SplitStats, public SplitGradStats, private SplitEngine {
 public:
     FieldSplitCudaBackend(const FieldData &d, const qmmm_options &opt) {
         if (opt.device >= 0) dev_ = opt.device;
@@ -53,6 +54,10 @@ public:
             split_build(model_, d, opt, *this);
             direct();
             upload_grid();
+            // What the gradient's first call may need to build a grid of its own (split_grad_prepare).
+            cell_volume_ = d.cell_volume, point_charges_ = d.point_charges, opt_ = opt;
+            std::copy(opt.region, opt.region + 6, region_);
+            opt_.region = region_;
         } catch (...) {
             if (pending_.valid()) pending_.wait();  // d's arrays and this GPU's stream outlive the thread
             release();
@@ -98,12 +103,68 @@ public:
         return QMMM_SUCCESS;
     }
 
+    // SplitGradStats: the gradient's tables on first use. The check evaluates split_grad_point on the host (1,024
+    // points; the kernel runs the same function); a grid of the gradient's own is built with this GPU as the engine,
+    // which loads that model's cells into the value path's device tables, so those are loaded again afterwards (the
+    // same data: the value path's bits do not change).
+    const SplitGradInfo &split_grad_info() override {
+        if (grad_.info.ready) return grad_.info;
+        DeviceScope scope(dev_);
+        settle();
+        const SplitGradEval eval = [](const SplitGradView &v, double self, int64_t n, const double *xyz, double *u,
+                                      double *g) {
+            for (int64_t i = 0; i < n; ++i) split_grad_point(v, xyz + 3 * i, self, u + i, g + 3 * i);
+        };
+        try {
+            split_grad_prepare(grad_, model_, split_model_data(model_, nuclei_, cell_volume_, point_charges_), opt_,
+                               *this, eval, default_threads());
+        } catch (...) {
+            cells_ready(model_), upload_grid();
+            throw;
+        }
+        cells_ready(model_), upload_grid();
+        if (grad_.info.split) upload_grad();
+        return grad_.info;
+    }
+    bool split_grad(int64_t n, const double *xyz, double *u, double *grad, std::vector<char> &out) override {
+        if (!split_grad_info().split) return false;
+        DeviceScope scope(dev_);
+        settle();
+        out.assign(static_cast<size_t>(n), 0);
+        constexpr int64_t kBatch = int64_t{1} << 20;
+        for (int64_t b = 0; b < n; b += kBatch) {
+            const int64_t m = std::min(kBatch, n - b);
+            gpts_.ensure(static_cast<size_t>(3 * m), "split gradient points");
+            gout_.ensure(static_cast<size_t>(4 * m), "split gradient values");
+            check(cudaMemcpyAsync(gpts_.p, xyz + 3 * b, static_cast<size_t>(3 * m) * sizeof(double),
+                                  cudaMemcpyHostToDevice, stream_), "split gradient points");
+            check(split::launch_split_grad(gdev_, grad_.self, nuc_, m, gpts_.p, gout_.p, stream_), "split gradient launch");
+            std::vector<double> h(static_cast<size_t>(4 * m));
+            check(cudaMemcpyAsync(h.data(), gout_.p, h.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+                  "split gradient values");
+            check(cudaStreamSynchronize(stream_), "split gradient kernel (cudaStreamSynchronize)");
+            for (int64_t k = 0; k < m; ++k) {
+                const int64_t i = b + k;
+                if (!split_inside(grad_.view.v.grid, xyz + 3 * i)) {
+                    out[static_cast<size_t>(i)] = 1;
+                    continue;
+                }
+                u[i] = h[4 * k], grad[3 * i] = h[4 * k + 1], grad[3 * i + 1] = h[4 * k + 2], grad[3 * i + 2] = h[4 * k + 3];
+            }
+        }
+        return true;
+    }
+
     const SplitInfo &split_info() const override { return model_.info; }
     int64_t points() const override { return points_; }
     int64_t points_outside() const override { return outside_; }
     // Host tables, their device copies (the cells as x alone and x y z q together: one double more per cell), and
     // the direct backend's device cells (4 doubles per cell).
-    int64_t bytes() const override { return 2 * model_.bytes() + 40 * static_cast<int64_t>(model_.x.size()); }
+    // With the gradient: its device tables (and its own grid's host tables).
+    int64_t bytes() const override {
+        const int64_t grad = !grad_.info.split ? 0 : grad_.own ? 2 * grad_.own->bytes() : model_.bytes();
+        return 2 * model_.bytes() + 40 * static_cast<int64_t>(model_.x.size()) + grad;
+    }
 
 private:
     // SplitEngine.
@@ -331,10 +392,30 @@ private:
         check(cudaDeviceSynchronize(), "split tables upload");
     }
 
+    // The gradient model's tables on the device (gdev_: grad_.view with device pointers), its own or the value's.
+    void upload_grad() {
+        const SplitModel &m = grad_.own ? *grad_.own : model_;
+        upload(gx_, m.x, "split gradient cells x"), upload(gy_, m.y, "split gradient cells y");
+        upload(gz_, m.z, "split gradient cells z"), upload(gq_, m.q, "split gradient cells q");
+        upload(gstart_, m.start, "split gradient cell list"), upload(gtab_, m.table, "split gradient f table");
+        upload(gfp_, grad_.fp, "split gradient f' table");
+        upload(gg0_, m.g0, "split gradient grid"), upload(gpool_, m.pool, "split gradient grid blocks");
+        upload(gbrick_, m.brick, "split gradient bricks"), upload(gblocks_, m.blocks, "split gradient blocks");
+        gdev_ = grad_.view;
+        SplitCellsView &c = gdev_.v.cells;
+        c.x = gx_.p, c.y = gy_.p, c.z = gz_.p, c.q = gq_.p, c.start = m.start.empty() ? nullptr : gstart_.p;
+        gdev_.v.table.c = gtab_.p, gdev_.fp.c = gfp_.p;
+        SplitGridView &g = gdev_.v.grid;
+        g.g0 = gg0_.p, g.pool = gpool_.p, g.brick = gbrick_.p, g.blocks = gblocks_.p;
+        check(cudaDeviceSynchronize(), "split gradient tables upload");
+    }
+
     void release() {
         for (auto *b : {&x_, &g0_, &pool_, &nx_, &nz_}) b->release();
         cells_.release(), start_.release(), brick_.release(), blocks_.release(), pin_pts_.release(), pin_res_.release();
         done_.release(), count_.release(), values_.release();
+        for (auto *b : {&gx_, &gy_, &gz_, &gq_, &gtab_, &gfp_, &gg0_, &gpool_, &gpts_, &gout_}) b->release();
+        gstart_.release(), gbrick_.release(), gblocks_.release();
         if (stream_) cudaStreamDestroy(stream_);
         if (stream2_) cudaStreamDestroy(stream2_);
         stream_ = stream2_ = nullptr;
@@ -377,6 +458,17 @@ private:
     DeviceBuf<int32_t> brick_;
     DeviceBuf<SplitBlock> blocks_;
     int64_t points_ = 0, outside_ = 0;
+    // The gradient (SplitGradStats): its model, its device tables and a call's buffers; what its own grid is built from.
+    SplitGradModel grad_;
+    SplitGradView gdev_;
+    DeviceBuf<double> gx_, gy_, gz_, gq_, gtab_, gfp_, gg0_, gpool_, gpts_, gout_;
+    DeviceBuf<int64_t> gstart_;
+    DeviceBuf<int32_t> gbrick_;
+    DeviceBuf<SplitBlock> gblocks_;
+    double cell_volume_ = 0;
+    bool point_charges_ = false;
+    qmmm_options opt_{};
+    double region_[6] = {0, 0, 0, 0, 0, 0};
 };
 
 class FieldSplitGpuImpl final : public FieldSplitGpu {

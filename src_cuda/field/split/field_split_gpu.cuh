@@ -87,4 +87,11 @@ struct SplitStream {
 cudaError_t launch_split(const SplitDevice &d, bool interp, bool mixed, double self, const SplitNuclei &nuc, int64_t n,
                          const double *xyz, double *out, const SplitStream &st, cudaStream_t s);
 
+// The gradient (field_split.hpp's SplitGradModel): out[4i] = U(p_i), out[4i+1..4i+3] = dU/dr, by split_grad_point
+// (the CPU backend's formulas, one thread a point, the terms in the same order) and the nuclei in index order (a
+// nucleus within the singular radius: NaN). A point outside the grid's region gets NaN in all four (the host sums
+// it directly). v holds device pointers (cells, f and f' tables, grid).
+cudaError_t launch_split_grad(const SplitGradView &v, double self, const SplitNuclei &nuc, int64_t n, const double *xyz,
+                              double *out, cudaStream_t s);
+
 }  // namespace qmmm::cuda::split

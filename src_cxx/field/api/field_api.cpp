@@ -50,6 +50,14 @@ struct qmmm_field_s {
 
 namespace {
 
+// A SPLIT field's gradient (split/field_split.hpp), in its backend or the one a wrapper holds; null for DIRECT. The
+// wrapper owns it for the field's life; the gradient prepares its tables in it on first use.
+qmmm::SplitGradStats *split_grad_of(qmmm::FieldBackend *impl) {
+    for (const qmmm::FieldBackend *b = impl; b; b = b->wrapped())
+        if (auto *s = dynamic_cast<const qmmm::SplitGradStats *>(b)) return const_cast<qmmm::SplitGradStats *>(s);
+    return nullptr;
+}
+
 using qmmm::check_array;
 using qmmm::check_field_memory;
 using qmmm::check_magnitude;
@@ -235,6 +243,7 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         fo.backend = h->impl->backend();
         h->forces = std::make_unique<qmmm::ForceEngine>(
             qmmm::force_sources_cells(n_cells, cell_xyz, cell_q, n_nuclei, nuc_xyz, nuc_z, fo));
+        h->forces->set_split(split_grad_of(h->impl.get()));
         *f = g_fields.add(std::move(h));
         return QMMM_SUCCESS;
     });
@@ -438,6 +447,7 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
         fo.backend = h->impl->backend();
         h->forces = std::make_unique<qmmm::ForceEngine>(qmmm::force_sources_charges(
             n_charges, x, y, z, stride, q, screening, screen_a, screen_b, n_nuclei, nuc_xyz, nuc_z, fo));
+        h->forces->set_split(split_grad_of(h->impl.get()));
         *f = g_fields.add(std::move(h));
         return QMMM_SUCCESS;
     });
@@ -506,6 +516,24 @@ QMMM_API int qmmm_field_split_stats(qmmm_field f, int64_t *grid_values, int64_t 
         if (bytes) *bytes = s.bytes();
         if (n_points) *n_points = s.points();
         if (n_outside) *n_outside = s.points_outside();
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_split_grad_params(qmmm_field f, double *r_cut, double *error_estimate, int64_t *grid_values,
+                                         int *is_split) {
+    return qmmm::api_guard("qmmm_field_split_grad_params", [&]() -> int {
+        qmmm_field_s *h = live(f);
+        const InUse in_use(h);
+        if (h->pending) throw Error(QMMM_ERR_BUSY, "an asynchronous evaluation is pending; call qmmm_field_wait");
+        split_of(h);  // UNSUPPORTED for a DIRECT field
+        qmmm::SplitGradStats *g = split_grad_of(h->impl.get());
+        if (!g) throw Error(QMMM_ERR_UNSUPPORTED, "this SPLIT field's backend has no split gradient (its gradient is the direct sum)");
+        const qmmm::SplitGradInfo &i = g->split_grad_info();
+        if (r_cut) *r_cut = i.split ? i.r_cut : 0.0;
+        if (error_estimate) *error_estimate = i.split ? i.error_estimate : 0.0;
+        if (grid_values) *grid_values = i.split ? i.grid_values : 0;
+        if (is_split) *is_split = i.split ? 1 : 0;
         return QMMM_SUCCESS;
     });
 }

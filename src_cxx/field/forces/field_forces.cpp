@@ -9,11 +9,12 @@
 #include "charges/field_charges_shared.hpp"
 #include "forces/field_forces_shared.hpp"
 #include "forces/field_forces.hpp"
+#include "split/field_split.hpp"
 
 namespace qmmm {
 
 ForceEngine::~ForceEngine() {
-    if (pending_ && k_) {  // never free what a GPU is still writing
+    if (pending_ && !pending_split_ && k_) {  // never free what a GPU is still writing
         bool bad = false;
         k_->grad_finish(&bad);
     }
@@ -132,15 +133,44 @@ void ForceEngine::grad_checked(int64_t n, const double *xyz, double *u, double *
     }
 }
 
+bool ForceEngine::split_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad) {
+    if (!split_ || !split_->split_grad(n, xyz, u, grad, split_out_)) return false;
+    std::vector<int64_t> idx;
+    std::vector<double> pts;
+    for (int64_t i = 0; i < n; ++i) {
+        if (split_out_[static_cast<size_t>(i)]) {
+            idx.push_back(i), pts.insert(pts.end(), xyz + 3 * i, xyz + 3 * i + 3);
+            continue;
+        }
+        const double *g = grad + 3 * i;
+        *bad = *bad || !(std::isfinite(u[i]) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]));
+    }
+    if (idx.empty()) return true;
+    const int64_t m = static_cast<int64_t>(idx.size());
+    std::vector<double> ou(static_cast<size_t>(m)), og(static_cast<size_t>(3 * m));
+    ForceKernels &k = kernels();
+    k.grad_start(m, pts.data(), ou.data(), og.data());
+    bool b = false;
+    k.grad_finish(&b);
+    *bad = *bad || b;
+    for (int64_t j = 0; j < m; ++j) {
+        const int64_t i = idx[static_cast<size_t>(j)];
+        u[i] = ou[j], grad[3 * i] = og[3 * j], grad[3 * i + 1] = og[3 * j + 1], grad[3 * i + 2] = og[3 * j + 2];
+    }
+    return true;
+}
+
 void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, double *sum_u) {
     if (!u) {
         if (static_cast<int64_t>(scratch_u_.size()) < n) scratch_u_.resize(static_cast<size_t>(n));
         u = scratch_u_.data();
     }
-    ForceKernels &k = kernels();
-    k.grad_start(n, xyz, u, grad);
     bool bad = false;
-    k.grad_finish(&bad);
+    if (!split_grad(n, xyz, u, grad, &bad)) {
+        ForceKernels &k = kernels();
+        k.grad_start(n, xyz, u, grad);
+        k.grad_finish(&bad);
+    }
     grad_checked(n, xyz, u, grad, bad);
     if (dipoles_) dipoles_->add(n, xyz, u, grad);
     if (sum_u) {
@@ -155,7 +185,11 @@ void ForceEngine::grad_async(int64_t n, const double *xyz, double *u, double *gr
         if (static_cast<int64_t>(scratch_u_.size()) < n) scratch_u_.resize(static_cast<size_t>(n));
         u = scratch_u_.data();
     }
-    kernels().grad_start(n, xyz, u, grad);
+    // A SPLIT field's gradient is computed here in full (its points on the host; a SINGULAR point is still reported
+    // by wait, as the kernels' are).
+    pending_bad_ = false;
+    pending_split_ = split_grad(n, xyz, u, grad, &pending_bad_);
+    if (!pending_split_) kernels().grad_start(n, xyz, u, grad);
     pending_ = true, pending_n_ = n, pending_u_ = u, pending_sum_ = sum_u, pending_grad_ = grad;
     pending_xyz_.assign(xyz, xyz + 3 * n);
 }
@@ -163,8 +197,9 @@ void ForceEngine::grad_async(int64_t n, const double *xyz, double *u, double *gr
 void ForceEngine::wait() {
     if (!pending_) return;
     pending_ = false;
-    bool bad = false;
-    k_->grad_finish(&bad);
+    bool bad = pending_split_ && pending_bad_;
+    if (!pending_split_) k_->grad_finish(&bad);
+    pending_split_ = false;
     grad_checked(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_, bad);
     if (dipoles_) dipoles_->add(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_);
     if (pending_sum_) {

@@ -4,8 +4,10 @@
 // An engine of its own beside the value backends: it keeps the field's sources as the caller gave them (ForceSources,
 // made at create, before the value backend reorders, moves or splits them) and runs its own kernels on the CPU
 // (field_grad_cpu.cpp, field_site_field_cpu.cpp) or the GPU (src_cuda/field/forces, reached through ForcesGpu).
-// Every method and precision of the value path maps onto one direct sum here (a SPLIT field's gradient is the direct
-// sum: exact, so within the split's tolerance); field_forces.cpp builds the engine on first use.
+// Every method and precision of the value path maps onto one direct sum here, except a SPLIT field's gradient: the
+// split's own (split/field_split.hpp's SplitGradStats) at the points inside its region, this engine's direct sum at
+// the others (and at all of them where the split's gradient does not reach the tolerance); field_forces.cpp builds
+// the engine on first use.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,7 +18,8 @@
 
 namespace qmmm {
 
-class DipoleTerm;  // dipoles/field_dipoles.hpp
+class DipoleTerm;      // dipoles/field_dipoles.hpp
+class SplitGradStats;  // split/field_split.hpp
 
 // The sources of a field, in the pair terms' convention: the energy of an electron at r is
 // U(r) = sum_k c_k g_k(|r - R_k|) with c_k = -Q_k (Q_k the site's physical charge: -q_m of a density cell, q_m of
@@ -102,9 +105,14 @@ public:
     void accum_read(double *phi, double *efield, double *weight_sum, int64_t *n_calls);
     // Point dipoles attached to the field (qmmm_field_set_dipoles): grad and wait add their term to u and grad.
     void set_dipoles(std::shared_ptr<DipoleTerm> d) { dipoles_ = std::move(d); }
+    // A SPLIT field's gradient (owned by the field's value backend, which outlives the engine).
+    void set_split(SplitGradStats *s) { split_ = s; }
 
 private:
     ForceKernels &kernels();
+    // The split's gradient with the direct sum at the points outside its region; false (nothing written) where the
+    // field has none or it does not reach the tolerance. *bad: a value is not finite.
+    bool split_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad);
     void grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad);
     double site_charge(int64_t k) const;
     // skip_zero: the sites of zero charge are not named (the gradient: they add nothing, even on their centre).
@@ -118,6 +126,9 @@ private:
     double weight_sum_ = 0.0;
     int64_t n_calls_ = 0;
     std::shared_ptr<DipoleTerm> dipoles_;
+    SplitGradStats *split_ = nullptr;
+    std::vector<char> split_out_;
+    bool pending_split_ = false, pending_bad_ = false;  // a pending gradient that split_grad computed in full
 };
 
 }  // namespace qmmm

@@ -15,6 +15,7 @@
 //   to the estimate (times kSplitRoundingSafety); where that does not fit the tolerance, MIXED evaluates in double.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -100,8 +101,9 @@ void check_split_options(const qmmm_options &o);
 // finite singular-cell 1/r (the caller's, or 0).
 FieldData split_direct_data(const FieldData &d);
 
-// Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region.
-void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine);
+// Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region; alpha > 0 takes that alpha
+// instead of the tolerance's (the gradient's own grid keeps the value's, and so its R_g).
+void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine, double alpha = 0);
 
 // Sum over the cells on p's centre (within kSingularRadius) of q (self - build_self): what a point outside the
 // grid adds to the direct sum (NaN there when self is NaN: the API reports QMMM_ERR_SINGULAR).
@@ -113,6 +115,72 @@ double split_singular_fix(const SplitModel &m, const double *p);
 // not depend on it. threads: the evaluation's own (the handle's option), never more.
 void split_point_order(const SplitGridView &g, double box, int64_t n, const double *xyz, int threads,
                        std::vector<int64_t> &order);
+
+// ---- the gradient (qmmm_field_eval_grad on a SPLIT field; formulas in field_split_shared.hpp) ----
+//
+// Error budget per component, relative to sum_m |q_m|/d_m^2 + sum_b Z_b/d_b^2 (the gradient's scale):
+// - truncation of grad S at R_g: each term beyond is at most (erfc(x) + 2x/sqrt(pi) e^{-x^2}) |q|/d^2 at x = a d, a
+//   decreasing function, so R_g = x_g / a with that bound = kSplitTruncShare * tolerance holds rigorously (x_g 4.3
+//   against the value's 3.9 at 1e-7: R_g ~ 1.1 R_c);
+// - the interpolant's derivative: order 8 loses one power of h, |d/dx (I L - L)| ~ C h^7 |L^(8)| against the value's
+//   C' h^8 |L^(8)|, with C / C' ~ 3.4 for the centred stencil (max |w'(t)| / max |w(t)| of the nodal polynomial), and
+//   the scale sum |q|/d^2 is sum |q|/d over a typical distance: the value's grid meets the gradient's tolerance only
+//   where the value's error is well below its tolerance. So it is measured: at kSplitGradChecks random points of
+//   the region against the direct double sum; the estimate is trunc + kSplitGradSafety * that error. Where it does
+//   not fit, a grid of its own is built for the gradient at the tighter value tolerance that the measured error asks
+//   for (up to kSplitGradTries - 1 times); where none fits (or cannot be built), the gradient is the direct sum.
+// All of it happens at the first gradient call: the value path's tables, speed and bits do not change.
+constexpr int kSplitGradChecks = 1024;
+// Tries: the value's grid, then up to two grids of the gradient's own (the second at the rate of error against
+// tolerance that the first measured).
+constexpr int kSplitGradTries = 3;
+constexpr double kSplitGradSafety = 2.0;
+
+struct SplitGradInfo {
+    bool ready = false;         // prepared (split_grad_prepare ran)
+    bool split = false;         // the split's gradient is used; false: the direct sum
+    double r_cut = 0;           // R_g
+    double grid_tolerance = 0;  // the value tolerance of the grid the gradient interpolates
+    double trunc_bound = 0, sampled_error = 0, error_estimate = 0;
+    double value_grid_error = 0;  // the sampled error on the value's grid (the first try)
+    int64_t grid_values = 0;    // the gradient's own grid (0: it shares the value's)
+    double setup_seconds = 0;
+};
+
+struct SplitGradModel {
+    SplitGradInfo info;
+    std::unique_ptr<SplitModel> own;  // the gradient's own tables (a finer grid), or null: the value's
+    std::vector<double> fp;           // f'(s) on [0, R_g^2]
+    SplitGradView view;
+    double self = 0;                  // the singular-cell 1/r (SplitModel::self)
+};
+
+// The field that m was built from (the model's cells, in its order, and the nuclei of `nuclei`), for a gradient's own
+// grid: the same sums as the caller's d, so the backend need not keep a copy of it.
+FieldData split_model_data(const SplitModel &m, const FieldData &nuclei, double cell_volume, bool point_charges);
+
+// The gradient's truncation bound erfc(x) + 2x/sqrt(pi) e^{-x^2}.
+double split_grad_trunc(double x);
+
+// The cells' part of U and grad U at n points inside the region on a backend (for the check).
+using SplitGradEval = std::function<void(const SplitGradView &, double self, int64_t n, const double *xyz, double *u,
+                                         double *grad)>;
+
+// Prepares gm for the field d (its cells and nuclei as split_build took them; region and tolerance from opt) whose
+// value tables are `value`: R_g, the f' table, the check, and the gradient's own grid where needed (built by engine).
+// Never throws for a tolerance it cannot reach: gm.info.split is then false.
+void split_grad_prepare(SplitGradModel &gm, const SplitModel &value, const FieldData &d, const qmmm_options &opt,
+                        SplitEngine &engine, const SplitGradEval &eval, int threads);
+
+// The gradient's report (qmmm_field_split_grad_params): a backend that has it prepares on first use.
+class SplitGradStats {
+public:
+    virtual ~SplitGradStats() = default;
+    virtual const SplitGradInfo &split_grad_info() = 0;
+    // The cells' and nuclei's U and dU/dr at the points inside the region, out[i] = 1 for the others (left as they
+    // are: the caller sums them directly). False: the gradient is the direct sum (nothing written).
+    virtual bool split_grad(int64_t n, const double *xyz, double *u, double *grad, std::vector<char> &out) = 0;
+};
 
 // The backend's view of the split (qmmm_field_split_params / _stats).
 class SplitStats {

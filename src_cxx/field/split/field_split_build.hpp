@@ -19,6 +19,9 @@ long double f_exact(long double alpha, long double s);  // f(s) = erf(a sqrt s) 
 // m.table, m.tv: f on [0, R_c^2] within `target` (absolute); m.table_single & co: MIXED's single-precision term.
 void build_table(SplitModel &m, double alpha, double rc, double target);
 void build_table_single(SplitModel &m, double alpha, double rc);
+long double fp_exact(long double alpha, long double s);  // f'(s)
+// table, tv: f'(s) on [0, R_g^2] within `target` (absolute), as build_table; false where kSplitMaxTerms do not reach it.
+bool build_table_grad(std::vector<double> &table, SplitTableView &tv, double alpha, double rg, double target);
 
 // ---- the cell list (field_split_cells.cpp) ----
 // m.cv, m.start, m.x .. m.q: d's cells binned by position, bins of side R_c / kBinsPerRc.

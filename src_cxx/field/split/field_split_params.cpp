@@ -109,6 +109,40 @@ void build_table(SplitModel &m, double alpha, double rc, double target) {
     throw Error(QMMM_ERR_INTERNAL, strfmt("split: f(s) needs more than %d terms (alpha %g, R_c %g)", kSplitMaxTerms, alpha, rc));
 }
 
+// f'(s) = (a/sqrt(pi)) e^{-a^2 s} / s - erf(a r) / (2 r^3), r = sqrt s; below a^2 s = 2 (where those two cancel) from
+// the series of f, (2a/sqrt(pi)) sum_{n>=1} (-1)^n n a^{2n} s^{n-1} / (n! (2n+1)), whose terms stay below e^2 there.
+long double fp_exact(long double alpha, long double s) {
+    const long double rpi = 1.7724538509055160272981674833411452L, x = alpha * alpha * s;
+    if (x < 2) {
+        long double sum = 0, t = 1;  // t = (-x)^(n-1) / (n-1)!
+        for (int n = 1; n < 60; ++n) {
+            sum += t * static_cast<long double>(n) / (n * (2 * n + 1.0L));  // (-x)^(n-1) n / (n! (2n+1))
+            t *= -x / n;
+        }
+        return -2 * alpha / rpi * alpha * alpha * sum;
+    }
+    const long double r = std::sqrt(s);
+    return alpha / rpi * std::exp(-x) / s - std::erf(alpha * r) / (2 * r * r * r);
+}
+
+bool build_table_grad(std::vector<double> &table, SplitTableView &tv, double alpha, double rg, double target) {
+    const long double smax = static_cast<long double>(rg) * rg;
+    tv.scale = static_cast<double>(2 / smax);
+    for (int n = 8; n <= kSplitMaxTerms; ++n) {
+        const std::vector<long double> pw =
+            chebyshev_powers([&](long double x) { return fp_exact(alpha, smax * (0.5L + 0.5L * x)); }, n);
+        table.assign(pw.begin(), pw.end());
+        tv.c = table.data(), tv.n = n;
+        double worst = 0;
+        for (int i = 0; i <= 4096; ++i) {
+            const double s = std::min(static_cast<double>(smax) * i / 4096, static_cast<double>(smax));
+            worst = std::max(worst, std::fabs(split_f(tv, s) - static_cast<double>(fp_exact(alpha, s))));
+        }
+        if (worst <= target) return true;
+    }
+    return false;
+}
+
 // MIXED's h(d) = exp(a^2 d^2) erfc(a d) on [0, R_c] (split_h_single): float coefficients of its Chebyshev series in
 // powers of u = 2 d / R_c - 1 (h is entire and falls only from 1 to ~0.12 there), as few as reach the accuracy that
 // float evaluation allows: the fewest terms within 1.25x of the best error over 8..kSplitMaxTermsSingle terms,

@@ -320,4 +320,105 @@ QMMM_HOST_DEVICE inline double split_interp(const SplitGridView &g, const double
     return split_stencil(s.g, s.n, s.c, s.w);
 }
 
+// ---- the gradient (qmmm_field_eval_grad on a SPLIT field; field_split.hpp's SplitGradModel) ----
+//
+//   grad U_ES(r) = grad I L(r) + grad S(r) + sum_b Z_b (r - R_b) / |r - R_b|^3
+//   grad S(r) = sum_{d_m < R_g} q_m (r - r_m) k(d_m^2),  k(s) = -1/d^3 - 2 f'(s)   (the exact derivative of
+//               q erfc(a d)/d; f'(s) = d/ds [erf(a sqrt s)/sqrt s] from its own table on [0, R_g^2])
+// grad I L is the analytic derivative of the order-8 Lagrange interpolant (the value's grid, or a finer one built for
+// the gradient). R_g >= R_c: the truncated terms' gradient, relative to |q|/d^2, is erfc(x) + 2x/sqrt(pi) e^{-x^2} at
+// x = a d (decreasing in x), larger than the value's erfc(x); a cell on the point adds q (self - f(0)) to U and
+// nothing to the gradient (the direct sum's singular-cell rule: the cube's field vanishes at its centre).
+struct SplitGradView {
+    SplitView v;        // the value's tables: f within R_c (U), the cell list, the grid
+    SplitTableView fp;  // f'(s) on [0, R_g^2]
+    double rg2 = 0;     // R_g^2
+};
+
+// Lagrange weights w (as split_weights) and their derivatives dw/dt at t.
+QMMM_HOST_DEVICE inline void split_weights_grad(double t, double *w, double *dw) {
+    constexpr double inv_den[kSplitOrder] = {-1.0 / 5040, 1.0 / 720, -1.0 / 240, 1.0 / 144,
+                                             -1.0 / 144, 1.0 / 240, -1.0 / 720, 1.0 / 5040};
+    double left[kSplitOrder], dleft[kSplitOrder], right[kSplitOrder], dright[kSplitOrder];
+    left[0] = 1.0, dleft[0] = 0.0;
+    for (int k = 1; k < kSplitOrder; ++k) {
+        const double a = t - (k - 1 - kSplitLow);
+        dleft[k] = dleft[k - 1] * a + left[k - 1], left[k] = left[k - 1] * a;
+    }
+    right[kSplitOrder - 1] = 1.0, dright[kSplitOrder - 1] = 0.0;
+    for (int k = kSplitOrder - 2; k >= 0; --k) {
+        const double a = t - (k + 1 - kSplitLow);
+        dright[k] = dright[k + 1] * a + right[k + 1], right[k] = right[k + 1] * a;
+    }
+    for (int k = 0; k < kSplitOrder; ++k)
+        w[k] = left[k] * right[k] * inv_den[k], dw[k] = (dleft[k] * right[k] + left[k] * dright[k]) * inv_den[k];
+}
+
+// I L(p) and its gradient for p inside the region: the leaf block's stencil, weights and their derivatives (scaled by
+// the block's 1 / h) in one pass over the 512 values.
+QMMM_HOST_DEVICE inline void split_interp_grad(const SplitGridView &g, const double *p, double *value, double *grad) {
+    const SplitBlock &b = g.blocks[split_leaf(g, p)];
+    const bool base = b.offset < 0;
+    const double inv = base ? g.inv_h : b.inv_h;
+    int64_t n[3];
+    int32_t c[3];
+    double w[3][kSplitOrder], dw[3][kSplitOrder];
+    for (int k = 0; k < 3; ++k) {
+        const int32_t ni = base ? g.nint[k] : b.n_int[k];
+        double t;
+        n[k] = ni + kSplitOrder - 1;
+        c[k] = split_locate(p[k], base ? g.lo[k] : b.lo[k], inv, ni, &t);
+        split_weights_grad(t, w[k], dw[k]);
+    }
+    const double *gp = base ? g.g0 : g.pool + b.offset;
+    double s = 0.0, sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int i = 0; i < kSplitOrder; ++i) {
+        double si = 0.0, syi = 0.0, szi = 0.0;
+        for (int j = 0; j < kSplitOrder; ++j) {
+            const double *row = gp + ((c[0] + i) * n[1] + (c[1] + j)) * n[2] + c[2];
+            double sj = 0.0, dj = 0.0;
+            for (int k = 0; k < kSplitOrder; ++k) sj += w[2][k] * row[k], dj += dw[2][k] * row[k];
+            si += w[1][j] * sj, syi += dw[1][j] * sj, szi += w[1][j] * dj;
+        }
+        s += w[0][i] * si, sx += dw[0][i] * si, sy += w[0][i] * syi, sz += w[0][i] * szi;
+    }
+    *value = s;
+    grad[0] = sx * inv, grad[1] = sy * inv, grad[2] = sz * inv;
+}
+
+// S(p) (the terms within R_c, as split_pair takes them) and grad S(p) (the terms within R_g): one walk over the cells
+// within R_g, in split_for_ranges' order.
+QMMM_HOST_DEVICE inline void split_short_grad(const SplitGradView &gv, const double *p, double self, double *value,
+                                              double *grad) {
+    const SplitView &v = gv.v;
+    double s = 0.0, gx = 0.0, gy = 0.0, gz = 0.0;
+    split_for_ranges(v.cells, p, gv.rg2, [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) {
+            const double dx = p[0] - v.cells.x[m], dy = p[1] - v.cells.y[m], dz = p[2] - v.cells.z[m];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            if (!(d2 < gv.rg2)) continue;
+            const double q = v.cells.q[m];
+            if (d2 < kSingularRadius2) {
+                s += q * (self - v.f0);
+                continue;
+            }
+            const double inv = 1.0 / sqrt(d2);
+            if (d2 < v.rc2) s += q * (inv - split_f(v.table, d2));
+            const double qk = q * (-(inv * inv * inv) - 2.0 * split_f(gv.fp, d2));
+            gx += qk * dx, gy += qk * dy, gz += qk * dz;
+        }
+    });
+    *value = s;
+    grad[0] = gx, grad[1] = gy, grad[2] = gz;
+}
+
+// The cells' part of U and its gradient at p inside the region (the nuclei are the caller's).
+QMMM_HOST_DEVICE inline void split_grad_point(const SplitGradView &gv, const double *p, double self, double *u, double *grad) {
+    double l, gl[3], s, gs[3];
+    split_interp_grad(gv.v.grid, p, &l, gl);
+    split_short_grad(gv, p, self, &s, gs);
+    *u = l + s;
+    for (int k = 0; k < 3; ++k) grad[k] = gl[k] + gs[k];
+}
+
 }  // namespace qmmm
