@@ -53,9 +53,11 @@ std::unique_ptr<FieldBackend> make_field_backend(FieldData &d, const qmmm_option
 }
 
 std::unique_ptr<FieldBackend> make_charges_backend(FieldData &d, ScreenedCharges &sc, qmmm_options o) {
-    // AUTO with a small charge set: the CPU. A GPU call costs 9-40 us whatever its size (launch, copies), more than
-    // a legacy loop's whole sum below ~10^3 charges (10 charges x 1 electron: 0.10 us loop, 8.9 us GPU; 2,048 x 128
-    // on one CPU thread ~90 us: still 6x under the loop). QMMM_BACKEND or an explicit backend still decide.
+    // AUTO with a small charge set: the CPU. A GPU call costs ~10 us (1 point) to ~35 us (9-128 points) whatever
+    // its size (launches, polling); one CPU thread sums 22 electrons on 1,000 charges in 17.5 us and 10^4 in 113 us
+    // (legacy_loop_bench on the H200 host), so for a configuration of ~22 electrons the two meet near 2,000 charges.
+    // With 128 electrons the GPU wins from ~400 charges; the choice is made at create, by M alone, for the common
+    // case. QMMM_BACKEND or an explicit backend still decide.
     if (o.backend == QMMM_BACKEND_AUTO && tuning::backend() < 0 && d.n_cells + sc.n + d.n_nuclei <= kChargesAutoCpu)
         o.backend = QMMM_BACKEND_CPU;
     o.backend = resolve_backend(o.backend);
