@@ -206,7 +206,7 @@ FieldOutcome predict_field(const Field &f, const std::vector<double> &p) {
             if (d2 >= kBandLo && d2 <= kBandHi) o.ambiguous = true;
             long double t;
             if (d2 < kSingular2) {
-                if (f.cell_volume == 0) o.singular = true;
+                if (f.cell_volume == 0 && f.cq[m] != 0) o.singular = true;  // a zero charge is no singularity
                 t = f.cq[m] * self;
             } else {
                 const long double dx = (long double)p[3 * i] - f.cx[3 * m],
@@ -220,7 +220,7 @@ FieldOutcome predict_field(const Field &f, const std::vector<double> &p) {
             const double d2 = dist2(&p[3 * i], &f.nx[3 * b]);
             if (d2 >= kBandLo && d2 <= kBandHi) o.ambiguous = true;
             if (d2 < kSingular2) {
-                o.singular = true;
+                if (f.nz[b] != 0) o.singular = true;  // a zero charge is no singularity: the others' value
                 continue;
             }
             const long double dx = (long double)p[3 * i] - f.nx[3 * b],
