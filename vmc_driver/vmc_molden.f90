@@ -209,6 +209,11 @@ contains
     end if
     allocate(bs%xyz(3, bs%natom), bs%z(bs%natom))
     do i = 1, bs%natom
+      ! A Molden atom line has no repeat counts; gfortran's list-directed read (libgfortran 12) also leaks its
+      ! copy of a repeated character value ("3*H") when the next item then fails, so '*' is refused first.
+      if (index(lines(sec_atoms + i), '*') > 0) then
+        call fail(sec_atoms + i, 'expected "symbol index Z x y z" for atom ' // itoa(i) // ' (no "*")'); return
+      end if
       read(lines(sec_atoms + i), *, iostat=ios) sym, j, zz, x
       if (ios /= 0 .or. j /= i) then
         call fail(sec_atoms + i, 'expected "symbol index Z x y z" for atom ' // itoa(i)); return
