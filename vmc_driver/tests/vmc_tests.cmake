@@ -308,6 +308,10 @@ vmc_bad(molden_nuclei_coincident bad_molden_nuclei_coincident.nml
   "nuclei_coincident.molden:4: atom 2 is 0.000E\\+00 bohr from atom 1 \\(line 3\\): nuclei closer than 0.1000 bohr")
 vmc_bad(molden_nuclei_close bad_molden_nuclei_close.nml
   "nuclei_close.molden:5: atom 3 is 1.000E-12 bohr from atom 2 \\(line 4\\): nuclei closer than 0.1000 bohr")
+# A repeat count on an atom line ("3*H"): the list-directed read failed on the next item and libgfortran leaked
+# its copy of the repeated symbol; the line is refused before the read.
+vmc_bad(molden_atom_repeat_count bad_molden_atom_repeat_count.nml
+  "atom_repeat_count.molden:4: expected \"symbol index Z x y z\" for atom 2 \\(no \"\\*\"\\)")
 vmc_bad(molden_exponent_huge bad_molden_exponent_huge.nml
   "exponent_huge.molden:22: exponent 1.000E\\+300 is outside \\[1.000E-06, 1.000E\\+12\\] bohr\\^-2")
 vmc_bad(molden_exponent_tiny bad_molden_exponent_tiny.nml
@@ -395,6 +399,7 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   molden bad ${I}/mo_cut_inside.molden  molden bad ${I}/mo_duplicate_index.molden
   molden bad ${I}/nuclei_coincident.molden  molden bad ${I}/nuclei_close.molden
   molden bad ${I}/exponent_huge.molden  molden bad ${I}/exponent_tiny.molden
+  molden bad ${I}/atom_repeat_count.molden
   namelist bad ${I}/bad_duplicate_key.nml  namelist bad ${I}/bad_duplicate_cube.nml
   # Accepted by the readers, refused by the driver: the electron count needs both files, the memory the machine.
   molden ok ${I}/mo_cut_between.molden  namelist ok ${I}/bad_charge.nml  namelist ok ${I}/bad_memory_walkers.nml)
