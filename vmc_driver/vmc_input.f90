@@ -225,7 +225,10 @@ contains
         err = '= ' // trim(t) // ' must be in ' // range_text(kt) // unit_text(kt)
       end if
     case (K_LOGICAL)
-      read(item, *, iostat=ios) x%l
+      ! A repeat count is refused before the read: gfortran's list-directed read of a logical "2*" (libgfortran 12)
+      ! leaks its 300-byte line buffer.
+      ios = 0
+      if (scan(item, '*') == 0) read(item, *, iostat=ios) x%l
       if (ios /= 0 .or. scan(item, '*') > 0) err = '= ' // item // ' is not a logical (.true. or .false.)'
     case (K_STRING)
       if (len(item) < 2 .or. scan(item(1:1), '''"') == 0 .or. item(len(item):len(item)) /= item(1:1)) then

@@ -264,6 +264,8 @@ vmc_bad(output_missing_folder bad_output_missing_folder.nml
   "bad_output_missing_folder.nml:3: key 'output_json' = 'no_such_folder/result.json': cannot create a file in its folder"
   NO_RESULT_ARG FORBID ${PROJECT_SOURCE_DIR}/no_such_folder)
 vmc_bad(nan_real bad_nan_real.nml "bad_nan_real.nml:3: key 'b_ee' = NaN is not a finite number")
+# A repeat count as a logical's value is refused before the read (libgfortran leaked its line buffer on "2*").
+vmc_bad(logical_repeat bad_logical_repeat.nml "bad_logical_repeat.nml:3: key 'jastrow' = 2\\* is not a logical")
 vmc_bad(inf_real bad_inf_real.nml "bad_inf_real.nml:3: key 'move_length' = -Inf is not a finite number")
 vmc_bad(int_range bad_int_range.nml "bad_int_range.nml:3: key 'n_walkers' = 3000000000 is beyond the range of a 32-bit")
 vmc_bad(two_values bad_two_values.nml "bad_two_values.nml:3: key 'n_walkers' takes one value, not '5 6'")
@@ -399,7 +401,7 @@ add_test(NAME vmc_fuzz_entry COMMAND vmc_fuzz_smoke
   molden bad ${I}/mo_cut_inside.molden  molden bad ${I}/mo_duplicate_index.molden
   molden bad ${I}/nuclei_coincident.molden  molden bad ${I}/nuclei_close.molden
   molden bad ${I}/exponent_huge.molden  molden bad ${I}/exponent_tiny.molden
-  molden bad ${I}/atom_repeat_count.molden
+  molden bad ${I}/atom_repeat_count.molden  namelist bad ${I}/bad_logical_repeat.nml
   namelist bad ${I}/bad_duplicate_key.nml  namelist bad ${I}/bad_duplicate_cube.nml
   # Accepted by the readers, refused by the driver: the electron count needs both files, the memory the machine.
   molden ok ${I}/mo_cut_between.molden  namelist ok ${I}/bad_charge.nml  namelist ok ${I}/bad_memory_walkers.nml)
