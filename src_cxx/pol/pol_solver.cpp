@@ -353,6 +353,9 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
         backend = QMMM_BACKEND_CPU;
     s.backend = resolve_backend(backend);
     s.product.reset();
+    // CUDA asked for: the device checked first, as a field's is (NO_CUDA, NO_DEVICE or a bad index, with a message),
+    // not the first CUDA call's own error.
+    if (s.backend == QMMM_BACKEND_CUDA) check_device(opt.device, "opt->device");
     if (s.backend == QMMM_BACKEND_CUDA && !s.pol_site.empty())
         s.product = GpuRegistry<PolGpu>::get().make(s, opt.device);
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_test.hpp"
 #include "qmmm_accel.h"
 
 namespace {
@@ -404,6 +405,23 @@ TEST(PolSolver, BitwiseAcrossThreadCounts) {
             }
         }
     }
+}
+
+// Backend CUDA where no GPU is usable: NO_CUDA (a build without it) or NO_DEVICE, with a message, nothing created;
+// not the first CUDA call's own error (QMMM_ERR_CUDA "cudaGetDevice failed", as a driverless machine gave).
+TEST(PolSolver, CudaWithoutGpu) {
+    int count = 0;
+    ASSERT_EQ(qmmm_cuda_device_count(&count), QMMM_SUCCESS);
+    if (count > 0) QMMM_SKIP("a CUDA device is present; this test covers machines without one");
+    const double xyz[6] = {0, 0, 0, 0, 0, 3}, q[2] = {0.5, -0.5}, alpha[2] = {2, 2};
+    qmmm_pol_options o;
+    ASSERT_EQ(qmmm_pol_options_default(&o), QMMM_SUCCESS);
+    o.backend = QMMM_BACKEND_CUDA;
+    qmmm_pol p = nullptr;
+    const int s = qmmm_pol_create(&p, 2, xyz, q, nullptr, 1, alpha, 0, nullptr, &o);
+    EXPECT_TRUE(s == QMMM_ERR_NO_CUDA || s == QMMM_ERR_NO_DEVICE) << qmmm_status_string(s) << ": " << qmmm_error_message();
+    EXPECT_EQ(p, nullptr);
+    EXPECT_NE(std::string(qmmm_error_message()).find("CUDA"), std::string::npos) << qmmm_error_message();
 }
 
 TEST(PolSolver, BadInput) {
