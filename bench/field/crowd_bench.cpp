@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/bench_json.hpp"
 #include "qmmm_accel.h"
 #ifdef QMMM_BENCH_CUDA
 #include <cuda_runtime.h>
@@ -255,9 +256,7 @@ int main(int argc, char **argv) {
             }
         }
         if (!json_path.empty()) {
-            const std::string tmp = json_path + ".tmp";
-            std::ofstream(tmp) << nlohmann::json{{"benchmark", "crowd_bench"}, {"rows", rows}}.dump(1) << "\n";
-            if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+            bench::write_json(json_path, nlohmann::json{{"benchmark", "crowd_bench"}, {"rows", rows}});
         }
     } catch (const std::exception &ex) {
         std::fprintf(stderr, "crowd_bench: %s\n", ex.what());

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench_json.hpp"
 #include "legacy_loop.hpp"
 #include "qmmm_accel.h"
 
@@ -276,14 +277,9 @@ int main(int argc, char **argv) {
             }
         std::printf("%d of %zu rows miss the target\n", failed, rows.size());
         if (!json_path.empty()) {
-            const std::string tmp = json_path + ".tmp";
-            std::ofstream out(tmp);
-            out << nlohmann::json{{"benchmark", "legacy_loop_bench"}, {"units", "microseconds per call; bohr, hartree"},
-                                  {"default_threads", dt}, {"gpu", n_dev > 0}, {"rows", rows}}
-                       .dump(1)
-                << "\n";
-            out.close();
-            if (!out || std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+            bench::write_json(json_path, nlohmann::json{{"benchmark", "legacy_loop_bench"},
+                                                        {"units", "microseconds per call; bohr, hartree"},
+                                                        {"default_threads", dt}, {"gpu", n_dev > 0}, {"rows", rows}});
         }
     } catch (const std::exception &e) {
         std::fprintf(stderr, "legacy_loop_bench: %s\n", e.what());

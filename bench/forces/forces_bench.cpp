@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench_json.hpp"
 #include "common/bench_timing.hpp"
 #include "qmmm_accel.h"
 
@@ -268,9 +269,7 @@ int main(int argc, char **argv) {
                 qmmm_field_destroy(f);
             }
         if (!json_path.empty()) {
-            const std::string tmp = json_path + ".tmp";
-            std::ofstream(tmp) << nlohmann::json{{"benchmark", "forces_bench"}, {"rows", rows}}.dump(1) << "\n";
-            if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+            bench::write_json(json_path, nlohmann::json{{"benchmark", "forces_bench"}, {"rows", rows}});
         }
     } catch (const std::exception &ex) {
         std::fprintf(stderr, "forces_bench: %s\n", ex.what());

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench_json.hpp"
 #include "common/bench_timing.hpp"
 #include "qmmm_accel.h"
 
@@ -140,9 +141,7 @@ int main(int argc, char **argv) {
             qmmm_field_destroy(cpu), qmmm_field_destroy(d), qmmm_field_destroy(s);
         }
         if (!json_path.empty()) {
-            const std::string tmp = json_path + ".tmp";
-            std::ofstream(tmp) << nlohmann::json{{"benchmark", "split_charges_bench"}, {"rows", rows}}.dump(1) << "\n";
-            if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+            bench::write_json(json_path, nlohmann::json{{"benchmark", "split_charges_bench"}, {"rows", rows}});
         }
     } catch (const std::exception &ex) {
         std::fprintf(stderr, "split_charges_bench: %s\n", ex.what());

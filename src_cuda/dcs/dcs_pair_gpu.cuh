@@ -34,13 +34,11 @@ struct DcsPair<QMMM_PRECISION_SINGLE> {
     static constexpr bool kTileSums = false;
     __device__ static __forceinline__ float add(float q, float r2, float acc) { return fmaf(q, rsqrt_ftz(r2), acc); }
 };
+// MIXED: SINGLE's pair term, each tile's sum added into a double map value.
 template <>
-struct DcsPair<QMMM_PRECISION_MIXED> {
-    using F = float;
-    using Atom = float4;
+struct DcsPair<QMMM_PRECISION_MIXED> : DcsPair<QMMM_PRECISION_SINGLE> {
     using Out = double;
     static constexpr bool kTileSums = true;
-    __device__ static __forceinline__ float add(float q, float r2, float acc) { return fmaf(q, rsqrt_ftz(r2), acc); }
 };
 template <>
 struct DcsPair<QMMM_PRECISION_DOUBLE> {

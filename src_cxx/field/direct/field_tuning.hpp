@@ -64,7 +64,7 @@ constexpr int kFieldMinCellsPerRow = 3;
 
 // sm_90 (H100, H200). The measurements are those of the tuning table in docs/design/gpu-layers.md (each value's
 // source named there); the layouts' speeds on lattice cells are the field_gpu_cube table of docs/performance.md
-// (bench/results/cube/).
+// (the cube_glycine_rows and cube_glycine_tiles results).
 constexpr FieldPolicy kFieldPolicySm90{
     90,
     // SINGLE: 8 blocks (<= 64 registers, 50 % occupancy); blocks of four quarters (one-quarter blocks measured
