@@ -512,7 +512,8 @@ QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, con
  * or charge: a point at distance d from one has that term's gradient wrong by up to about 3 sqrt(3) 2^-23 X / d of
  * |q|/d^2 (X as qmmm_field_eval's; X = 3 bohr: 1e-5 at d = 0.2 bohr, 2e-3 at 1e-3 bohr), and below
  * d ~ 2 sqrt(3) 2^-23 X it is known to an order of magnitude only (u: as qmmm_field_eval). A point that float puts on
- * a site is recomputed in double (on the CPU): DOUBLE's values, the self-potential only on a cell it is on in double.
+ * a site is recomputed in double on the host (either backend): DOUBLE's values, the self-potential only on a cell
+ * it is on in double.
  * u agrees with qmmm_field_eval
  * within the precision's and method's error, not bit for bit. A point's values depend only on the point, the field,
  * its backend and precision: not on the other points, nor on thread counts or batch sizes.
@@ -586,7 +587,7 @@ QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const doub
  * Per site a fixed order: the points in index order (DOUBLE and MIXED: double; SINGLE: float terms and float sums
  * over runs of 1,024 points, added in double); the same bits whatever the thread count. Errors as
  * qmmm_field_eval_grad's, relative to sum_i |w_i|/d^2 per component, near a site too (SINGLE: a call with a point
- * that float puts on a site is recomputed in double on the CPU, the accumulator's too).
+ * that float puts on a site is recomputed in double on the host, for either backend, the accumulator's too).
  * @param f the field
  * @param n_points number of points, >= 0
  * @param xyz the points, 3*n_points doubles (bohr)

@@ -164,7 +164,11 @@ public:
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
             ForceDev<T> &s = s_;
             s.n_plain = src.n_plain, s.n_self = src.n_self, s.n_screened = src.n_screened, s.kind = src.kind;
-            s.self = static_cast<T>(src.self_inv_r), s.bad = std::numeric_limits<T>::quiet_NaN();
+            // SINGLE: a point that float puts on a cell it is not on in double must not take the cell's self term
+            // (23.8 hartree for 5e7 at 1e-8 bohr): NaN there, and the engine recomputes the point in double, as the
+            // CPU kernels do.
+            s.self = std::is_same<T, float>::value ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(src.self_inv_r);
+            s.bad = std::numeric_limits<T>::quiet_NaN();
             if (std::is_same<T, float>::value && (src.n_plain || src.n_screened)) {
                 // As the CPU: the centre of the sites' box in whole bohr.
                 double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -286,6 +290,23 @@ public:
             phi[k] = call_host_.p[4 * k];
             for (int c = 0; c < 3; ++c) efield[3 * k + c] = call_host_.p[4 * k + 1 + c];
         }
+    }
+    // A call's values recomputed on the host (SINGLE near a site), added as a kernel call's are: the same
+    // accumulate kernel on the same stream, so the sums keep their order.
+    bool accum_add_values(const double *phi, const double *efield, double weight) override {
+        DeviceScope scope(dev_);
+        call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
+        for (int64_t k = 0; k < m_; ++k) {
+            call_host_.p[4 * k] = phi[k];
+            for (int c = 0; c < 3; ++c) call_host_.p[4 * k + 1 + c] = efield[3 * k + c];
+        }
+        check(cudaMemcpyAsync(call_.p, call_host_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
+                              cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (site field)");
+        accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
+        check(cudaGetLastError(), "site accumulator kernel launch");
+        // call_host_ is pinned and reused by the next call: the copy must be done before this returns.
+        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
+        return true;
     }
     void accum_reset() override {
         DeviceScope scope(dev_);
