@@ -634,6 +634,30 @@ TEST_P(ChargesEveryPrecision, SoftExpOnePassAndTwoPassesAgreeToTheBit) {
     qmmm_field_destroy(f);
 }
 
+// Soft and hard EXP charges mixed, a count that is no whole number of blocks (the last block is padded): a point's
+// value has the same bits in a call whose first point has most charges near (one pass over all) and in one led by a
+// far point (the far pass, then the listed blocks with a near charge); hard charges whose far lanes' exp would be
+// subnormal (b d^2 up to ~2000) leave the near terms as the long-double reference has them.
+TEST_P(ChargesEveryPrecision, MixedExpPassesAgreeToTheBitWithAPaddedBlock) {
+    REQUIRE_BACKEND();
+    const int precision = GetParam();
+    Charges c = make_charges(1003, QMMM_SCREEN_EXP, 1, 43);
+    for (size_t m = 0; m < c.q.size(); ++m) c.a[m] = m % 3 ? 0.7 : 1.0, c.b[m] = m % 10 < 4 ? 0.01 : 5.0;
+    qmmm_field f = create(c, precision);
+    const auto pts = random_points(40, 17);
+    for (size_t i = 0; i + 3 <= pts.size(); i += 3) {
+        const double one_pass[6] = {0, 0, 0, pts[i], pts[i + 1], pts[i + 2]};
+        const double two_pass[6] = {900, 0, 0, pts[i], pts[i + 1], pts[i + 2]};
+        double u1[2], u2[2];
+        ASSERT_EQ(qmmm_field_eval(f, 2, one_pass, u1), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval(f, 2, two_pass, u2), QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_EQ(u1[1], u2[1]) << "point " << i / 3;
+    }
+    const double bound = precision == QMMM_PRECISION_SINGLE ? 3e-5 : qmmm_claims::bound(precision);
+    EXPECT_LE(max_error(c, f, pts), bound);
+    qmmm_field_destroy(f);
+}
+
 // EXP's amplitude multiplies the charge: beyond the precision's charge limit it is refused, as b is.
 TEST(ChargesErrors, ExpAmplitudeBeyondThePrecisionIsRefused) {
     const double x = 0, y = 0, z = 0, q = 1, b = 1;

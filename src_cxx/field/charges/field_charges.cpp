@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "cpu_parallel.hpp"
 #include "backend/field_factory.hpp"
@@ -37,43 +38,53 @@ __attribute__((always_inline)) inline void far_lane(const T *__restrict x, const
     acc += d2 >= cut2[i] ? q[i] / root(d2) : T(0);
 }
 
-// sum_m q_m / d over the charges beyond their cut-off (lanes by position, a fixed order); *near is set when a
-// charge is within its cut-off, whose full term the near pass then adds. The body, inlined into one multiversioned
-// function per type below (clang has no target_clones templates).
+// sum_m q_m / d over the charges beyond their cut-off in [i0, i1) (multiples of kLanes: the charges' planes are
+// padded to whole blocks with terms of exactly 0), lanes by position (a fixed order; omp simd: GCC 12 leaves the
+// loop scalar without it) added into the caller's acc[], listing in blocks[] the start of every block with a charge
+// within its cut-off: the near terms then visit those blocks only, in index order, instead of every charge again.
+// A lane takes the same charges in the same order whatever the chunking, and every block runs the same vector code
+// (no scalar tail, whose contraction into FMAs differs), so exp_lane's far term is far_lane's to the bit: a point's
+// value is the same whichever pass summed its far charges.
 template <class T>
-__attribute__((always_inline)) inline T far_sum_body(int64_t n, const T *__restrict x, const T *__restrict y, const T *__restrict z,
-                      const T *__restrict q, const T *__restrict cut2, T px, T py, T pz, bool *near) {
-    // Lanes by position, one vector of them (omp simd: GCC 12 leaves this loop scalar without it); the near
-    // charges are counted in T lanes too.
-    T acc[kLanes] = {}, n_near[kLanes] = {};
-    const int64_t full = n - n % kLanes;
-    for (int64_t i = 0; i < full; i += kLanes)
+__attribute__((always_inline)) inline int far_chunk_body(int64_t i0, int64_t i1, const T *__restrict x,
+                                                         const T *__restrict y, const T *__restrict z,
+                                                         const T *__restrict q, const T *__restrict cut2, T px, T py,
+                                                         T pz, T *__restrict acc, int64_t *__restrict blocks) {
+    T sum[kLanes];
+    for (int l = 0; l < kLanes; ++l) sum[l] = acc[l];
+    int nb = 0;
+    for (int64_t i = i0; i < i1; i += kLanes) {
+        T near[kLanes] = {};
 #pragma omp simd
-        for (int l = 0; l < kLanes; ++l) far_lane(x, y, z, q, cut2, px, py, pz, i + l, acc[l], n_near[l]);
-    for (int64_t i = full; i < n; ++i) far_lane(x, y, z, q, cut2, px, py, pz, i, acc[i - full], n_near[i - full]);
-    T s = 0, k = 0;
-    for (int l = 0; l < kLanes; ++l) s += acc[l], k += n_near[l];
-    *near = k > T(0);
-    return s;
+        for (int l = 0; l < kLanes; ++l) far_lane(x, y, z, q, cut2, px, py, pz, i + l, sum[l], near[l]);
+        T k = 0;
+        for (int l = 0; l < kLanes; ++l) k += near[l];
+        blocks[nb] = i;
+        nb += k > T(0);
+    }
+    for (int l = 0; l < kLanes; ++l) acc[l] = sum[l];
+    return nb;
 }
 
-QMMM_CLONES double far_sum_double(int64_t n, const double *__restrict x, const double *__restrict y,
-                                  const double *__restrict z, const double *__restrict q, const double *__restrict cut2,
-                                  double px, double py, double pz, bool *near) {
-    return far_sum_body<double>(n, x, y, z, q, cut2, px, py, pz, near);
+QMMM_CLONES int far_chunk_double(int64_t i0, int64_t i1, const double *__restrict x,
+                                 const double *__restrict y, const double *__restrict z, const double *__restrict q,
+                                 const double *__restrict cut2, double px, double py, double pz, double *acc,
+                                 int64_t *blocks) {
+    return far_chunk_body<double>(i0, i1, x, y, z, q, cut2, px, py, pz, acc, blocks);
 }
-QMMM_CLONES float far_sum_float(int64_t n, const float *__restrict x, const float *__restrict y,
-                                const float *__restrict z, const float *__restrict q, const float *__restrict cut2,
-                                float px, float py, float pz, bool *near) {
-    return far_sum_body<float>(n, x, y, z, q, cut2, px, py, pz, near);
+QMMM_CLONES int far_chunk_float(int64_t i0, int64_t i1, const float *__restrict x,
+                                const float *__restrict y, const float *__restrict z, const float *__restrict q,
+                                const float *__restrict cut2, float px, float py, float pz, float *acc,
+                                int64_t *blocks) {
+    return far_chunk_body<float>(i0, i1, x, y, z, q, cut2, px, py, pz, acc, blocks);
 }
-inline double far_sum(int64_t n, const double *x, const double *y, const double *z, const double *q, const double *c,
-                      double px, double py, double pz, bool *near) {
-    return far_sum_double(n, x, y, z, q, c, px, py, pz, near);
+inline int far_chunk(int64_t i0, int64_t i1, const double *x, const double *y, const double *z,
+                     const double *q, const double *c, double px, double py, double pz, double *acc, int64_t *blocks) {
+    return far_chunk_double(i0, i1, x, y, z, q, c, px, py, pz, acc, blocks);
 }
-inline float far_sum(int64_t n, const float *x, const float *y, const float *z, const float *q, const float *c,
-                     float px, float py, float pz, bool *near) {
-    return far_sum_float(n, x, y, z, q, c, px, py, pz, near);
+inline int far_chunk(int64_t i0, int64_t i1, const float *x, const float *y, const float *z,
+                     const float *q, const float *c, float px, float py, float pz, float *acc, int64_t *blocks) {
+    return far_chunk_float(i0, i1, x, y, z, q, c, px, py, pz, acc, blocks);
 }
 
 // exp(x) and expm1(x) for x <= 0 without a branch or a call, so that the EXP charges' loop vectorises: x = k ln 2 + r,
@@ -129,22 +140,24 @@ __attribute__((always_inline)) inline void exp_expm1(T x, T *e, T *em) {
     *em = s * m + (s - T(1));
 }
 
-// The EXP charges' sums, far and near apart: far[l] as far_sum_body's lanes, near[l] the charges within their
-// cut-off (the factor exp_screen_factor gives, with exp_expm1 in place of the library's functions). *singular is
-// set when a near charge lies within the singular radius (the exact rules of screened_inv_r then decide). The far
-// lanes are far_sum_body's to the bit, so a point's value is the same whichever of the two loops summed its far
-// charges.
+// One EXP charge into its lane's sums, far and near apart: far as far_lane's, to the bit; near the charges within
+// their cut-off (the factor exp_screen_factor gives, with exp_expm1 in place of the library's functions); n_sing
+// counts near charges within the singular radius (the exact rules of screened_inv_r then decide).
 template <class T>
 __attribute__((always_inline)) inline void exp_lane(const T *__restrict x, const T *__restrict y, const T *__restrict z,
                                                     const T *__restrict q, const T *__restrict a,
-                                                    const T *__restrict b, const T *__restrict cut2, T px, T py, T pz,
-                                                    int64_t i, T &far, T &near, T &n_near, T &n_sing) {
+                                                    const T *__restrict b, const T *__restrict cut2,
+                                                    const T *__restrict xlo, T px, T py, T pz, int64_t i, T &far,
+                                                    T &near, T &n_near, T &n_sing) {
     const T dx = px - x[i], dy = py - y[i], dz = pz - z[i];
     const T d2 = dx * dx + dy * dy + dz * dz;
     const bool is_far = d2 >= cut2[i];
     n_near += is_far ? T(0) : T(1);
     n_sing += (d2 < cut2[i]) & (d2 < T(kSingularRadius2)) ? T(1) : T(0);
-    const T xe = -b[i] * d2;
+    // A far lane's exp is computed and dropped: x is held at the cut-off's -b cut2 (xlo), so that it stays in the
+    // normal range (x down to -745 gave subnormal intermediates, which cost Intel cores a microcode assist per
+    // vector). A near lane has d2 < cut2, so -b d2 >= xlo in any rounding: its x, and its bits, are unchanged.
+    const T x0 = -b[i] * d2, xe = x0 < xlo[i] ? xlo[i] : x0;
     T e, em;
     exp_expm1(xe, &e, &em);
     const T f = xe < T(kExpFormSwitch) ? T(1) - a[i] * e : (T(1) - a[i]) - a[i] * em;
@@ -152,48 +165,50 @@ __attribute__((always_inline)) inline void exp_lane(const T *__restrict x, const
     near += is_far ? T(0) : q[i] * f / root(d2);
 }
 
+// exp_lane over charges [i0, i1) (multiples of kLanes, as far_chunk_body's), into the caller's lanes: the whole set in
+// one pass (soft screening, most charges near), or one listed block of far_chunk_body's (the lanes' far sums then are
+// not used). Lane l takes the same charges in the same order either way, so a near lane's sum has the same bits
+// whether its blocks came one by one or in one pass (a far lane adds exactly 0 to it).
 template <class T>
-__attribute__((always_inline)) inline void exp_sum_body(int64_t n, const T *__restrict x, const T *__restrict y,
-                                                        const T *__restrict z, const T *__restrict q,
-                                                        const T *__restrict a, const T *__restrict b,
-                                                        const T *__restrict cut2, T px, T py, T pz, T *far_out,
-                                                        T *near_out, bool *any_near, bool *singular) {
-    T far[kLanes] = {}, near[kLanes] = {}, n_near[kLanes] = {}, n_sing[kLanes] = {};
-    const int64_t full = n - n % kLanes;
-    for (int64_t i = 0; i < full; i += kLanes)
+__attribute__((always_inline)) inline void exp_range_body(int64_t i0, int64_t i1, const T *__restrict x,
+                                                          const T *__restrict y, const T *__restrict z,
+                                                          const T *__restrict q, const T *__restrict a,
+                                                          const T *__restrict b, const T *__restrict cut2,
+                                                          const T *__restrict xlo, T px, T py, T pz, T *lanes) {
+    // lanes: far, near, n_near, n_sing, kLanes each; local copies, so the stores cannot alias the charges.
+    T far[kLanes], near[kLanes], n_near[kLanes], n_sing[kLanes];
+    for (int l = 0; l < kLanes; ++l)
+        far[l] = lanes[l], near[l] = lanes[kLanes + l], n_near[l] = lanes[2 * kLanes + l], n_sing[l] = lanes[3 * kLanes + l];
+    for (int64_t i = i0; i < i1; i += kLanes)
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l)
-            exp_lane(x, y, z, q, a, b, cut2, px, py, pz, i + l, far[l], near[l], n_near[l], n_sing[l]);
-    for (int64_t i = full; i < n; ++i)
-        exp_lane(x, y, z, q, a, b, cut2, px, py, pz, i, far[i - full], near[i - full], n_near[i - full],
-                 n_sing[i - full]);
-    T sf = 0, sn = 0, k = 0, ks = 0;
-    for (int l = 0; l < kLanes; ++l) sf += far[l], sn += near[l], k += n_near[l], ks += n_sing[l];
-    *singular = ks > T(0), *any_near = k > T(0);
-    *far_out = sf, *near_out = sn;
+            exp_lane(x, y, z, q, a, b, cut2, xlo, px, py, pz, i + l, far[l], near[l], n_near[l], n_sing[l]);
+    for (int l = 0; l < kLanes; ++l)
+        lanes[l] = far[l], lanes[kLanes + l] = near[l], lanes[2 * kLanes + l] = n_near[l], lanes[3 * kLanes + l] = n_sing[l];
 }
 
-QMMM_CLONES void exp_sum_double(int64_t n, const double *__restrict x, const double *__restrict y,
-                                const double *__restrict z, const double *__restrict q, const double *__restrict a,
-                                const double *__restrict b, const double *__restrict cut2, double px, double py,
-                                double pz, double *far, double *near, bool *any, bool *singular) {
-    exp_sum_body<double>(n, x, y, z, q, a, b, cut2, px, py, pz, far, near, any, singular);
+QMMM_CLONES void exp_range_double(int64_t i0, int64_t i1, const double *__restrict x,
+                                  const double *__restrict y, const double *__restrict z, const double *__restrict q,
+                                  const double *__restrict a, const double *__restrict b,
+                                  const double *__restrict cut2, const double *__restrict xlo, double px, double py,
+                                  double pz, double *lanes) {
+    exp_range_body<double>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, lanes);
 }
-QMMM_CLONES void exp_sum_float(int64_t n, const float *__restrict x, const float *__restrict y,
-                               const float *__restrict z, const float *__restrict q, const float *__restrict a,
-                               const float *__restrict b, const float *__restrict cut2, float px, float py, float pz,
-                               float *far, float *near, bool *any, bool *singular) {
-    exp_sum_body<float>(n, x, y, z, q, a, b, cut2, px, py, pz, far, near, any, singular);
+QMMM_CLONES void exp_range_float(int64_t i0, int64_t i1, const float *__restrict x,
+                                 const float *__restrict y, const float *__restrict z, const float *__restrict q,
+                                 const float *__restrict a, const float *__restrict b, const float *__restrict cut2,
+                                 const float *__restrict xlo, float px, float py, float pz, float *lanes) {
+    exp_range_body<float>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, lanes);
 }
-inline void exp_sum(int64_t n, const double *x, const double *y, const double *z, const double *q, const double *a,
-                    const double *b, const double *c, double px, double py, double pz, double *far, double *near,
-                    bool *any, bool *singular) {
-    exp_sum_double(n, x, y, z, q, a, b, c, px, py, pz, far, near, any, singular);
+inline void exp_range(int64_t i0, int64_t i1, const double *x, const double *y, const double *z,
+                      const double *q, const double *a, const double *b, const double *c, const double *xlo,
+                      double px, double py, double pz, double *lanes) {
+    exp_range_double(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, lanes);
 }
-inline void exp_sum(int64_t n, const float *x, const float *y, const float *z, const float *q, const float *a,
-                    const float *b, const float *c, float px, float py, float pz, float *far, float *near,
-                    bool *any, bool *singular) {
-    exp_sum_float(n, x, y, z, q, a, b, c, px, py, pz, far, near, any, singular);
+inline void exp_range(int64_t i0, int64_t i1, const float *x, const float *y, const float *z,
+                      const float *q, const float *a, const float *b, const float *c, const float *xlo, float px,
+                      float py, float pz, float *lanes) {
+    exp_range_float(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, lanes);
 }
 
 #pragma GCC pop_options
@@ -202,16 +217,26 @@ template <class T>
 class ScreenedCpu final : public ScreenedTerm {
 public:
     ScreenedCpu(const ScreenedCharges &c, int n_threads) : kind_(c.kind), n_(c.n), threads_(n_threads) {
-        auto cast = [](const std::vector<double> &v) { return std::vector<T>(v.begin(), v.end()); };
-        x_ = cast(c.x), y_ = cast(c.y), z_ = cast(c.z), q_ = cast(c.q), a_ = cast(c.a), b_ = cast(c.b);
-        cut2_ = cast(c.cut2);
+        // Padded to whole blocks of kLanes with charges whose terms are exactly 0 in either pass: q = 0, beyond
+        // any point (d2 overflows to Inf: 0 / Inf), never near (cut2 = -Inf), and x held at -1 in exp_lane.
+        n_pad_ = (n_ + kLanes - 1) / kLanes * kLanes;
+        auto cast = [&](const std::vector<double> &v, T pad) {
+            std::vector<T> w(v.begin(), v.end());
+            w.resize(static_cast<size_t>(n_pad_), pad);
+            return w;
+        };
+        const T far_away = std::numeric_limits<T>::max();
+        x_ = cast(c.x, far_away), y_ = cast(c.y, far_away), z_ = cast(c.z, far_away), q_ = cast(c.q, 0);
+        a_ = cast(c.a, 0), b_ = cast(c.b, 1), cut2_ = cast(c.cut2, -std::numeric_limits<T>::infinity());
+        xlo_.assign(static_cast<size_t>(n_pad_), T(-1));
+        for (int64_t m = 0; m < n_; ++m) xlo_[m] = -b_[m] * cut2_[m];  // as exp_lane forms x, in T
     }
     int start(int64_t n, const double *xyz) override {
         if (static_cast<int64_t>(s_.size()) < n) s_.resize(static_cast<size_t>(n));
         const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_));
         // Soft EXP screening (most charges within their cut-off, as b <= ~1 bohr^-2 makes them) sums far and near
-        // charges in one pass; else the far pass runs alone and the near one only where a charge is near. Both give
-        // the same bits (exp_sum_body); the call's first point chooses, so the choice costs one point's pass.
+        // charges in one pass; else the far pass lists the blocks with a near charge and the near terms visit those
+        // only. Both give the same bits (exp_range_body); the call's first point chooses, so the choice costs one point's pass.
         fused_ = n > 0 && kind_ == kScreenExp && near_share(xyz) > 0.25;
         constexpr int64_t kTile = 8;
         parallel_tiles(nt, (n + kTile - 1) / kTile, [&](int64_t t) {
@@ -236,27 +261,55 @@ private:
         return n_ > 0 ? static_cast<double>(k) / static_cast<double>(n_) : 0.0;
     }
 
+    // Far charges in chunks of kChunk, each followed by its listed near blocks: EXP's near lanes (exp_range) or
+    // GAUSSIAN's near charges in index order; EXP with a charge within the singular radius takes the exact scalar
+    // forms instead (rare: a point on a charge).
     double point(const double *p) const {
         const T px = static_cast<T>(p[0]), py = static_cast<T>(p[1]), pz = static_cast<T>(p[2]);
+        T lanes[4 * kLanes] = {};  // far, near, n_near, n_sing (exp_range's layout)
+        T close = 0;               // GAUSSIAN: the near charges' terms in index order
         bool near = false;
-        T far = 0;
-        if (kind_ == kScreenExp) {
-            T near_sum = 0;
-            bool singular = false;
-            if (!fused_) {
-                far = far_sum(n_, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py, pz, &near);
-                if (!near) return static_cast<double>(far);
-            }
-            exp_sum(n_, x_.data(), y_.data(), z_.data(), q_.data(), a_.data(), b_.data(), cut2_.data(), px, py, pz,
-                    &far, &near_sum, &near, &singular);
-            if (!near) return static_cast<double>(far);  // as the far pass alone returns it
-            if (!singular) return static_cast<double>(far + near_sum);
+        if (kind_ == kScreenExp && fused_) {
+            exp_range(0, n_pad_, x_.data(), y_.data(), z_.data(), q_.data(), a_.data(), b_.data(), cut2_.data(),
+                      xlo_.data(), px, py, pz, lanes);
         } else {
-            far = far_sum(n_, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py, pz, &near);
-            if (!near) return static_cast<double>(far);
+            int64_t blocks[kChunk / kLanes + 1];
+            T scratch[4 * kLanes];
+            for (int64_t c0 = 0; c0 < n_pad_; c0 += kChunk) {
+                const int64_t c1 = std::min(n_pad_, c0 + kChunk);
+                const int nb = far_chunk(c0, c1, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py,
+                                         pz, lanes, blocks);
+                near = near || nb > 0;
+                for (int j = 0; j < nb; ++j) {
+                    const int64_t i = blocks[j], e = std::min(n_, i + kLanes);  // e: without the padding
+                    if (kind_ == kScreenExp) {
+                        for (int l = 0; l < kLanes; ++l) scratch[l] = 0, scratch[kLanes + l] = lanes[kLanes + l];
+                        for (int l = 0; l < kLanes; ++l)
+                            scratch[2 * kLanes + l] = lanes[2 * kLanes + l], scratch[3 * kLanes + l] = lanes[3 * kLanes + l];
+                        exp_range(i, i + kLanes, x_.data(), y_.data(), z_.data(), q_.data(), a_.data(), b_.data(),
+                                  cut2_.data(), xlo_.data(), px, py, pz, scratch);
+                        for (int l = kLanes; l < 4 * kLanes; ++l) lanes[l] = scratch[l];
+                        continue;
+                    }
+                    for (int64_t m = i; m < e; ++m) {
+                        const T dx = px - x_[m], dy = py - y_[m], dz = pz - z_[m];
+                        const T d2 = dx * dx + dy * dy + dz * dz;
+                        if (d2 < cut2_[m]) close += q_[m] * screened_inv_r_xyz<T>(kind_, dx, dy, dz, a_[m], b_[m]);
+                    }
+                }
+            }
         }
-        T close = 0;  // the charges within their cut-off, in index order (GAUSSIAN; EXP on top of a charge)
-        for (int64_t m = 0; m < n_; ++m) {
+        T far = 0, near_sum = 0, n_sing = 0;
+        for (int l = 0; l < kLanes; ++l) far += lanes[l], near_sum += lanes[kLanes + l], n_sing += lanes[3 * kLanes + l];
+        if (kind_ != kScreenExp) return static_cast<double>(far + close);
+        if (fused_) {
+            T k = 0;
+            for (int l = 0; l < kLanes; ++l) k += lanes[2 * kLanes + l];
+            near = k > T(0);
+        }
+        if (!near) return static_cast<double>(far);
+        if (!(n_sing > T(0))) return static_cast<double>(far + near_sum);
+        for (int64_t m = 0; m < n_; ++m) {  // on top of a charge: the exact forms, in index order
             const T dx = px - x_[m], dy = py - y_[m], dz = pz - z_[m];
             const T d2 = dx * dx + dy * dy + dz * dz;
             if (d2 < cut2_[m]) close += q_[m] * screened_inv_r_xyz<T>(kind_, dx, dy, dz, a_[m], b_[m]);
@@ -265,10 +318,11 @@ private:
     }
 
     int kind_;
-    int64_t n_;
+    int64_t n_, n_pad_ = 0;  // charges; the planes' length (n_ rounded up to whole blocks)
     int threads_;
     bool fused_ = false;  // this call sums EXP charges in one pass (start)
-    std::vector<T> x_, y_, z_, q_, a_, b_, cut2_;
+    static constexpr int64_t kChunk = 4096;  // charges a far chunk covers: its block list lives on the stack
+    std::vector<T> x_, y_, z_, q_, a_, b_, cut2_, xlo_;  // xlo: EXP's -b cut2, where a far lane's x is held
     std::vector<double> s_;  // the last start's sums; grows, never shrinks (no allocation per call)
 };
 
