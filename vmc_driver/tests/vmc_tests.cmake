@@ -125,6 +125,11 @@ vmc_case(vmc_pol_two_sites_first IN1 pol_two_sites_first.nml LABELS quick
 vmc_case(vmc_pol_threads IN1 pol_small.nml IN2 pol_small_3threads.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
 # ... and with the per-step field calls ('batched'), whose kept values are taken again after each dipole update.
 vmc_case(vmc_pol_field_calls IN1 pol_small.nml IN2 pol_small_batched.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
+# The polarizable driver's cost benchmark (bench/pol/vmc_pol_cost.sh) at its smallest: it runs and writes its table.
+add_test(NAME vmc_pol_cost_script COMMAND bash ${PROJECT_SOURCE_DIR}/bench/pol/vmc_pol_cost.sh ${CMAKE_BINARY_DIR}
+  ${CMAKE_CURRENT_BINARY_DIR}/vmc_pol_cost cpu 100 8 2 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(vmc_pol_cost_script PROPERTIES LABELS "cpu;quick"
+  PASS_REGULAR_EXPRESSION "[|] scf [|] [0-9]+ [|] [0-9.]+ [|] [0-9.]+ [|] [0-9.]+ [|] [0-9.]+ [|]")
 vmc_case(vmc_water_dimer_embedded IN1 water_dimer_hf.nml LAUNCH ${launch_2}
   ARGS ref OUT1 ${REF}/water_dimer/reference.json total_energy 0.0025 ${WATER_CUSP_BIAS} ${WATER_CUSP_BIAS_ERR}
   && parts OUT1 1e-9 && exact OUT1 parts.nucleus_environment ${REF}/water_dimer/reference.json
