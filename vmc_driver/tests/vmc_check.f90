@@ -45,6 +45,13 @@
 !                                                        fixed dipoles, the run's solved dipoles, the energy and E_pol
 !                                                        within TOL relative to max |mu| and |energy| (0 or none:
 !                                                        bitwise)
+!   vmc_check pol_forces RESULT MAX_Z MIN_Z
+!                    key pol_file with forces, a neutral spherical QM atom far from the sites (pol_two_sites): the
+!                    exact parts balance (Newton: the sites' QM-nuclei part, dipole term included, plus the force on
+!                    the QM nuclei is 0 to 1e-12 of its size); on every dipole site the dipoles' force term
+!                    (mu . grad) E of electrons and nuclei together is 0 within MAX_Z error bars (the electrons'
+!                    field gradient cancels the nucleus'), and its electrons' part is nonzero by more than MIN_Z
+!                    error bars on some site (the term is there to cancel)
 !   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
 !                                                        e-e + e-n + n-n + electron_environment +
 !                                                        nucleus_environment)| <= TOL (a dropped term fails)
@@ -142,6 +149,8 @@ program vmc_check
     call check_forces(a, b, c, d, e)
   case ('pol')
     call check_pol(a, b, c, d)
+  case ('pol_forces')
+    call check_pol_forces(a, b, c)
   case ('pol_close')
     tol = 0
     if (len_trim(c) > 0) read(c, *) tol
@@ -207,6 +216,32 @@ contains
     call pol_energy(res, 'pol.run_e_pol', 'pol.run_e_pol_error', num(ref, 'e_pol'))
     call pol_energy(res, 'pol.e_induced_qm', 'pol.e_induced_qm_error', &
          -sum(nums(res, 'pol.mu', 3 * m) * nums(ref, 'field_qm', 3 * m)))
+  end subroutine
+
+  subroutine check_pol_forces(res, zmax_t, zmin_t)
+    character(len=*), intent(in) :: res, zmax_t, zmin_t
+    real(real64), allocatable :: sq(:), fq(:), mu(:), fd(:), fde(:), fdt(:)
+    real(real64) :: zmax, zmin
+    integer :: m, k
+    logical, allocatable :: dip(:)
+    m = nint(num(res, 'forces.n_sites'))
+    read(zmax_t, *) zmax; read(zmin_t, *) zmin
+    sq = nums(res, 'forces.sum_site_force_qm_nuclei', 3); fq = nums(res, 'forces.sum_qm_nuclei_force', 3)
+    mu = nums(res, 'forces.site_dipole', 3 * m); fdt = nums(res, 'forces.site_force_dipole', 3 * m)
+    fd = nums(res, 'forces.site_force_dipole_electrons', 3 * m)
+    fde = nums(res, 'forces.site_force_dipole_electrons_error', 3 * m)
+    print '(a,3es12.4,a,3es12.4)', 'sites'' QM-nuclei part ', sq, ';  force on the QM nuclei ', fq
+    call expect(all(abs(sq + fq) <= 1e-12_real64 * maxval(abs(fq))), 'the exact parts balance to 1e-12')
+    dip = [(any(mu(3 * k - 2:3 * k) /= 0), k = 1, m)]
+    dip = [(dip((k + 2) / 3), k = 1, 3 * m)]
+    print '(a,3es12.4,a,3es11.3)', 'dipole term, electrons ', fd(4:6), ' +- ', fde(4:6)
+    print '(a,f8.3,a,f10.1)', 'dipole term (all): max |z| ', maxval(abs(fdt) / fde, mask=dip), &
+         ';  electrons'' part: max |z| ', maxval(abs(fd) / fde, mask=dip)
+    call expect(any(dip), 'some site has a dipole')
+    call expect(all(abs(fdt) <= zmax * fde .or. .not. dip), 'the dipoles'' force term within ' // trim(zmax_t) // &
+         ' error bars of 0')
+    call expect(any(abs(fd) > zmin * fde .and. dip), 'the electrons'' dipole term beyond ' // trim(zmin_t) // &
+         ' error bars somewhere')
   end subroutine
 
   subroutine pol_close(fa, fb, tol, tol_text)
