@@ -107,7 +107,12 @@ vmc_case(vmc_water_mm_forces_unpolarised IN1 water_mm_forces_unpolarised.nml LAU
 # component within 4.5 error bars and at most 9 of 900 beyond 3 (as the forces above: they come in lumps); E_pol of
 # the fixed and of the run's dipoles and the fixed dipoles' energy with the QM charges within 3 error bars; the
 # library's permanent field at the sites against the reference's own sums to 1e-10; the loop converged. On 2 ranks.
-vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9)
+# Key forces: the electrons' field gradient at the sites against psi4's (central differences of GRID_FIELD, less the
+# density's contact term that point electrons do not sample: field_gradient.json), every component within 4.5 error
+# bars and at most 18 of 1800 beyond 3, the QM nuclei's to 1e-10, and the electrons' (mu . grad) E with the run's
+# dipoles against the same dipoles times psi4's gradient (at most 18 of 900 beyond 3).
+vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9
+  && pol_grad OUT1 ${REF}/water_pol/field_gradient.json 4.5 18)
 # The loop on an analytic case (pol_two_sites.nml): one polarizable site in a charge's field, far from a hydrogen
 # atom: E_pol = -1/2 alpha q^2 / d^4, the nucleus' energy with the charge and the induced dipole, the electrostatic
 # part zero within its error bar while the dipole's energy with the electron (-2.5e-4) is in the local energy,
