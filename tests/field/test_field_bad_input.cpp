@@ -131,7 +131,7 @@ TEST(FieldBadInput, PointCountsBeyondMemory) {
     qmmm_field f = nullptr;
     ASSERT_EQ(qmmm_field_create(&f, 1, cx, cq, 0, nullptr, nullptr, &o), QMMM_SUCCESS) << qmmm_error_message();
     const double p[3] = {1, 0, 0}, w[1] = {1};
-    double u[1], g[3], s = 0, phi[1], e[3];
+    double u[1], g[3], s = 0, phi[1], e[3], eg[6];
     for (int64_t n : {INT64_MAX, INT64_MAX / 3 + 1, static_cast<int64_t>(1e15)}) {
         SCOPED_TRACE(n);
         auto refused = [](int status) {
@@ -149,6 +149,7 @@ TEST(FieldBadInput, PointCountsBeyondMemory) {
         refused(qmmm_field_eval_grad_sum(f, n, p, &s, g));
         refused(qmmm_field_site_field(f, n, p, w, phi, e));
         refused(qmmm_field_site_accum_add(f, n, p, w, 1.0));
+        refused(qmmm_field_site_field_grad(f, n, p, w, eg));
     }
     // The field is still usable, nothing pending.
     ASSERT_EQ(qmmm_field_eval(f, 1, p, u), QMMM_SUCCESS) << qmmm_error_message();
@@ -349,6 +350,25 @@ TEST(FieldBadInput, SingleGradientAndSiteFieldNearASite) {
                 ASSERT_EQ(qmmm_field_site_accum_read(f, aphi, aef, &wsum, &calls), QMMM_SUCCESS);
                 EXPECT_EQ(aphi[0], 2.0 * phi[0]);
                 EXPECT_EQ(aef[0], 2.0 * ef[0]);
+                // The field gradient at cell 0, w (delta_ab / d^3 - 3 v_a v_b / d^5), v = R - r; its terms scale as
+                // 1/d^3, so the offsets' rounding weighs about twice the field's.
+                double eg[18], ag[18];
+                ASSERT_EQ(qmmm_field_site_field_grad(f, 1, p, &w, eg), QMMM_SUCCESS) << qmmm_error_message();
+                const double grad_rel = prec == QMMM_PRECISION_MIXED || on_in_float ? 1e-13 : 2 * rel + 3e-5;
+                const int ab[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+                for (int c = 0; c < 6; ++c) {
+                    const long double va = static_cast<long double>(cx[ab[c][0]]) - p[ab[c][0]];
+                    const long double vb = static_cast<long double>(cx[ab[c][1]]) - p[ab[c][1]];
+                    const long double d3 = d0 * d0 * d0;
+                    const long double gk = w * ((ab[c][0] == ab[c][1] ? 1 : 0) / d3 - 3 * va * vb / (d3 * d0 * d0));
+                    EXPECT_LE(std::fabs(eg[c] - static_cast<double>(gk)), grad_rel / (d * d * d))
+                        << "dE " << c << " = " << eg[c] << ", reference " << static_cast<double>(gk);
+                }
+                ASSERT_EQ(qmmm_field_site_accum_set_grad(f, 1), QMMM_SUCCESS);
+                ASSERT_EQ(qmmm_field_site_accum_add(f, 1, p, &w, 2.0), QMMM_SUCCESS) << qmmm_error_message();
+                ASSERT_EQ(qmmm_field_site_accum_read_grad(f, ag), QMMM_SUCCESS);
+                for (int c = 0; c < 18; ++c) EXPECT_EQ(ag[c], 2.0 * eg[c]) << c;
+                ASSERT_EQ(qmmm_field_site_accum_set_grad(f, 0), QMMM_SUCCESS);
             }
             EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
         }
