@@ -4,7 +4,8 @@
 // refuses screened ones). Per site a fixed order: the points in index order, in T, flushed into the site's double
 // sums every kFieldChunk points, as the site field (field_site_field_cpu.cpp). Threads take tiles of sites (each
 // site is summed by one thread), vectorised across the sites of a block, so a site's bits depend on neither the
-// thread count nor the other sites.
+// thread count nor the other sites. Where the CPU has AVX-512 (forces_use_avx512) the pairs take 1/d from the
+// hardware seed as the site field's loops do (field_forces_avx512.hpp's recip); elsewhere the compiler's loops.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
+#include "forces/field_forces_avx512.hpp"
 #include "forces/field_forces_cpu.hpp"
 #include "forces/field_forces_shared.hpp"
 
@@ -77,13 +79,97 @@ QMMM_CLONES void grad_points_float(int64_t m, const float *x, const float *y, co
 
 #pragma GCC pop_options
 
+// The AVX-512 form of grad_points_body: G vectors of sites keep their coordinates and 6 sums in registers while the
+// points stream past; 1/d from recip (double: to half an ulp; float: r = 2/d, which the weights' kPre = 1/8 makes
+// w r^3 = w/d^3 and the 3/d^2 of t5 0.75 r^2). A first pass keeps the smallest d^2; a block with a point within the
+// singular radius is summed again with the on-site blends, which change no other lane (as the site field's loops).
+namespace avx = avx512_forces;
+#define QMMM_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+
+template <class T>
+struct GradSums {
+    typename avx::V<T>::R xx, xy, xz, yy, yz, zz;
+};
+
+template <class T, int G, bool careful>
+QMMM_AVX512 void grad_pass(const typename avx::V<T>::R *xk, const typename avx::V<T>::R *yk,
+                           const typename avx::V<T>::R *zk, const typename avx::V<T>::M *mk, typename avx::V<T>::R onv,
+                           const T *pw, int64_t np, GradSums<T> *s, typename avx::V<T>::R &dm) {
+    using v = avx::V<T>;
+    using R = typename v::R;
+    const R c5 = v::set1(sizeof(T) == 4 ? T(0.75) : T(3));
+    for (int g = 0; g < G; ++g) s[g].xx = s[g].xy = s[g].xz = s[g].yy = s[g].yz = s[g].zz = v::zero();
+    for (int64_t i = 0; i < np; ++i) {
+        const T *p = pw + 4 * i;
+        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = v::set1(p[3]);
+        for (int g = 0; g < G; ++g) {
+            const R dx = v::sub(xk[g], px), dy = v::sub(yk[g], py), dz = v::sub(zk[g], pz);
+            const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
+            R t3, t5;
+            if constexpr (careful) {
+                const auto on = v::lt(d2, v::set1(T(kSingularRadius2)));
+                const R r = v::blend(on, avx::recip(v::blend(on, d2, v::set1(T(1)))), v::zero()), r2 = v::mul(r, r);
+                t3 = v::mul(v::mul(w, r), r2), t5 = v::mul(v::mul(c5, t3), r2);
+                t3 = v::blend(on, t3, onv), t5 = v::blend(on, t5, onv);
+            } else {
+                dm = v::mask_min(dm, mk[g], dm, d2);
+                const R r = avx::recip(d2), r2 = v::mul(r, r);
+                t3 = v::mul(v::mul(w, r), r2), t5 = v::mul(v::mul(c5, t3), r2);
+            }
+            const R tx = v::mul(t5, dx), ty = v::mul(t5, dy), tz = v::mul(t5, dz);
+            GradSums<T> &a = s[g];
+            a.xx = v::sub(v::add(a.xx, t3), v::mul(tx, dx)), a.xy = v::sub(a.xy, v::mul(tx, dy));
+            a.xz = v::sub(a.xz, v::mul(tx, dz)), a.yy = v::sub(v::add(a.yy, t3), v::mul(ty, dy));
+            a.yz = v::sub(a.yz, v::mul(ty, dz)), a.zz = v::sub(v::add(a.zz, t3), v::mul(tz, dz));
+        }
+    }
+}
+
+template <class T, int G>
+__attribute__((target("avx512f"))) void grad_points_avx512(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                           const T *pw, int64_t np, double *g) {
+    using v = avx::V<T>;
+    using R = typename v::R;
+    using M = typename v::M;
+    const R onv = v::set1(on_value);
+    for (int64_t k = 0; k < m; k += G * v::kLanes) {
+        M mk[G];
+        R xk[G], yk[G], zk[G], dm = v::set1(T(3.0e38));
+        GradSums<T> s[G];
+        for (int q = 0; q < G; ++q) {
+            const int64_t o = k + q * v::kLanes;
+            mk[q] = o < m ? v::head(m - o) : M(0);
+            xk[q] = v::load(mk[q], x + o), yk[q] = v::load(mk[q], y + o), zk[q] = v::load(mk[q], z + o);
+        }
+        grad_pass<T, G, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        if (v::lt(dm, v::set1(T(kSingularRadius2)))) grad_pass<T, G, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        for (int q = 0; q < G; ++q) {
+            if (!mk[q]) continue;
+            double *o = g + k + q * v::kLanes;
+            avx::add_to(mk[q], o, s[q].xx, 1.0), avx::add_to(mk[q], o + kSiteTile, s[q].xy, 1.0);
+            avx::add_to(mk[q], o + 2 * kSiteTile, s[q].xz, 1.0), avx::add_to(mk[q], o + 3 * kSiteTile, s[q].yy, 1.0);
+            avx::add_to(mk[q], o + 4 * kSiteTile, s[q].yz, 1.0), avx::add_to(mk[q], o + 5 * kSiteTile, s[q].zz, 1.0);
+        }
+    }
+}
+#undef QMMM_AVX512
+
+// Site vectors per pass: two keep 6 coordinates and 12 sums in registers beside the temporaries.
+constexpr int kGradSiteVectors = 2;
+
 inline void grad_points(int64_t m, const double *x, const double *y, const double *z, double on_value,
                         const double *pw, int64_t np, double *g) {
-    grad_points_double(m, x, y, z, on_value, pw, np, g);
+    if (forces_use_avx512())
+        grad_points_avx512<double, kGradSiteVectors>(m, x, y, z, on_value, pw, np, g);
+    else
+        grad_points_double(m, x, y, z, on_value, pw, np, g);
 }
 inline void grad_points(int64_t m, const float *x, const float *y, const float *z, float on_value, const float *pw,
                         int64_t np, double *g) {
-    grad_points_float(m, x, y, z, on_value, pw, np, g);
+    if (forces_use_avx512())
+        grad_points_avx512<float, kGradSiteVectors>(m, x, y, z, on_value, pw, np, g);
+    else
+        grad_points_float(m, x, y, z, on_value, pw, np, g);
 }
 
 }  // namespace
