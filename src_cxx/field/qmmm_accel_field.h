@@ -622,7 +622,8 @@ QMMM_API int qmmm_field_site_accum_reset(qmmm_field f);
  * @brief Adds weight times qmmm_field_site_field's phi and E of these points to the site accumulator, and weight to
  * its summed weight. The sums stay where the field computes (on the GPU for CUDA): a run adds at every step and
  * reads once (qmmm_field_site_accum_read). Each site's sums grow by the call's values in call order: the same calls
- * give the same bits. A failed call leaves the accumulator as it was.
+ * give the same bits. With qmmm_field_site_accum_set_grad on, the field gradient's sums grow too
+ * (qmmm_field_site_field_grad's values). A failed call leaves the accumulator (every sum) as it was.
  * @param f the field
  * @param n_points number of points, >= 0
  * @param xyz the points, 3*n_points doubles (bohr)
