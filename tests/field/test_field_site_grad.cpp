@@ -277,6 +277,12 @@ TEST(SiteFieldGrad, NearASiteAndOnACellCentre) {
     ASSERT_EQ(qmmm_field_site_accum_add(fs, 2, p.data(), w.data(), 1.0), QMMM_SUCCESS) << qmmm_error_message();
     ASSERT_EQ(qmmm_field_site_accum_read_grad(fs, gs.data()), QMMM_SUCCESS);
     for (int c = 0; c < 6; ++c) EXPECT_NEAR(gs[c], gd[c], 1e-12 * std::fabs(gd[0])) << c;
+    // ... and its phi and E, recomputed in double too (CUDA: added on the device from the host's values)
+    std::vector<double> phs(m), es(3 * m), phd(m), ed(3 * m);
+    ASSERT_EQ(qmmm_field_site_accum_read(fs, phs.data(), es.data(), nullptr, nullptr), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_field_site_field(fd, 2, p.data(), w.data(), phd.data(), ed.data()), QMMM_SUCCESS);
+    EXPECT_NEAR(phs[0], phd[0], 1e-12 * std::fabs(phd[0]));
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(es[c], ed[c], 1e-12 * std::fabs(ed[0])) << c;
     qmmm_field_destroy(fs), qmmm_field_destroy(fd);
 
     const Sys c = make_sys(false, 20, 71);

@@ -296,6 +296,22 @@ public:
         DeviceScope scope(dev_);
         check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
     }
+    // Values the engine recomputed in double on the host (SINGLE, a point that float puts on a site): onto the device
+    // in the accumulator's layout (phi, E per site, caller order) and added as a call's.
+    bool accum_add_values(const double *phi, const double *efield, double weight) override {
+        DeviceScope scope(dev_);
+        call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
+        for (int64_t k = 0; k < m_; ++k) {
+            call_host_.p[4 * k] = phi[k];
+            for (int c = 0; c < 3; ++c) call_host_.p[4 * k + 1 + c] = efield[3 * k + c];
+        }
+        check(cudaMemcpyAsync(call_.p, call_host_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
+                              cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (site field)");
+        accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
+        check(cudaGetLastError(), "site accumulator kernel launch");
+        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");  // call_host_ is reused
+        return true;
+    }
     void accum_read(double *phi, double *efield) override {
         DeviceScope scope(dev_);
         call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
