@@ -71,7 +71,7 @@ public:
     virtual void accum_commit_grad(double weight, const double *egrad) = 0;
     virtual void accum_read_grad(double *egrad) = 0;
     // The running sums grow by weight * phi / efield given in the caller's site order (values the engine recomputed
-    // on the host); false where the backend keeps its sums elsewhere (then the engine reports the call).
+    // on the host; the CUDA backend uploads them); false where a backend cannot (then the engine reports the call).
     virtual bool accum_add_values(const double *phi, const double *efield, double weight) {
         (void)phi, (void)efield, (void)weight;
         return false;
