@@ -781,6 +781,58 @@ contains
     if (present(n_calls)) n_calls = nc
   end function
 
+  ! egrad(:,k): the gradient of the field that the points xyz(:,i) of physical charges w(i) put on site k, the
+  ! symmetric dE_a/dR_b as xx, xy, xz, yy, yz, zz (hartree/(e bohr^2)). The force on a dipole mu at site k is
+  ! (mu . grad) E: F_a = sum_b mu_b dE_a/dR_b. Fields with screened charges: QMMM_ERR_UNSUPPORTED.
+  integer function qmmm_field_site_field_grad(f, xyz, w, egrad) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(in), target, contiguous :: xyz(:,:), w(:)
+    real(c_double), intent(out), target, contiguous :: egrad(:,:)
+    integer(c_int64_t) :: m
+    type(c_ptr) :: px, pw
+    integer :: ib  ! the caller's index base, restored after the call
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(w)) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_field_grad: xyz must be (3, size(w))')
+      return
+    end if
+    s = site_count(f, 'qmmm_field_site_field_grad', m)
+    if (s /= QMMM_SUCCESS) return
+    if (size(egrad, 1) /= 6 .or. size(egrad, 2, kind=c_int64_t) /= m) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_field_grad: egrad must be (6, n_sites), '&
+           // 'n_sites = n_cells + n_nuclei of qmmm_field_sizes')
+      return
+    end if
+    px = c_null_ptr; pw = c_null_ptr
+    if (size(w) > 0) then
+      px = c_loc(xyz); pw = c_loc(w)
+    end if
+    ib = fortran_indices_on()
+    s = c_qmmm_field_site_field_grad(f%ptr, int(size(w), c_int64_t), px, pw, c_loc(egrad))
+    call fortran_indices_restore(ib)
+  end function
+
+  ! The accumulator keeps the field gradient's sums too (on = .true.) or not; the accumulator is zeroed.
+  integer function qmmm_field_site_accum_set_grad(f, on) result(s)
+    type(qmmm_field), intent(in) :: f
+    logical, intent(in) :: on
+    s = c_qmmm_field_site_accum_set_grad(f%ptr, merge(1_c_int, 0_c_int, on))
+  end function
+
+  ! The accumulator's field-gradient sums, egrad(6, n_sites) (xx xy xz yy yz zz); averages: / weight_sum.
+  integer function qmmm_field_site_accum_read_grad(f, egrad) result(s)
+    type(qmmm_field), intent(in) :: f
+    real(c_double), intent(out), target, contiguous :: egrad(:,:)
+    integer(c_int64_t) :: m
+    s = site_count(f, 'qmmm_field_site_accum_read_grad', m)
+    if (s /= QMMM_SUCCESS) return
+    if (size(egrad, 1) /= 6 .or. size(egrad, 2, kind=c_int64_t) /= m) then
+      s = fortran_error(QMMM_ERR_INVALID_ARG, 'qmmm_field_site_accum_read_grad: egrad must be (6, n_sites), '&
+           // 'n_sites = n_cells + n_nuclei of qmmm_field_sizes')
+      return
+    end if
+    s = c_qmmm_field_site_accum_read_grad(f%ptr, c_loc(egrad))
+  end function
+
   ! Attaches point dipoles to f (or replaces them): sites site_xyz(3,n) (bohr), dipoles mu(3,n) (e bohr, physical;
   ! absent: zero until qmmm_field_update_dipoles). The values and gradients of f then include the dipoles' term
   ! U_dip(r) = -sum_k mu_k . (r - R_k) / |r - R_k|^3. A site_xyz of size (3, 0) removes them.

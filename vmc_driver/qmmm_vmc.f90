@@ -36,6 +36,7 @@ program qmmm_vmc
   type(forces_t) :: frc
   type(pol_t) :: pol
   real(real64), allocatable :: e_sites(:,:)   ! rank 0: a block's mean field of the electrons at the sites
+  real(real64), allocatable :: g_sites(:,:)   ! rank 0: its gradient (pol_file with forces: the dipoles' force)
   type(run_info_t) :: info
   integer :: ib, w0, nw, local_rank, local_size, nt, t, n_site_meas
   logical :: pol_done
@@ -98,17 +99,20 @@ program qmmm_vmc
       if (fld%per_step) call field_eval_all(fld, wk%ne * wk%nw, wk%pos, wk%u)
     end do
   end if
+  ! With dipoles and forces the run's blocks also sum the electrons' field gradient (the dipoles' force).
+  call field_forces_grad_on(fld)
   if (par_root) call report_blocks_start(smp%delta)
   do ib = 1, inp%n_blocks
     call sampler_block(smp, wk, wf, ws, fld, inp, acc%parts)
     call accum_block(acc, ib, smp%n_acc, smp%n_try)
-    call site_field_block(fld, ib, n_site_meas, inp%n_walkers, e_sites)
+    call site_field_block(fld, ib, n_site_meas, inp%n_walkers, e_sites, g_sites)
     if (par_root .and. fld%accum) then
-      call forces_block(frc, fld, ib, e_sites)
+      call forces_block(frc, fld, ib, e_sites, g_sites)
       call pol_block(pol, fld, e_sites)
     end if
   end do
   if (allocated(e_sites)) deallocate(e_sites)   ! the program's own arrays stay to the end; this one need not
+  if (allocated(g_sites)) deallocate(g_sites)
   call accum_finish(acc)
   if (par_root) call pol_finish(pol, fld, acc%mean, acc%err, acc%sum_f / real(acc%n_samples, real64), &
        acc%part_err(5))

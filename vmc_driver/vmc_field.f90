@@ -14,7 +14,9 @@
 ! the QM nuclei are computed once here, exactly (direct double sums).
 ! Polarizable MM (key pol_file): the .pot file's sites are read into a qmmm_pol; their charges are the field's
 ! sources (as MM charges) and their dipoles (permanent, then permanent + induced: vmc_pol) are attached to it, so
-! U_ES includes them. The site accumulator then serves the dipole solves (and the forces, when asked for).
+! U_ES includes them. The site accumulator then serves the dipole solves (and the forces, when asked for). With
+! forces, the run's blocks (dipoles fixed) also sum the electrons' field gradient at the sites (the accumulator's
+! gradient option), for the dipoles' force (mu . grad) E; the QM nuclei's field gradient there is exact, as above.
 module vmc_field
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use, intrinsic :: iso_c_binding, only: c_loc
@@ -27,7 +29,7 @@ module vmc_field
   implicit none
   private
   public :: env_field_t, field_setup, field_start, field_start_all, field_finish, field_eval_all, field_destroy
-  public :: field_split_totals, field_forces_add, field_forces_take, field_set_induced
+  public :: field_split_totals, field_forces_add, field_forces_take, field_set_induced, field_forces_grad_on
 
   type env_field_t
     logical :: active = .false.          ! cubes were given
@@ -63,6 +65,11 @@ module vmc_field
     integer(int64) :: n_polarizable = 0
     real(real64), allocatable :: pol_p(:,:), qm_xyz(:,:), qm_z(:)
     real(real64) :: e_nuc_env_perm = 0
+    ! pol_file with forces: mu, the dipoles in the field (permanent + induced, e bohr; (3, n_charges)); the QM
+    ! nuclei's field gradient at the sites (6, n_sites: xx xy xz yy yz zz, hartree/(e bohr^2)); grad: the
+    ! accumulator sums the electrons' field gradient too (from field_forces_grad_on).
+    real(real64), allocatable :: mu(:,:), g_qm_sites(:,:)
+    logical :: grad = .false.
   end type
 
 contains
@@ -220,6 +227,11 @@ contains
       end do
       st = qmmm_field_site_field(fd, bs%xyz, bs%z, phi, fld%e_qm_sites)
       call check(st, 'the QM nuclei''s field at the environment''s sites')
+      if (inp%forces .and. fld%pol_on) then
+        allocate(fld%g_qm_sites(6, fld%n_sites))
+        st = qmmm_field_site_field_grad(fd, bs%xyz, bs%z, fld%g_qm_sites)
+        call check(st, 'the QM nuclei''s field gradient at the environment''s sites')
+      end if
     end subroutine
   end subroutine
 
@@ -243,6 +255,7 @@ contains
     allocate(xyz(3, n), q(n), fld%pol_p(3, n))
     st = qmmm_pol_sites(fld%pol, xyz=xyz, charge=q, dipole=fld%pol_p)
     call check(st, 'qmmm_pol_sites')
+    fld%mu = fld%pol_p
   end subroutine
 
   ! MM point charges from a text file: one charge a line, x y z q (bohr, e); '#' starts a comment, blank lines are
@@ -291,6 +304,7 @@ contains
     total = fld%pol_p + mu
     st = qmmm_field_update_dipoles(fld%f, total)
     call check(st, 'qmmm_field_update_dipoles (the induced dipoles)')
+    fld%mu = total
     fld%e_nuc_env = fld%e_nuc_env_perm - sum(mu * fld%e_qm_sites(:, 1:fld%n_charges))
   end subroutine
 
@@ -313,17 +327,35 @@ contains
     fld%ticks = fld%ticks + (clock_ticks() - t0)
   end subroutine
 
-  ! The accumulator's sum of the electrons' field at the sites since the last call, esum(3, n_sites), and the
-  ! calls it holds; the accumulator is reset.
-  subroutine field_forces_take(fld, esum, n_calls)
+  ! From now on (pol_file with forces: the run's blocks, dipoles fixed) the accumulator also sums the electrons'
+  ! field gradient at the sites; it is zeroed (call it between blocks).
+  subroutine field_forces_grad_on(fld)
     type(env_field_t), intent(inout) :: fld
-    real(real64), intent(out) :: esum(:,:)
-    integer(int64), intent(out) :: n_calls
-    real(real64), allocatable :: phi(:)
     integer :: st
-    allocate(phi(fld%n_sites))
-    st = qmmm_field_site_accum_read(fld%f, phi, esum, n_calls=n_calls)
+    if (.not. (fld%forces .and. fld%pol_on)) return
+    st = qmmm_field_site_accum_set_grad(fld%f, .true.)
+    call check(st, 'qmmm_field_site_accum_set_grad')
+    fld%grad = .true.
+  end subroutine
+
+  ! The accumulator's sums since the last call, and the calls it holds; the accumulator is reset. v(1:3, k): the
+  ! electrons' field at site k; with fld%grad, v(4:9, k): its gradient (xx xy xz yy yz zz).
+  subroutine field_forces_take(fld, v, n_calls)
+    type(env_field_t), intent(inout) :: fld
+    real(real64), intent(out) :: v(:,:)
+    integer(int64), intent(out) :: n_calls
+    real(real64), allocatable :: phi(:), e(:,:), g(:,:)
+    integer :: st
+    allocate(phi(fld%n_sites), e(3, fld%n_sites))
+    st = qmmm_field_site_accum_read(fld%f, phi, e, n_calls=n_calls)
     call check(st, 'qmmm_field_site_accum_read')
+    v(1:3, :) = e
+    if (fld%grad) then
+      allocate(g(6, fld%n_sites))
+      st = qmmm_field_site_accum_read_grad(fld%f, g)
+      call check(st, 'qmmm_field_site_accum_read_grad')
+      v(4:9, :) = g
+    end if
     st = qmmm_field_site_accum_reset(fld%f)
     call check(st, 'qmmm_field_site_accum_reset')
   end subroutine

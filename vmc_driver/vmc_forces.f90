@@ -8,6 +8,10 @@
 ! bars are the standard errors of the block means: they are independent when a block (steps_per_block /
 ! energy_every measurements) is at least the block length the energy's reblocking chose (vmc_stats), which the
 ! report states (and warns of otherwise).
+! Polarizable MM (pol_file): a site with dipole mu_k (permanent + induced, fixed for the run's blocks) takes
+! F_k = q_k E_k + (mu_k . grad) E_k; the electrons' field gradient is summed beside their field (the accumulator's
+! gradient option), the QM nuclei's is exact. The running means are then those of each block's electrons' force
+! (and of its dipole term), so the error bars hold the covariance of E and grad E within a block.
 module vmc_forces
   use, intrinsic :: iso_fortran_env, only: real64, int64, output_unit
   use vmc_util
@@ -29,6 +33,13 @@ module vmc_forces
     real(real64), allocatable :: f(:,:), f_err(:,:)  ! force on each site (hartree/bohr) and its error bar
     real(real64) :: sum_f(3) = 0, sum_f_err(3) = 0, sum_qm(3) = 0
     logical :: independent = .true.                  ! blocks at least the energy's reblocking length
+    ! pol_file: the dipoles' term. Rank 0: running means and squares of the block means of the electrons' force
+    ! (q E + (mu . grad) E), of its dipole term and of the field gradient (6, m); after forces_finish their means
+    ! and errors, the dipole term with the QM nuclei's part (f_dip) and the sites' sum of the QM nuclei's part.
+    logical :: dip = .false.
+    real(real64), allocatable :: fel_mean(:,:), fel_m2(:,:), fd_mean(:,:), fd_m2(:,:), g_mean(:,:), g_m2(:,:)
+    real(real64), allocatable :: f_dip(:,:), fd_el_err(:,:), g_el_err(:,:)
+    real(real64) :: sum_qm_part(3) = 0
   end type
 
 contains
@@ -40,51 +51,94 @@ contains
     frc%on = fld%forces
     if (.not. frc%on) return
     frc%m = fld%n_sites
+    frc%dip = fld%pol_on
     if (par_root) allocate(frc%mean(3, frc%m), frc%m2(3, frc%m), frc%sum_series(3, n_blocks), source=0.0_real64)
+    if (par_root .and. frc%dip) allocate(frc%fel_mean(3, frc%m), frc%fel_m2(3, frc%m), frc%fd_mean(3, frc%m), &
+         frc%fd_m2(3, frc%m), frc%g_mean(6, frc%m), frc%g_m2(6, frc%m), source=0.0_real64)
   end subroutine
 
+  ! (mu . grad) E for a dipole mu and the symmetric field gradient g (xx xy xz yy yz zz): component a is
+  ! sum_b mu_b dE_a/dR_b.
+  pure function mu_grad(mu, g) result(f)
+    real(real64), intent(in) :: mu(3), g(6)
+    real(real64) :: f(3)
+    f(1) = mu(1) * g(1) + mu(2) * g(2) + mu(3) * g(3)
+    f(2) = mu(1) * g(2) + mu(2) * g(4) + mu(3) * g(5)
+    f(3) = mu(1) * g(3) + mu(2) * g(5) + mu(3) * g(6)
+  end function
+
   ! Block ib's mean of the electrons' field at the sites, esum(3, n_sites) on rank 0 (the accumulator is fed for
-  ! key forces or pol_file): every rank's sums to rank 0, added in rank order, divided by the block's
-  ! configurations (n_meas: the measurements with the site field in a block). Collective.
-  subroutine site_field_block(fld, ib, n_meas, nw_total, esum)
+  ! key forces or pol_file), and with the accumulator's gradient option (fld%grad) its gradient, gsum(6, n_sites):
+  ! every rank's sums to rank 0, added in rank order, divided by the block's configurations (n_meas: the
+  ! measurements with the site field in a block). Collective.
+  subroutine site_field_block(fld, ib, n_meas, nw_total, esum, gsum)
     type(env_field_t), intent(inout) :: fld
     integer, intent(in) :: ib, n_meas, nw_total
     real(real64), allocatable, intent(out) :: esum(:,:)
-    real(real64), allocatable :: all(:)
-    integer(int64) :: n_calls, n3
+    real(real64), allocatable, intent(out), optional :: gsum(:,:)
+    real(real64), allocatable :: all(:), v(:,:)
+    integer(int64) :: n_calls, nv, n3
     integer :: r
     if (.not. fld%accum) return
-    allocate(esum(3, fld%n_sites))
-    call field_forces_take(fld, esum, n_calls)
+    nv = merge(9, 3, fld%grad)
+    allocate(v(nv, fld%n_sites))
+    call field_forces_take(fld, v, n_calls)
     if (n_calls /= n_meas) call die('site field: the accumulator holds ' // itoa(n_calls) // ' calls for ' // &
          itoa(n_meas) // ' measurements in block ' // itoa(ib))
-    n3 = 3 * fld%n_sites
+    n3 = nv * fld%n_sites
     allocate(all(merge(n3 * par_size, 1_int64, par_root)))
-    call par_gatherv_real(reshape(esum, [n3]), all)
+    call par_gatherv_real(reshape(v, [n3]), all)
     if (.not. par_root) return
-    esum = reshape(all(1:n3), [3_int64, fld%n_sites])
+    v = reshape(all(1:n3), [nv, fld%n_sites])
     do r = 2, par_size
-      esum = esum + reshape(all((r - 1) * n3 + 1:r * n3), [3_int64, fld%n_sites])
+      v = v + reshape(all((r - 1) * n3 + 1:r * n3), [nv, fld%n_sites])
     end do
-    esum = esum / (real(n_meas, real64) * nw_total)
+    v = v / (real(n_meas, real64) * nw_total)
+    esum = v(1:3, :)
+    if (present(gsum) .and. fld%grad) gsum = v(4:9, :)
   end subroutine
 
-  ! Block ib's mean field at the sites (rank 0, from site_field_block) into the running means.
-  subroutine forces_block(frc, fld, ib, esum)
+  ! Block ib's mean field at the sites (rank 0, from site_field_block) into the running means; with dipoles
+  ! (frc%dip) also the field gradient gsum and the block's electrons' force on each site, q E + (mu . grad) E.
+  subroutine forces_block(frc, fld, ib, esum, gsum)
     type(forces_t), intent(inout) :: frc
     type(env_field_t), intent(in) :: fld
     integer, intent(in) :: ib
     real(real64), intent(in) :: esum(:,:)
-    real(real64), allocatable :: d(:,:)
+    real(real64), intent(in), optional :: gsum(:,:)
+    real(real64), allocatable :: d(:,:), fd(:,:), fel(:,:)
+    integer(int64) :: k
     integer :: c
     if (.not. (frc%on .and. par_root)) return
     frc%nb = frc%nb + 1
     d = esum - frc%mean
     frc%mean = frc%mean + d / frc%nb
     frc%m2 = frc%m2 + d * (esum - frc%mean)
-    do c = 1, 3
-      frc%sum_series(c, ib) = sum(fld%site_q * esum(c, :))
+    if (.not. frc%dip) then
+      do c = 1, 3
+        frc%sum_series(c, ib) = sum(fld%site_q * esum(c, :))
+      end do
+      return
+    end if
+    if (.not. present(gsum)) call die('forces: no field gradient at the sites in block ' // itoa(ib))
+    allocate(fd(3, frc%m), source=0.0_real64)
+    do k = 1, size(fld%mu, 2, kind=int64)   ! the dipole sites: the field's MM charges, the first sites
+      fd(:, k) = mu_grad(fld%mu(:, k), gsum(:, k))
     end do
+    fel = fd
+    do c = 1, 3
+      fel(c, :) = fel(c, :) + fld%site_q * esum(c, :)
+      frc%sum_series(c, ib) = sum(fel(c, :))
+    end do
+    d = fel - frc%fel_mean
+    frc%fel_mean = frc%fel_mean + d / frc%nb
+    frc%fel_m2 = frc%fel_m2 + d * (fel - frc%fel_mean)
+    d = fd - frc%fd_mean
+    frc%fd_mean = frc%fd_mean + d / frc%nb
+    frc%fd_m2 = frc%fd_m2 + d * (fd - frc%fd_mean)
+    d = gsum - frc%g_mean
+    frc%g_mean = frc%g_mean + d / frc%nb
+    frc%g_m2 = frc%g_m2 + d * (gsum - frc%g_mean)
   end subroutine
 
   ! Rank 0: means and error bars; level: the energy's reblocking level (block length 2^level measurements).
@@ -92,6 +146,7 @@ contains
     type(forces_t), intent(inout) :: frc
     type(env_field_t), intent(in) :: fld
     integer, intent(in) :: n_meas, level
+    real(real64), allocatable :: dq(:,:)
     integer(int64) :: k
     integer :: c
     if (.not. (frc%on .and. par_root)) return
@@ -102,10 +157,29 @@ contains
       frc%f(:, k) = fld%site_q(k) * (frc%e_el(:, k) + fld%e_qm_sites(:, k))
       frc%f_err(:, k) = abs(fld%site_q(k)) * frc%e_el_err(:, k)
     end do
+    ! The QM nuclei's part of the sites' forces (exact), summed over the sites.
+    do c = 1, 3
+      frc%sum_qm_part(c) = sum(fld%site_q * fld%e_qm_sites(c, :))
+    end do
+    if (frc%dip) then
+      ! With dipoles: the electrons' part from its own block series, plus the QM nuclei's q E + (mu . grad) E.
+      frc%fd_el_err = sqrt(frc%fd_m2 / (real(frc%nb, real64) * (frc%nb - 1)))
+      frc%g_el_err = sqrt(frc%g_m2 / (real(frc%nb, real64) * (frc%nb - 1)))
+      allocate(dq(3, frc%m), source=0.0_real64)   ! the QM nuclei's (mu . grad) E
+      do k = 1, size(fld%mu, 2, kind=int64)
+        dq(:, k) = mu_grad(fld%mu(:, k), fld%g_qm_sites(:, k))
+      end do
+      frc%f_dip = frc%fd_mean + dq
+      do k = 1, frc%m
+        frc%f(:, k) = frc%fel_mean(:, k) + fld%site_q(k) * fld%e_qm_sites(:, k) + dq(:, k)
+      end do
+      frc%f_err = sqrt(frc%fel_m2 / (real(frc%nb, real64) * (frc%nb - 1)))
+      frc%sum_qm_part = frc%sum_qm_part + sum(dq, dim=2)
+    end if
     ! The sum over the sites: its own series of block values (the sites' fields are correlated).
     do c = 1, 3
       call mean_err(frc%sum_series(c, 1:frc%nb), frc%sum_f(c), frc%sum_f_err(c))
-      frc%sum_f(c) = frc%sum_f(c) + sum(fld%site_q * fld%e_qm_sites(c, :))
+      frc%sum_f(c) = frc%sum_f(c) + frc%sum_qm_part(c)
     end do
     frc%sum_qm = sum(fld%f_qm, dim=2)
     frc%independent = n_meas >= 2**level
@@ -124,6 +198,8 @@ contains
     write(output_unit, '(a,i0,a)') '  forces (hartree/bohr) on the ', frc%m, ' environment sites (' // &
          trim(merge('MM charges', 'cells     ', fld%n_charges > 0)) // ', then nuclei), the largest ten |F|'
     write(output_unit, '(a)') '  (the electrons'' field: block means with error bars; the QM nuclei''s: exact)'
+    if (frc%dip) write(output_unit, '(a)') '  (sites with dipoles: q E + (mu.grad) E, mu the permanent + induced ' // &
+         'dipoles of the run''s blocks)'
     write(output_unit, '(a)') '      site      q (e)              Fx              Fy              Fz' // &
          '    error (x, y, z)'
     mag = sqrt(sum(frc%f**2, dim=1))
@@ -159,14 +235,18 @@ contains
   end subroutine
 
   ! The JSON object "forces": per site (flat x y z lists) the force, its error bar, the electrons' mean field and
-  ! its error bar, the QM nuclei's field; the QM nuclei's forces; the sums.
+  ! its error bar, the QM nuclei's field; the QM nuclei's forces; the sums (and the sites' sum of the QM nuclei's
+  ! part, exact: minus sum_qm_nuclei_force by Newton's third law). With dipoles (pol_file): the dipoles, their
+  ! force term (all of it, and the electrons' part with its error bar) and the field gradients.
   subroutine forces_json(frc, fld, js)
     type(forces_t), intent(in) :: frc
     type(env_field_t), intent(in) :: fld
     type(json_writer), intent(inout) :: js
+    integer(int64) :: k
     if (.not. frc%on) return
     call js%begin_object('forces')
-    call js%put('units', 'hartree/bohr (forces), hartree/(e bohr) (fields), e (charges)')
+    call js%put('units', 'hartree/bohr (forces), hartree/(e bohr) (fields), e (charges), e bohr (dipoles), ' // &
+         'hartree/(e bohr^2) (field gradients: xx xy xz yy yz zz per site)')
     call js%put('n_sites', frc%m)
     call js%put('n_mm_charges', fld%n_charges)
     call js%put('n_cells', fld%n_cells)
@@ -181,7 +261,17 @@ contains
     call js%put('qm_nuclei_force', reshape(fld%f_qm, [size(fld%f_qm)]))
     call js%put('sum_site_force', frc%sum_f)
     call js%put('sum_site_force_error', frc%sum_f_err)
+    call js%put('sum_site_force_qm_nuclei', frc%sum_qm_part)
     call js%put('sum_qm_nuclei_force', frc%sum_qm)
+    if (frc%dip) then   ! pol_file: the dipoles' term (in site_force already)
+      call js%put('site_dipole', [reshape(fld%mu, [size(fld%mu)]), (0.0_real64, k = 1, 3 * (frc%m - size(fld%mu, 2)))])
+      call js%put('site_force_dipole', reshape(frc%f_dip, [3 * frc%m]))
+      call js%put('site_force_dipole_electrons', reshape(frc%fd_mean, [3 * frc%m]))
+      call js%put('site_force_dipole_electrons_error', reshape(frc%fd_el_err, [3 * frc%m]))
+      call js%put('field_gradient_electrons', reshape(frc%g_mean, [6 * frc%m]))
+      call js%put('field_gradient_electrons_error', reshape(frc%g_el_err, [6 * frc%m]))
+      call js%put('field_gradient_qm_nuclei', reshape(fld%g_qm_sites, [6 * frc%m]))
+    end if
     call js%end()
   end subroutine
 

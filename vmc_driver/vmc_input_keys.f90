@@ -114,7 +114,8 @@ module vmc_input_keys
       what='sweeps between full recomputations of the inverse Slater matrices'), &
     key_t(name='forces', kind=K_LOGICAL, default='.false.', what='forces on the environment: the electrons'' ' // &
       'field at every site (MM charge, cell, nucleus of the environment) averaged over the blocks, plus the QM ' // &
-      'nuclei''s exact field, as the force on each site (q E, hartree/bohr) with error bars from the blocks; the ' // &
+      'nuclei''s exact field, as the force on each site (q E, hartree/bohr; with `pol_file` q E + (mu . grad) E, ' // &
+      'mu the site''s permanent + induced dipole) with error bars from the blocks; the ' // &
       'force of the environment on each QM nucleus (exact); their sums. Printed (largest ten) and in the JSON ' // &
       '(`forces`)'), &
     key_t(name='forces_every', kind=K_INT, default='1', ilo=1, ihi=1000000000, unit='local energies', &

@@ -238,8 +238,8 @@ contains
          fixed(pol%e_int_err, 12, 9)
     write(output_unit, '(a)') '  the fixed run''s field solved again: E_pol ' // fixed(pol%st_run%e_pol, 16, 9) // &
          ' +- ' // fixed(pol%e_pol_run_err, 12, 9) // ', dipoles'' rms change / error ' // fixed(pol%run_ratio, 8, 3)
-    if (fld%forces) write(output_unit, '(a)') '  (forces below: on the QM nuclei with the induced dipoles; on the ' // &
-         'sites q E only, without the dipoles'' (mu.grad) E)'
+    if (fld%forces) write(output_unit, '(a)') '  (forces below: on the QM nuclei with the induced dipoles'' field; ' // &
+         'on the sites q E + (mu.grad) E with the dipoles of the run)'
   end subroutine
 
   ! The JSON object "pol".

@@ -8,7 +8,9 @@
 // Reverse field: qmmm_field_site_field and qmmm_field_site_accum_add (the accumulating form a run uses) against the
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
 // (weights -1): pair rates (N x M pairs a second) and the reverse rate as a fraction of the forward one (the issue's
-// target: >= 0.8). Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
+// target: >= 0.8). Beside them the field gradient at the sites, qmmm_field_site_field_grad, and the accumulator's add
+// with its gradient option on (the dipoles' forces): their times over the site field's and the plain add's.
+// Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
 // Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field (tolerance --split-tol) of a density on a lattice
 // (--split-cells cells, 0.3 bohr apart, a Gaussian of width 3 bohr, as a molecule's environment; random point-like
 // cells would ask the grid for deep refinement around each) and the 8 nuclei, over the box [-3, 3]^3 bohr, N points
@@ -240,14 +242,15 @@ int main(int argc, char **argv) {
         const Env s = make_env(m_sites, 5);
         std::printf("\nreverse field vs forward: %lld sites (cells + nuclei); rates in 1e9 pairs/s\n",
                     static_cast<long long>(s.sites()));
-        std::printf("%-5s %-7s %6s %10s %10s %10s %8s %8s\n", "", "prec", "N", "forward", "sites", "accum", "sites/f",
-                    "accum/f");
+        std::printf("%-5s %-7s %6s %10s %10s %10s %8s %8s %8s %8s\n", "", "prec", "N", "forward", "sites", "accum",
+                    "sites/f", "accum/f", "grad/s", "accg/acc");
         for (int b : backends)
             for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
                 qmmm_field f = make(s, b, prec);
                 for (int np : {22, 1024, 8192}) {
                     const std::vector<double> p = make_points(np, 6);
-                    std::vector<double> u(np), w(np, -1.0), phi(s.sites()), ef(3 * static_cast<size_t>(s.sites()));
+                    std::vector<double> u(np), w(np, -1.0), phi(s.sites()), ef(3 * static_cast<size_t>(s.sites())),
+                        eg(6 * static_cast<size_t>(s.sites()));
                     const double tf = time_call([&] { ok(qmmm_field_eval(f, np, p.data(), u.data()), "eval"); }, min_time);
                     const double ts = time_call(
                         [&] { ok(qmmm_field_site_field(f, np, p.data(), w.data(), phi.data(), ef.data()), "site_field"); },
@@ -255,16 +258,27 @@ int main(int argc, char **argv) {
                     ok(qmmm_field_site_accum_reset(f), "accum_reset");
                     const double ta = time_call(
                         [&] { ok(qmmm_field_site_accum_add(f, np, p.data(), w.data(), 1.0), "accum_add"); }, min_time);
+                    const double tg = time_call(
+                        [&] { ok(qmmm_field_site_field_grad(f, np, p.data(), w.data(), eg.data()), "site_field_grad"); },
+                        min_time);
+                    ok(qmmm_field_site_accum_set_grad(f, 1), "accum_set_grad");
+                    const double tag = time_call(
+                        [&] { ok(qmmm_field_site_accum_add(f, np, p.data(), w.data(), 1.0), "accum_add (gradient)"); },
+                        min_time);
+                    ok(qmmm_field_site_accum_set_grad(f, 0), "accum_set_grad");
                     const double pairs = static_cast<double>(np) * static_cast<double>(s.sites());
                     const char *label = b == QMMM_BACKEND_CPU ? "cpu" : "gpu";
-                    std::printf("%-5s %-7s %6d %10.3f %10.3f %10.3f %8.2f %8.2f\n", label, precision_name(prec), np,
-                                pairs / tf / 1e9, pairs / ts / 1e9, pairs / ta / 1e9, tf / ts, tf / ta);
+                    std::printf("%-5s %-7s %6d %10.3f %10.3f %10.3f %8.2f %8.2f %8.2f %8.2f\n", label,
+                                precision_name(prec), np, pairs / tf / 1e9, pairs / ts / 1e9, pairs / ta / 1e9,
+                                tf / ts, tf / ta, tg / ts, tag / ta);
                     rows.push_back({{"kind", "reverse"}, {"backend", label}, {"precision", precision_name(prec)},
                                     {"sites", s.sites()}, {"points_per_call", np}, {"cpu_threads", threads},
                                     {"forward_us", 1e6 * tf}, {"site_field_us", 1e6 * ts}, {"accum_add_us", 1e6 * ta},
                                     {"forward_pairs_per_s", pairs / tf}, {"site_field_pairs_per_s", pairs / ts},
                                     {"accum_add_pairs_per_s", pairs / ta}, {"site_field_rate_fraction", tf / ts},
-                                    {"accum_add_rate_fraction", tf / ta}});
+                                    {"accum_add_rate_fraction", tf / ta}, {"site_field_grad_us", 1e6 * tg},
+                                    {"accum_add_with_grad_us", 1e6 * tag}, {"site_field_grad_over_site_field", tg / ts},
+                                    {"accum_add_with_grad_over_accum_add", tag / ta}});
                 }
                 qmmm_field_destroy(f);
             }

@@ -608,8 +608,9 @@ QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const doub
 QMMM_API int qmmm_field_site_field(qmmm_field f, int64_t n_points, const double *xyz, const double *w, double *phi,
                                    double *efield);
 /**
- * @brief Sets the site accumulator of f to zero: its sums of phi and E at every site, its summed weight and its
- * count of calls (a field starts with them zero).
+ * @brief Sets the site accumulator of f to zero: its sums of phi and E at every site (and of the field gradient where
+ * qmmm_field_site_accum_set_grad keeps them), its summed weight and its count of calls (a field starts with them
+ * zero).
  * @param f the field
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
@@ -622,7 +623,8 @@ QMMM_API int qmmm_field_site_accum_reset(qmmm_field f);
  * @brief Adds weight times qmmm_field_site_field's phi and E of these points to the site accumulator, and weight to
  * its summed weight. The sums stay where the field computes (on the GPU for CUDA): a run adds at every step and
  * reads once (qmmm_field_site_accum_read). Each site's sums grow by the call's values in call order: the same calls
- * give the same bits. A failed call leaves the accumulator as it was.
+ * give the same bits. With qmmm_field_site_accum_set_grad on, the field gradient's sums grow too
+ * (qmmm_field_site_field_grad's values). A failed call leaves the accumulator (every sum) as it was.
  * @param f the field
  * @param n_points number of points, >= 0
  * @param xyz the points, 3*n_points doubles (bohr)
@@ -653,6 +655,67 @@ QMMM_API int qmmm_field_site_accum_add(qmmm_field f, int64_t n_points, const dou
  */
 QMMM_API int qmmm_field_site_accum_read(qmmm_field f, double *phi, double *efield, double *weight_sum,
                                         int64_t *n_calls);
+/**
+ * @brief The gradient of the electric field that n_points points of physical charges w put on every site of the
+ * field: the symmetric tensor dE_a/dR_b of qmmm_field_site_field's E_k, 6 values a site in the order xx, xy, xz,
+ * yy, yz, zz (hartree/(e bohr^2)). With it the force on a point dipole mu_k at site k is (mu_k . grad) E_k, component
+ * a: sum_b mu_b egrad_ab (the force on a polarizable site is Q_k E_k + (mu_k . grad) E_k).
+ *   egrad_ab[k] = sum_i w_i (delta_ab / d^3 - 3 d_a d_b / d^5),  d = R_k - r_i, d = |d|
+ * Sites, order and the rules on them as qmmm_field_site_field: a point on a cell centre with cell_volume set adds
+ * nothing (the cube's field is flat there), a point on another site is QMMM_ERR_SINGULAR. Per site a fixed order
+ * (the points in index order; DOUBLE and MIXED in double, SINGLE in float terms and float sums over runs of 1,024
+ * points, added in double): the same bits whatever the thread count. Error per component, relative to
+ * sum_i |w_i|/d^3: DOUBLE and MIXED ~5e-15, SINGLE ~2e-5 (float terms and the points' offsets rounded to float; a
+ * call with a point that float puts on a site is recomputed in double on the CPU). Screened charges
+ * (QMMM_SCREEN_EXP or QMMM_SCREEN_GAUSSIAN with a screened site) have no field gradient yet: QMMM_ERR_UNSUPPORTED (a
+ * screened site's E is the field its smeared charge feels, while a point dipole there feels the bare field: which
+ * gradient a caller wants is not one answer).
+ * @param f the field
+ * @param n_points number of points, >= 0
+ * @param xyz the points, 3*n_points doubles (bohr)
+ * @param w the points' physical charges, n_points doubles (e)
+ * @param[out] egrad the field gradient at each site, 6*M doubles, xx xy xz yy yz zz per site (hartree/(e bohr^2))
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_NULL_ARG egrad is NULL, or xyz or w with n_points > 0
+ * @retval QMMM_ERR_UNSUPPORTED the field has screened charges
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
+ *         QMMM_ERR_CUDA as qmmm_field_site_field
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_field_grad(qmmm_field f, int64_t n_points, const double *xyz, const double *w,
+                                        double *egrad);
+/**
+ * @brief Makes the site accumulator of f also keep the sums of the field gradient (qmmm_field_site_field_grad's 6
+ * values a site), or stop keeping them, and sets the accumulator to zero (as qmmm_field_site_accum_reset). While on,
+ * every qmmm_field_site_accum_add adds weight times the points' field gradient too, in call order, on the device for
+ * CUDA (no copy per call); qmmm_field_site_accum_read_grad reads the sums. Off when a field is made.
+ * An option of the accumulator rather than an accumulator of its own: one add a step feeds both sums, with one
+ * count of calls and one summed weight, and a failed add leaves both as they were.
+ * @param f the field
+ * @param on nonzero: keep the gradient sums; 0: do not
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_UNSUPPORTED on, and the field has screened charges
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_accum_set_grad(qmmm_field f, int on);
+/**
+ * @brief Reads the field-gradient sums of the site accumulator (kept after qmmm_field_site_accum_set_grad(f, 1)):
+ * sum of weight * egrad per site, 6*M doubles (xx xy xz yy yz zz; hartree/(e bohr^2)); the average is egrad /
+ * weight_sum of qmmm_field_site_accum_read. Does not reset.
+ * @param f the field
+ * @param[out] egrad the sums, 6*M doubles
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE f is not a live field
+ * @retval QMMM_ERR_NULL_ARG egrad is NULL
+ * @retval QMMM_ERR_INVALID_ARG the accumulator does not keep the gradient (qmmm_field_site_accum_set_grad)
+ * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
+ * @retval QMMM_ERR_CUDA a CUDA failure
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_field_site_accum_read_grad(qmmm_field f, double *egrad);
 
 /**
  * @brief Attaches point dipoles to f (the permanent and induced dipoles of polarizable MM sites), or replaces the

@@ -131,7 +131,7 @@ TEST(FieldBadInput, PointCountsBeyondMemory) {
     qmmm_field f = nullptr;
     ASSERT_EQ(qmmm_field_create(&f, 1, cx, cq, 0, nullptr, nullptr, &o), QMMM_SUCCESS) << qmmm_error_message();
     const double p[3] = {1, 0, 0}, w[1] = {1};
-    double u[1], g[3], s = 0, phi[1], e[3];
+    double u[1], g[3], s = 0, phi[1], e[3], eg[6];
     for (int64_t n : {INT64_MAX, INT64_MAX / 3 + 1, static_cast<int64_t>(1e15)}) {
         SCOPED_TRACE(n);
         auto refused = [](int status) {
@@ -149,6 +149,7 @@ TEST(FieldBadInput, PointCountsBeyondMemory) {
         refused(qmmm_field_eval_grad_sum(f, n, p, &s, g));
         refused(qmmm_field_site_field(f, n, p, w, phi, e));
         refused(qmmm_field_site_accum_add(f, n, p, w, 1.0));
+        refused(qmmm_field_site_field_grad(f, n, p, w, eg));
     }
     // The field is still usable, nothing pending.
     ASSERT_EQ(qmmm_field_eval(f, 1, p, u), QMMM_SUCCESS) << qmmm_error_message();

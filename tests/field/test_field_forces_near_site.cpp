@@ -121,6 +121,25 @@ TEST(ForcesNearSite, SingleGradientAndSiteField) {
                 ASSERT_EQ(qmmm_field_site_accum_read(f, aphi, aef, &wsum, &calls), QMMM_SUCCESS);
                 EXPECT_EQ(aphi[0], 2.0 * phi[0]);
                 EXPECT_EQ(aef[0], 2.0 * ef[0]);
+                // The field gradient at cell 0, w (delta_ab / d^3 - 3 v_a v_b / d^5), v = R - r; its terms scale as
+                // 1/d^3, so the offsets' rounding weighs about twice the field's.
+                double eg[18], ag[18];
+                ASSERT_EQ(qmmm_field_site_field_grad(f, 1, p, &w, eg), QMMM_SUCCESS) << qmmm_error_message();
+                const double grad_rel = prec == QMMM_PRECISION_MIXED || on_in_float ? 1e-13 : 2 * rel + 3e-5;
+                const int ab[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+                for (int c = 0; c < 6; ++c) {
+                    const long double va = static_cast<long double>(cx[ab[c][0]]) - p[ab[c][0]];
+                    const long double vb = static_cast<long double>(cx[ab[c][1]]) - p[ab[c][1]];
+                    const long double d3 = d0 * d0 * d0;
+                    const long double gk = w * ((ab[c][0] == ab[c][1] ? 1 : 0) / d3 - 3 * va * vb / (d3 * d0 * d0));
+                    EXPECT_LE(std::fabs(eg[c] - static_cast<double>(gk)), grad_rel / (d * d * d))
+                        << "dE " << c << " = " << eg[c] << ", reference " << static_cast<double>(gk);
+                }
+                ASSERT_EQ(qmmm_field_site_accum_set_grad(f, 1), QMMM_SUCCESS);
+                ASSERT_EQ(qmmm_field_site_accum_add(f, 1, p, &w, 2.0), QMMM_SUCCESS) << qmmm_error_message();
+                ASSERT_EQ(qmmm_field_site_accum_read_grad(f, ag), QMMM_SUCCESS);
+                for (int c = 0; c < 18; ++c) EXPECT_EQ(ag[c], 2.0 * eg[c]) << c;
+                ASSERT_EQ(qmmm_field_site_accum_set_grad(f, 0), QMMM_SUCCESS);
             }
             EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS);
         }

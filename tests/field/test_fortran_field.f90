@@ -10,7 +10,7 @@ program test_fortran_field
   real(8) :: wsums(3), wu(3)
   real(8) :: g(3,3), g2(3,3), usum, w(1), phi(10), ef(3,10), phi2(10), ef2(3,10), wsum, tot(3)
   integer(8) :: ncalls, ndip
-  real(8) :: dsite(3,1), dmu(3,1), dpt(3,1), du(1), dg(3,1)
+  real(8) :: dsite(3,1), dmu(3,1), dpt(3,1), du(1), dg(3,1), eg(6,10), eg2(6,10)
   type(qmmm_field) :: f
   type(qmmm_options) :: opt
   integer :: i, j, k, n, s, b, p, d, failures
@@ -101,6 +101,17 @@ program test_fortran_field
   
   call check(wsum == 1.5d0 .and. ncalls == 2 .and. all(phi2 == phi + 0.5d0 * phi) .and. &
        all(ef2 == ef + 0.5d0 * ef), 'accumulated sums')
+  ! The field gradient (xx xy xz yy yz zz) of the electron at the origin at the nuclei (0, 0, 3) and (0, 4, 0):
+  ! w (delta_ab / d^3 - 3 v_a v_b / d^5), v = R - 0.
+  call check(qmmm_field_site_field_grad(f, pts(:, 1:1), w, eg) == QMMM_SUCCESS, 'site_field_grad')
+  call check(maxval(abs(eg(:, 9) - [-1d0, 0d0, 0d0, -1d0, 0d0, 2d0] / 27d0)) < 1d-16 .and. &
+       maxval(abs(eg(:, 10) - [-1d0, 0d0, 0d0, 2d0, 0d0, -1d0] / 64d0)) < 1d-16, 'site field gradients')
+  call check(qmmm_field_site_accum_set_grad(f, .true.) == QMMM_SUCCESS, 'accum_set_grad')
+  call check(qmmm_field_site_accum_add(f, pts(:, 1:1), w, weight=2d0) == QMMM_SUCCESS, 'accum_add with gradient')
+  call check(qmmm_field_site_accum_read_grad(f, eg2) == QMMM_SUCCESS, 'accum_read_grad')
+  call check(all(eg2 == 2d0 * eg), 'accumulated field gradient')
+  s = qmmm_field_site_field_grad(f, pts(:, 1:1), w, eg(:, 1:9))
+  call check(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'egrad') > 0, 'egrad size checked')
   s = qmmm_field_site_field(f, pts(:, 1:1), w, phi(1:9), ef)
   call check(s == QMMM_ERR_INVALID_ARG, 'phi size checked')
   call check(index(qmmm_error_message(), 'n_sites') > 0, 'phi size message')

@@ -43,6 +43,8 @@ vmc_mpi_case(vmc_mpi_forces_repeat IN forces_small.nml RANKS 2 2 MODE forces_clo
 # dipoles and energies as one rank (the ranks' sums add in another order: to rounding), bitwise on a repeat.
 vmc_mpi_case(vmc_mpi_pol IN pol_small.nml RANKS 0 1 2 3 MODE pol_close TOL 1e-12)
 vmc_mpi_case(vmc_mpi_pol_repeat IN pol_small.nml RANKS 2 2 MODE pol_close)
+# ... with forces: the field-gradient sums meet on rank 0 with the field's (the dipoles' force term), likewise.
+vmc_mpi_case(vmc_mpi_pol_forces IN pol_small_forces.nml RANKS 0 1 2 3 MODE forces_close TOL 1e-12)
 # balance_walkers: shares by measured speed (timing-dependent), walkers moved between ranks after the
 # equilibration: the results must not change by a bit (CPU field: values independent of the batch).
 vmc_mpi_case(vmc_mpi_balance IN mpi_7walkers_balance.nml IN_FIRST mpi_7walkers.nml RANKS 0 2 3 MODE same)          # same rank count: bitwise

@@ -45,6 +45,20 @@
 !                                                        fixed dipoles, the run's solved dipoles, the energy and E_pol
 !                                                        within TOL relative to max |mu| and |energy| (0 or none:
 !                                                        bitwise)
+!   vmc_check pol_forces RESULT MAX_Z MIN_Z
+!                    key pol_file with forces, a neutral spherical QM atom far from the sites (pol_two_sites): the
+!                    exact parts balance (Newton: the sites' QM-nuclei part, dipole term included, plus the force on
+!                    the QM nuclei is 0 to 1e-12 of its size); on every dipole site the dipoles' force term
+!                    (mu . grad) E of electrons and nuclei together is 0 within MAX_Z error bars (the electrons'
+!                    field gradient cancels the nucleus'), and its electrons' part is nonzero by more than MIN_Z
+!                    error bars on some site (the term is there to cancel)
+!   vmc_check pol_grad RESULT REFERENCE MAX_Z MAX_OUT3
+!                    key pol_file with forces against psi4's field gradient at the sites (data/water_pol/
+!                    field_gradient.json): the QM nuclei's field gradient to 1e-10 (exact both); the electrons' mean
+!                    field gradient against the reference's point estimator (psi4's central differences less the
+!                    density's contact term), component by component, z = (VMC - psi4) / error: |z| <= MAX_Z each,
+!                    at most MAX_OUT3 of 6 x sites with |z| > 3; the electrons' dipole force term (mu . grad) E
+!                    against the run's dipoles (site_dipole) times the reference, the same way (of 3 x sites)
 !   vmc_check parts  RESULT TOL                          the energy is the sum of its parts: |energy - (kinetic +
 !                                                        e-e + e-n + n-n + electron_environment +
 !                                                        nucleus_environment)| <= TOL (a dropped term fails)
@@ -142,6 +156,10 @@ program vmc_check
     call check_forces(a, b, c, d, e)
   case ('pol')
     call check_pol(a, b, c, d)
+  case ('pol_grad')
+    call check_pol_grad(a, b, c, d)
+  case ('pol_forces')
+    call check_pol_forces(a, b, c)
   case ('pol_close')
     tol = 0
     if (len_trim(c) > 0) read(c, *) tol
@@ -207,6 +225,69 @@ contains
     call pol_energy(res, 'pol.run_e_pol', 'pol.run_e_pol_error', num(ref, 'e_pol'))
     call pol_energy(res, 'pol.e_induced_qm', 'pol.e_induced_qm_error', &
          -sum(nums(res, 'pol.mu', 3 * m) * nums(ref, 'field_qm', 3 * m)))
+  end subroutine
+
+  subroutine check_pol_grad(res, ref, zmax_t, nout_t)
+    character(len=*), intent(in) :: res, ref, zmax_t, nout_t
+    real(real64), allocatable :: g(:), ge(:), gn(:), r_g(:), r_gn(:), mu(:), fd(:), fde(:), r_fd(:), z(:)
+    real(real64) :: zmax
+    integer :: m, nout, k
+    m = nint(num(res, 'forces.n_sites'))
+    read(zmax_t, *) zmax; read(nout_t, *) nout
+    g = nums(res, 'forces.field_gradient_electrons', 6 * m)
+    ge = nums(res, 'forces.field_gradient_electrons_error', 6 * m)
+    gn = nums(res, 'forces.field_gradient_qm_nuclei', 6 * m)
+    r_g = nums(ref, 'electrons_point_estimator', 6 * m); r_gn = nums(ref, 'nuclei', 6 * m)
+    mu = nums(res, 'forces.site_dipole', 3 * m); fd = nums(res, 'forces.site_force_dipole_electrons', 3 * m)
+    fde = nums(res, 'forces.site_force_dipole_electrons_error', 3 * m)
+    allocate(r_fd(3 * m))
+    do k = 0, m - 1   ! (mu . grad) E with the reference's gradient: component a = sum_b mu_b G_ab
+      r_fd(3 * k + 1) = mu(3 * k + 1) * r_g(6 * k + 1) + mu(3 * k + 2) * r_g(6 * k + 2) + mu(3 * k + 3) * r_g(6 * k + 3)
+      r_fd(3 * k + 2) = mu(3 * k + 1) * r_g(6 * k + 2) + mu(3 * k + 2) * r_g(6 * k + 4) + mu(3 * k + 3) * r_g(6 * k + 5)
+      r_fd(3 * k + 3) = mu(3 * k + 1) * r_g(6 * k + 3) + mu(3 * k + 2) * r_g(6 * k + 5) + mu(3 * k + 3) * r_g(6 * k + 6)
+    end do
+    print '(a,i0,a,es10.3)', 'sites ', m, ';  max |QM nuclei field gradient - reference| ', maxval(abs(gn - r_gn))
+    call expect(maxval(abs(gn - r_gn)) <= 1e-10_real64, 'the QM nuclei''s field gradient at the sites to 1e-10')
+    z = (g - r_g) / ge
+    print '(a,es10.3,a,es10.3,a,es10.3)', 'electrons'' field gradient: max |psi4| ', maxval(abs(r_g)), &
+         ', error bars ', minval(ge), ' to ', maxval(ge)
+    print '(a,f8.3,a,i0,a,i0,a,f8.4)', 'z = (VMC - psi4) / error: max |z| ', maxval(abs(z)), ', |z| > 3: ', &
+         count(abs(z) > 3), ' of ', 6 * m, ', chi^2 per component ', sum(z**2) / (6 * m)
+    call expect(all(ge > 0), 'every error bar > 0')
+    call expect(maxval(abs(z)) <= zmax, 'every gradient component within ' // trim(zmax_t) // ' error bars of psi4')
+    call expect(count(abs(z) > 3) <= nout, 'at most ' // trim(nout_t) // ' gradient components beyond 3 error bars')
+    z = (fd - r_fd) / fde
+    print '(a,es10.3,a,f8.3,a,i0,a,i0,a,f8.4)', 'electrons'' (mu.grad) E: max |reference| ', maxval(abs(r_fd)), &
+         ', max |z| ', maxval(abs(z)), ', |z| > 3: ', count(abs(z) > 3), ' of ', 3 * m, ', chi^2 per component ', &
+         sum(z**2) / (3 * m)
+    call expect(maxval(abs(z)) <= zmax, 'every dipole force component within ' // trim(zmax_t) // ' error bars')
+    call expect(count(abs(z) > 3) <= nout, 'at most ' // trim(nout_t) // ' dipole force components beyond 3 error bars')
+  end subroutine
+
+  subroutine check_pol_forces(res, zmax_t, zmin_t)
+    character(len=*), intent(in) :: res, zmax_t, zmin_t
+    real(real64), allocatable :: sq(:), fq(:), mu(:), fd(:), fde(:), fdt(:)
+    real(real64) :: zmax, zmin
+    integer :: m, k
+    logical, allocatable :: dip(:)
+    m = nint(num(res, 'forces.n_sites'))
+    read(zmax_t, *) zmax; read(zmin_t, *) zmin
+    sq = nums(res, 'forces.sum_site_force_qm_nuclei', 3); fq = nums(res, 'forces.sum_qm_nuclei_force', 3)
+    mu = nums(res, 'forces.site_dipole', 3 * m); fdt = nums(res, 'forces.site_force_dipole', 3 * m)
+    fd = nums(res, 'forces.site_force_dipole_electrons', 3 * m)
+    fde = nums(res, 'forces.site_force_dipole_electrons_error', 3 * m)
+    print '(a,3es12.4,a,3es12.4)', 'sites'' QM-nuclei part ', sq, ';  force on the QM nuclei ', fq
+    call expect(all(abs(sq + fq) <= 1e-12_real64 * maxval(abs(fq))), 'the exact parts balance to 1e-12')
+    dip = [(any(mu(3 * k - 2:3 * k) /= 0), k = 1, m)]
+    dip = [(dip((k + 2) / 3), k = 1, 3 * m)]
+    print '(a,3es12.4,a,3es11.3)', 'dipole term, electrons ', fd(4:6), ' +- ', fde(4:6)
+    print '(a,f8.3,a,f10.1)', 'dipole term (all): max |z| ', maxval(abs(fdt) / fde, mask=dip), &
+         ';  electrons'' part: max |z| ', maxval(abs(fd) / fde, mask=dip)
+    call expect(any(dip), 'some site has a dipole')
+    call expect(all(abs(fdt) <= zmax * fde .or. .not. dip), 'the dipoles'' force term within ' // trim(zmax_t) // &
+         ' error bars of 0')
+    call expect(any(abs(fd) > zmin * fde .and. dip), 'the electrons'' dipole term beyond ' // trim(zmin_t) // &
+         ' error bars somewhere')
   end subroutine
 
   subroutine pol_close(fa, fb, tol, tol_text)

@@ -107,22 +107,34 @@ vmc_case(vmc_water_mm_forces_unpolarised IN1 water_mm_forces_unpolarised.nml LAU
 # component within 4.5 error bars and at most 9 of 900 beyond 3 (as the forces above: they come in lumps); E_pol of
 # the fixed and of the run's dipoles and the fixed dipoles' energy with the QM charges within 3 error bars; the
 # library's permanent field at the sites against the reference's own sums to 1e-10; the loop converged. On 2 ranks.
-vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9)
+# Key forces: the electrons' field gradient at the sites against psi4's (central differences of GRID_FIELD, less the
+# density's contact term that point electrons do not sample: field_gradient.json), every component within 4.5 error
+# bars and at most 18 of 1800 beyond 3, the QM nuclei's to 1e-10, and the electrons' (mu . grad) E with the run's
+# dipoles against the same dipoles times psi4's gradient (at most 18 of 900 beyond 3).
+vmc_case(vmc_water_pol IN1 water_pol.nml LAUNCH ${launch_2} ARGS pol OUT1 ${REF}/water_pol/reference.json 4.5 9
+  && pol_grad OUT1 ${REF}/water_pol/field_gradient.json 4.5 18)
 # The loop on an analytic case (pol_two_sites.nml): one polarizable site in a charge's field, far from a hydrogen
 # atom: E_pol = -1/2 alpha q^2 / d^4, the nucleus' energy with the charge and the induced dipole, the electrostatic
 # part zero within its error bar while the dipole's energy with the electron (-2.5e-4) is in the local energy,
-# convergence at the second update, and (key forces) the force on the nucleus with the induced dipole's field;
-# pol_mode = 'first' stops after one.
+# convergence at the second update, and (key forces) the force on the nucleus with the induced dipole's field and
+# the sites' force from the nucleus with the dipole's (mu . grad) E, q/100^2 - 2 mu/106^3 (Newton: the two balance);
+# the electrons' (mu . grad) E on the dipole cancels the nucleus' (the atom is neutral and spherical) within 4 error
+# bars while it is ~800 of them; pol_mode = 'first' stops after one.
 vmc_case(vmc_pol_two_sites IN1 pol_two_sites.nml LABELS quick
   ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
   && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8
   && value OUT1 pol.e_electrostatic 0 3e-5 && value OUT1 pol.updates 2 0 && parts OUT1 1e-9
-  && value OUT1 forces.qm_nuclei_force -9.533544842759833e-05 2e-10)
+  && value OUT1 forces.qm_nuclei_force -9.533544842759833e-05 2e-10
+  && value OUT1 forces.sum_site_force_qm_nuclei 9.533544842759833e-05 2e-10 && pol_forces OUT1 4 100)
 vmc_case(vmc_pol_two_sites_first IN1 pol_two_sites_first.nml LABELS quick
   ARGS value OUT1 pol.e_pol_mm -0.038580246913580245 2e-6
   && value OUT1 parts.nucleus_environment 0.009752778766662711 1e-8 && value OUT1 pol.updates 1 0)
 # The dipoles and energies of the loop on 1 and 3 threads: bitwise the same.
 vmc_case(vmc_pol_threads IN1 pol_small.nml IN2 pol_small_3threads.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
+# Key pol_file with forces (the dipoles' (mu . grad) E from the accumulator's field-gradient sums): bitwise the
+# same on 1 and 3 threads.
+vmc_case(vmc_pol_forces_threads IN1 pol_small_forces.nml IN2 pol_small_forces_3threads.nml ARGS forces_close OUT1 OUT2 0
+  LABELS quick)
 # ... and with the per-step field calls ('batched'), whose kept values are taken again after each dipole update.
 vmc_case(vmc_pol_field_calls IN1 pol_small.nml IN2 pol_small_batched.nml ARGS pol_close OUT1 OUT2 0 LABELS quick)
 # The polarizable driver's cost benchmark (bench/pol/vmc_pol_cost.sh) at its smallest: it runs and writes its table.
@@ -202,6 +214,9 @@ vmc_case(vmc_gpu_forces_cubes IN1 forces_cubes_cuda.nml IN2 forces_cubes_cpu.nml
 # Key pol_file on the CUDA field against the CPU: the dipoles and energies of the loop within 1e-10.
 vmc_case(vmc_gpu_pol IN1 pol_small_cuda.nml IN2 pol_small.nml GPU LABELS gpu
   ARGS pol_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
+# ... with forces: the sites' forces with the dipoles' term (the field-gradient sums on the device) within 1e-10.
+vmc_case(vmc_gpu_pol_forces IN1 pol_small_forces_cuda.nml IN2 pol_small_forces.nml GPU LABELS gpu
+  ARGS forces_close OUT1 OUT2 1e-10 && pol_close OUT1 OUT2 1e-10 && is OUT1 backend cuda)
 
 # bad inputs: exit status 2, a message naming the key or file:line, no result file
 # [LIMIT_AS bytes]: run under that address-space limit (prlimit; skipped without it); [MAX_SECONDS s]: refused
@@ -415,7 +430,7 @@ set_tests_properties(vmc_fuzz_entry PROPERTIES LABELS "vmc;quick")
 # `ctest -L quick` (every family, no long statistics): the driver's small runs and checks.
 qmmm_quick(vmc_reblock_fallback vmc_same_seed vmc_field_measured_batched vmc_field_measured_per_walker
   vmc_glycine_environment vmc_gpu_double vmc_gpu_single vmc_gpu_mixed vmc_gpu_measured vmc_gpu_forces
-  vmc_gpu_forces_cubes vmc_gpu_pol)
+  vmc_gpu_forces_cubes vmc_gpu_pol vmc_gpu_pol_forces)
 # The long statistical runs first: on 2 cores the rest of the suite fills the other core around them (ctest takes
 # COST from its last run when there is one).
 set_tests_properties(vmc_water_hf vmc_water_dimer_embedded PROPERTIES COST 1000)

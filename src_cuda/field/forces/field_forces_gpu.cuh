@@ -1,6 +1,7 @@
 // field_forces_gpu.cuh -- the forces' sources on the GPU and the kernels' launches (field_grad_gpu.cu: the gradient at
-// points and the backend object; field_site_field_gpu.cu: the field at the sites). The pair terms are
-// field_forces_shared.hpp's, as on the CPU; a target's sum has a fixed order (no atomics on values).
+// points and the backend object; field_site_field_gpu.cu: the field at the sites; field_site_grad_gpu.cu: its
+// gradient). The pair terms are field_forces_shared.hpp's, as on the CPU; a target's sum has a fixed order (no
+// atomics on values).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -52,5 +53,12 @@ __device__ __forceinline__ double inv_sqrt(double x) {
 // site (phi, E) into out_p, per screened site into out_s. Asynchronous on stream.
 template <class T>
 void launch_sites(const ForceDev<T> &s, int64_t n, const T *pts, double *out_p, double *out_s, cudaStream_t stream);
+
+// The field gradient at the plain sites of n points (as launch_sites): 6 doubles per site (xx xy xz yy yz zz) into
+// out; *flag set where a value is not finite. cell_on: a density cell's term on its centre (0, or NaN where the self
+// term does not apply). Asynchronous on stream (field_site_grad_gpu.cu).
+template <class T>
+void launch_sites_grad(const ForceDev<T> &s, int64_t n, const T *pts, T cell_on, double *out, int *flag,
+                       cudaStream_t stream);
 
 }  // namespace qmmm::cuda::forces

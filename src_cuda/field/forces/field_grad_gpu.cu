@@ -1,6 +1,6 @@
 // field_grad_gpu.cu -- the gradient dU/dr at points on the GPU, and the forces' GPU backend (ForcesGpu): sources,
-// buffers, the site field's scatter into the caller's order and the accumulator's sums on the device (the CPU twin:
-// src_cxx/field/forces/field_grad_cpu.cpp).
+// buffers, the site field's scatter into the caller's order, the accumulator's sums (and its field gradient's) on
+// the device (the CPU twin: src_cxx/field/forces/field_grad_cpu.cpp).
 //
 // Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes one point against its slice,
 // the sites through shared memory in tiles, summed in T and flushed into double every kFieldChunk sites; its partial
@@ -256,9 +256,8 @@ public:
         *bad = flag_host_.p[0] != 0;
     }
 
-    void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
-               double weight, bool *bad) override {
-        DeviceScope scope(dev_);
+    // The points in T (offsets from the origin) with their weights onto the device, and the flag cleared.
+    void put_points(int64_t n, const double *xyz, const double *w) {
         pts_host_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
         pts_dev_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
         for (int64_t i = 0; i < n; ++i) {
@@ -269,6 +268,12 @@ public:
             check(cudaMemcpyAsync(pts_dev_.p, pts_host_.p, static_cast<size_t>(4 * n) * sizeof(T),
                                   cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
         check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
+    }
+
+    void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
+               double weight, bool *bad) override {
+        DeviceScope scope(dev_);
+        put_points(n, xyz, w);
         launch_sites<T>(s_, n, pts_dev_.p, out_p_.p, out_s_.p, stream_);
         scatter_kernel<<<blocks(m_, 256), 256, 0, stream_>>>(m_, index_.p, out_p_.p, out_s_.p, call_.p, flag_.p);
         check(cudaGetLastError(), "site field kernel launch");
@@ -291,8 +296,12 @@ public:
             for (int c = 0; c < 3; ++c) efield[3 * k + c] = call_host_.p[4 * k + 1 + c];
         }
     }
-    // A call's values recomputed on the host (SINGLE near a site), added as a kernel call's are: the same
-    // accumulate kernel on the same stream, so the sums keep their order.
+    void accum_reset() override {
+        DeviceScope scope(dev_);
+        check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
+    }
+    // Values the engine recomputed in double on the host (SINGLE, a point that float puts on a site): onto the device
+    // in the accumulator's layout (phi, E per site, caller order) and added as a call's.
     bool accum_add_values(const double *phi, const double *efield, double weight) override {
         DeviceScope scope(dev_);
         call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
@@ -304,13 +313,8 @@ public:
                               cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (site field)");
         accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
         check(cudaGetLastError(), "site accumulator kernel launch");
-        // call_host_ is pinned and reused by the next call: the copy must be done before this returns.
-        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
+        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");  // call_host_ is reused
         return true;
-    }
-    void accum_reset() override {
-        DeviceScope scope(dev_);
-        check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
     }
     void accum_read(double *phi, double *efield) override {
         DeviceScope scope(dev_);
@@ -324,8 +328,61 @@ public:
         }
     }
 
+    // Plain sites only (the engine refuses screened ones): the caller's order is the plain sites' own. The staged
+    // values (egrad NULL) stay on the device for accum_commit_grad; the gradient's buffers are made on first use.
+    void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) override {
+        DeviceScope scope(dev_);
+        const size_t m6 = 6 * static_cast<size_t>(std::max<int64_t>(m_, 1));
+        call_g_.ensure(m6, "site field gradient");
+        put_points(n, xyz, w);
+        // SINGLE: a point that float puts on a cell it is not on must not take the cell's flat term (NaN there, and
+        // the engine recomputes in double), as the CPU.
+        const T cell_on = std::is_same<T, float>::value || !(s_.self == s_.self) ? std::numeric_limits<T>::quiet_NaN()
+                                                                                 : T(0);
+        launch_sites_grad<T>(s_, n, pts_dev_.p, cell_on, call_g_.p, flag_.p, stream_);
+        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+        if (egrad) {
+            call_g_host_.ensure(m6, "site field gradient");
+            check(cudaMemcpyAsync(call_g_host_.p, call_g_.p, 6 * static_cast<size_t>(m_) * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site field gradient)");
+        }
+        check(cudaStreamSynchronize(stream_), "site field gradient kernel (cudaStreamSynchronize)");
+        *bad = flag_host_.p[0] != 0;
+        if (egrad && !*bad) std::copy(call_g_host_.p, call_g_host_.p + 6 * m_, egrad);
+    }
+    void accum_grad_reset() override {
+        DeviceScope scope(dev_);
+        acc_g_.ensure(6 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator (field gradient)");
+        check(cudaMemsetAsync(acc_g_.p, 0, 6 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
+    }
+    void accum_commit_grad(double weight, const double *egrad) override {
+        DeviceScope scope(dev_);
+        if (!acc_g_.p) accum_grad_reset();
+        if (egrad) {  // values recomputed on the host: onto the device first
+            const size_t m6 = 6 * static_cast<size_t>(std::max<int64_t>(m_, 1));
+            call_g_.ensure(m6, "site field gradient"), call_g_host_.ensure(m6, "site field gradient");
+            std::copy(egrad, egrad + 6 * m_, call_g_host_.p);
+            check(cudaMemcpyAsync(call_g_.p, call_g_host_.p, 6 * static_cast<size_t>(m_) * sizeof(double),
+                                  cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (site field gradient)");
+        }
+        accumulate_kernel<<<blocks(6 * m_, 256), 256, 0, stream_>>>(6 * m_, weight, call_g_.p, acc_g_.p);
+        check(cudaGetLastError(), "site accumulator kernel launch");
+        if (egrad) check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
+    }
+    void accum_read_grad(double *egrad) override {
+        DeviceScope scope(dev_);
+        if (!acc_g_.p) accum_grad_reset();
+        const size_t m6 = 6 * static_cast<size_t>(std::max<int64_t>(m_, 1));
+        call_g_host_.ensure(m6, "site accumulator (field gradient)");
+        check(cudaMemcpyAsync(call_g_host_.p, acc_g_.p, 6 * static_cast<size_t>(m_) * sizeof(double),
+                              cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site accumulator)");
+        check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
+        std::copy(call_g_host_.p, call_g_host_.p + 6 * m_, egrad);
+    }
+
 private:
     void release() {
+        call_g_.release(), acc_g_.release(), call_g_host_.release();
         planes_.release(), index_.release(), out_p_.release(), out_s_.release(), call_.release(), acc_.release();
         flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
         flag_host_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
@@ -339,10 +396,10 @@ private:
     ForceDev<T> s_;
     DeviceBuf<T> planes_, pts_dev_;
     DeviceBuf<int64_t> index_;
-    DeviceBuf<double> out_p_, out_s_, call_, acc_, xyz_dev_, out_dev_, part_;
+    DeviceBuf<double> out_p_, out_s_, call_, acc_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
     DeviceBuf<int> flag_;
     PinnedBuf<int> flag_host_;
-    PinnedBuf<double> xyz_host_, out_host_, call_host_;
+    PinnedBuf<double> xyz_host_, out_host_, call_host_, call_g_host_;
     PinnedBuf<T> pts_host_;
     int64_t n_ = 0;
     double *u_ = nullptr, *grad_ = nullptr;

@@ -1,6 +1,6 @@
 // field_forces.cpp -- the forces engine of a field: its sources (built at create from the caller's arrays), its
 // kernels (built on first use, on the field's backend), the pending asynchronous gradient, the site accumulator's
-// summed weight, and the messages for points on a site without a finite potential.
+// summed weight and its gradient option, and the messages for points on a site without a finite potential.
 #include <cmath>
 #include <limits>
 
@@ -218,12 +218,78 @@ void ForceEngine::sites(int64_t n, const double *xyz, const double *w, double *p
     if (bad) report_singular(n, xyz, "potential or field");
 }
 
+bool ForceEngine::sites_grad_host(int64_t n, const double *xyz, const double *w, double *egrad) const {
+    const int64_t m = n_sites();
+    bool ok = true;
+    for (int64_t k = 0; k < m; ++k) {
+        const int64_t j = s_.site_index[k];  // plain (require_grad_sites)
+        double g[6] = {0, 0, 0, 0, 0, 0};
+        for (int64_t i = 0; i < n; ++i) {
+            const double *p = xyz + 3 * i;
+            const double dx = s_.x[j] - p[0], dy = s_.y[j] - p[1], dz = s_.z[j] - p[2];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 < kSingularRadius2) {  // a cell's self term is flat at its centre; another site has no field there
+                if (j >= s_.n_self)
+                    for (double &v : g) v = std::numeric_limits<double>::quiet_NaN();
+                continue;
+            }
+            const double inv = 1 / std::sqrt(d2), t3 = ((w[i] * inv) * inv) * inv, t5 = 3 * t3 * inv * inv;
+            g[0] += t3 - t5 * dx * dx, g[1] -= t5 * dx * dy, g[2] -= t5 * dx * dz;
+            g[3] += t3 - t5 * dy * dy, g[4] -= t5 * dy * dz, g[5] += t3 - t5 * dz * dz;
+        }
+        for (int c = 0; c < 6; ++c) egrad[6 * k + c] = g[c], ok = ok && std::isfinite(g[c]);
+    }
+    return ok;
+}
+
+void ForceEngine::require_grad_sites() const {
+    if (s_.n_screened > 0)
+        throw Error(QMMM_ERR_UNSUPPORTED,
+                    strfmt("the field gradient at the sites is not implemented for screened charges (EXP or GAUSSIAN "
+                           "screening); this field has %lld screened charges (their potential and field: "
+                           "qmmm_field_site_field)", ix(s_.n_screened)));
+}
+
+void ForceEngine::sites_grad(int64_t n, const double *xyz, const double *w, double *egrad) {
+    require_grad_sites();
+    bool bad = false;
+    kernels().sites_grad(n, xyz, w, egrad, &bad);
+    if (bad && s_.precision == QMMM_PRECISION_SINGLE && sites_grad_host(n, xyz, w, egrad)) return;
+    if (bad) report_singular(n, xyz, "field gradient");
+}
+
+void ForceEngine::accum_set_grad(bool on) {
+    if (on) require_grad_sites();
+    accum_grad_ = on;
+    accum_reset();
+}
+
+void ForceEngine::accum_read_grad(double *egrad) {
+    if (!accum_grad_)
+        throw Error(QMMM_ERR_INVALID_ARG, "the site accumulator keeps no field gradient: call "
+                                          "qmmm_field_site_accum_set_grad(f, 1) before the calls that add");
+    kernels().accum_read_grad(egrad);
+}
+
 void ForceEngine::accum_reset() {
     kernels().accum_reset();
+    if (accum_grad_) k_->accum_grad_reset();
     weight_sum_ = 0, n_calls_ = 0;
 }
 
+// With the gradient kept: its values are staged (and checked) first, then the potential and field are added, then
+// the staged gradient: a failed call adds to neither sum.
 void ForceEngine::accum_add(int64_t n, const double *xyz, const double *w, double weight) {
+    const double *host_grad = nullptr;  // the gradient recomputed in double on the host (SINGLE), else staged
+    if (accum_grad_) {
+        bool bad_g = false;
+        kernels().sites_grad(n, xyz, w, nullptr, &bad_g);
+        if (bad_g && s_.precision == QMMM_PRECISION_SINGLE) {
+            host_g_.resize(6 * static_cast<size_t>(n_sites()));
+            if (sites_grad_host(n, xyz, w, host_g_.data())) bad_g = false, host_grad = host_g_.data();
+        }
+        if (bad_g) report_singular(n, xyz, "field gradient");
+    }
     bool bad = false;
     kernels().sites(n, xyz, w, nullptr, nullptr, true, weight, &bad);
     if (bad && s_.precision == QMMM_PRECISION_SINGLE) {  // as sites(): recomputed in double, then added
@@ -234,6 +300,7 @@ void ForceEngine::accum_add(int64_t n, const double *xyz, const double *w, doubl
             bad = false;
     }
     if (bad) report_singular(n, xyz, "potential or field");
+    if (accum_grad_) k_->accum_commit_grad(weight, host_grad);
     weight_sum_ += weight, ++n_calls_;
 }
 

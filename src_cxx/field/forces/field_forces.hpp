@@ -1,5 +1,6 @@
 // field_forces.hpp -- the forces of a field: the gradient dU/dr at points (qmmm_field_eval_grad) and the potential and
-// field that weighted points put on the environment's sites (qmmm_field_site_field, the site accumulator).
+// field that weighted points put on the environment's sites (qmmm_field_site_field, the site accumulator) and its
+// gradient (qmmm_field_site_field_grad, the accumulator's gradient sums).
 //
 // An engine of its own beside the value backends: it keeps the field's sources as the caller gave them (ForceSources,
 // made at create, before the value backend reorders, moves or splits them) and runs its own kernels on the CPU
@@ -60,8 +61,17 @@ public:
                        double weight, bool *bad) = 0;
     virtual void accum_reset() = 0;
     virtual void accum_read(double *phi, double *efield) = 0;
+    // The field gradient at the sites of n points with weights w (6 a site: xx xy xz yy yz zz; plain sites only, the
+    // engine refuses a field with screened ones), in the caller's site order. egrad NULL: the values stay staged in
+    // the backend (on the GPU's memory for CUDA) for accum_commit_grad. *bad as sites().
+    virtual void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) = 0;
+    // The gradient sums (allocated and zeroed by accum_grad_reset) grow by weight * the staged values of the last
+    // sites_grad (egrad NULL), or by weight * egrad given on the host (the engine's double recomputation).
+    virtual void accum_grad_reset() = 0;
+    virtual void accum_commit_grad(double weight, const double *egrad) = 0;
+    virtual void accum_read_grad(double *egrad) = 0;
     // The running sums grow by weight * phi / efield given in the caller's site order (values the engine recomputed
-    // on the host); false where the backend keeps its sums elsewhere (then the engine reports the call).
+    // on the host; the CUDA backend uploads them); false where a backend cannot (then the engine reports the call).
     virtual bool accum_add_values(const double *phi, const double *efield, double weight) {
         (void)phi, (void)efield, (void)weight;
         return false;
@@ -103,6 +113,16 @@ public:
     void accum_reset();
     void accum_add(int64_t n, const double *xyz, const double *w, double weight);
     void accum_read(double *phi, double *efield, double *weight_sum, int64_t *n_calls);
+    // The field gradient at the sites (qmmm_field_site_field_grad) and the accumulator's gradient sums.
+    void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad);
+    void accum_set_grad(bool on);
+    bool accum_grad() const { return accum_grad_; }
+    void accum_read_grad(double *egrad);
+    // The field gradient of n points in double on the host, each site's points in index order; false when not
+    // finite. The fallback of SINGLE's field gradient where float's coordinates put a point on a site.
+    bool sites_grad_host(int64_t n, const double *xyz, const double *w, double *egrad) const;
+    // Throws UNSUPPORTED where the field has screened charges (their pair terms have no second derivative here).
+    void require_grad_sites() const;
     // Point dipoles attached to the field (qmmm_field_set_dipoles): grad and wait add their term to u and grad.
     void set_dipoles(std::shared_ptr<DipoleTerm> d) { dipoles_ = std::move(d); }
     // A SPLIT field's gradient (owned by the field's value backend, which outlives the engine).
@@ -125,6 +145,8 @@ private:
     std::vector<double> pending_xyz_, scratch_u_, host_phi_, host_e_;
     double weight_sum_ = 0.0;
     int64_t n_calls_ = 0;
+    bool accum_grad_ = false;  // the accumulator keeps the field gradient's sums too
+    std::vector<double> host_g_;
     std::shared_ptr<DipoleTerm> dipoles_;
     SplitGradStats *split_ = nullptr;
     std::vector<char> split_out_;

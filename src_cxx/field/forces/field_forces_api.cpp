@@ -1,5 +1,6 @@
 // field_forces_api.cpp -- the C API of the forces: qmmm_field_eval_grad and its async and summing forms, the field at
-// the sites (qmmm_field_site_field) and its accumulator; argument checks and the sources made at create.
+// the sites (qmmm_field_site_field) and its gradient (qmmm_field_site_field_grad), the accumulator; argument checks
+// and the sources made at create.
 #include <cmath>
 #include <limits>
 
@@ -211,6 +212,35 @@ QMMM_API int qmmm_field_site_accum_read(qmmm_field f, double *phi, double *efiel
         if (!phi) throw Error(QMMM_ERR_NULL_ARG, "phi is NULL");
         if (!efield) throw Error(QMMM_ERR_NULL_ARG, "efield is NULL");
         e.accum_read(phi, efield, weight_sum, n_calls);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_site_field_grad(qmmm_field f, int64_t n_points, const double *xyz, const double *w,
+                                        double *egrad) {
+    return with_engine("qmmm_field_site_field_grad", f, [&](qmmm::ForceEngine &e, bool &pending) -> int {
+        not_pending(pending);
+        check_points(e, n_points, xyz);
+        check_weights(e, n_points, w);
+        if (!egrad) throw Error(QMMM_ERR_NULL_ARG, "egrad is NULL");
+        e.sites_grad(n_points, xyz, w, egrad);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_site_accum_set_grad(qmmm_field f, int on) {
+    return with_engine("qmmm_field_site_accum_set_grad", f, [&](qmmm::ForceEngine &e, bool &pending) -> int {
+        not_pending(pending);
+        e.accum_set_grad(on != 0);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_field_site_accum_read_grad(qmmm_field f, double *egrad) {
+    return with_engine("qmmm_field_site_accum_read_grad", f, [&](qmmm::ForceEngine &e, bool &pending) -> int {
+        not_pending(pending);
+        if (!egrad) throw Error(QMMM_ERR_NULL_ARG, "egrad is NULL");
+        e.accum_read_grad(egrad);
         return QMMM_SUCCESS;
     });
 }

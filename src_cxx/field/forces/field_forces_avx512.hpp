@@ -1,5 +1,6 @@
-// field_forces_avx512.hpp -- the forces' plain pair loops in AVX-512 (field_grad_cpu.cpp, field_site_field_cpu.cpp),
-// run when the CPU has it and QMMM_CPU_ISA does not ask for another set (cpu_simd.hpp). The compiler-vectorised
+// field_forces_avx512.hpp -- the forces' plain pair loops in AVX-512 (field_grad_cpu.cpp, field_site_field_cpu.cpp;
+// field_site_grad_cpu.cpp takes its vector types, recip and add_to), run when the CPU has it and QMMM_CPU_ISA does
+// not ask for another set (cpu_simd.hpp). The compiler-vectorised
 // loops beside them pay a vector square root and a division per pair; these take 1/r from the hardware seed
 // (rsqrt14, ~2^-14) and, in double, a series to half an ulp (recip), in float one Newton step. Both loops share one
 // pair term (pair_term). Same structure and order as the generic loops (lanes by position, points in order), but not
@@ -70,6 +71,7 @@ struct V<double> {
     QMMM_AVX512 static R set1(double v) { return _mm512_set1_pd(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_pd(); }
     QMMM_AVX512 static R load(M m, const double *p) { return _mm512_maskz_loadu_pd(m, p); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_pd(a, b); }
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_pd(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
@@ -90,6 +92,7 @@ struct V<float> {
     QMMM_AVX512 static R set1(float v) { return _mm512_set1_ps(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_ps(); }
     QMMM_AVX512 static R load(M m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_ps(a, b); }
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }

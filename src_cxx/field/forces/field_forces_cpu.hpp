@@ -1,6 +1,7 @@
 // field_forces_cpu.hpp -- the CPU kernels of the forces (field_grad_cpu.cpp: the gradient at points;
-// field_site_field_cpu.cpp: the field at the sites), on the sources in the working type T (double for DOUBLE and
-// MIXED, float for SINGLE: offsets from the centre of the sites' box, as the value path's local origin).
+// field_site_field_cpu.cpp: the field at the sites; field_site_grad_cpu.cpp: its gradient), on the sources in the
+// working type T (double for DOUBLE and MIXED, float for SINGLE: offsets from the centre of the sites' box, as the
+// value path's local origin).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -29,5 +30,10 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
 template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
                      double *e_p, double *phi_s, double *e_s);
+
+// Each plain site's field gradient from n points with weights w: egrad[6k..6k+5] (xx xy xz yy yz zz), k in the plain
+// sites' order (field_site_grad_cpu.cpp). Returns true when every output is finite.
+template <class T>
+bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *egrad);
 
 }  // namespace qmmm

@@ -260,12 +260,27 @@ public:
         std::copy(acc_phi_.begin(), acc_phi_.end(), phi);
         std::copy(acc_e_.begin(), acc_e_.end(), efield);
     }
+    // Plain sites only (the engine refuses screened ones): the caller's order is the plain sites' own.
+    void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) override {
+        if (!egrad) stage_g_.resize(6 * index_.size()), egrad = stage_g_.data();
+        *bad = !force_sites_grad_cpu(s_, n, xyz, w, egrad);
+    }
+    void accum_grad_reset() override { acc_g_.assign(6 * index_.size(), 0.0); }
+    void accum_commit_grad(double weight, const double *egrad) override {
+        if (!egrad) egrad = stage_g_.data();
+        if (acc_g_.size() != 6 * index_.size()) accum_grad_reset();
+        for (size_t k = 0; k < acc_g_.size(); ++k) acc_g_[k] += weight * egrad[k];
+    }
+    void accum_read_grad(double *egrad) override {
+        if (acc_g_.size() != 6 * index_.size()) accum_grad_reset();
+        std::copy(acc_g_.begin(), acc_g_.end(), egrad);
+    }
 
 private:
     ForceSourcesCpu<T> s_;
     std::vector<int64_t> index_;
     bool ok_ = true;
-    std::vector<double> pp_, pe_, sp_, se_, acc_phi_, acc_e_;
+    std::vector<double> pp_, pe_, sp_, se_, acc_phi_, acc_e_, stage_g_, acc_g_;
 };
 
 }  // namespace
