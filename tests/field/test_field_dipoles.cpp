@@ -555,30 +555,37 @@ TEST(FieldDipoles, Errors) {
 }
 
 #ifdef QMMM_TEST_CUDA
-// CUDA against the CPU: the same term to rounding (both double, sites in the same order; FMA contraction differs).
+// CUDA against the CPU: DOUBLE the same term to rounding (both double, sites in the same order; FMA contraction
+// differs); SINGLE within its claim (float lanes on the CPU, one thread's float sum a slice on the GPU, rsqrtf).
 TEST(FieldDipoles, CudaMatchesCpu) {
     REQUIRE_BACKEND();
     const Dipoles d = random_dipoles(5000, 81);
     const int64_t n = 2000;
     const std::vector<double> p = random_points(n, 82);
-    qmmm_options o;
-    qmmm_options_default(&o);
-    const double nuc[3] = {500, 500, 500}, z[1] = {0};
-    std::vector<double> u[2], g[2];
-    for (int b = 0; b < 2; ++b) {
-        o.backend = b ? QMMM_BACKEND_CUDA : QMMM_BACKEND_CPU;
-        qmmm_field f = nullptr;
-        ASSERT_EQ(qmmm_field_create(&f, 0, nullptr, nullptr, 1, nuc, z, &o), QMMM_SUCCESS) << qmmm_error_message();
-        ASSERT_EQ(qmmm_field_set_dipoles(f, d.n(), d.xyz.data(), d.mu.data()), QMMM_SUCCESS) << qmmm_error_message();
-        u[b].resize(n), g[b].resize(3 * n);
-        ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u[b].data(), g[b].data()), QMMM_SUCCESS) << qmmm_error_message();
-        qmmm_field_destroy(f);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        long double r[4], su, sg;
-        reference(d, &p[3 * i], r, &su, &sg);
-        EXPECT_LT(std::fabs(u[1][i] - u[0][i]), kClaim * su);
-        for (int c = 0; c < 3; ++c) EXPECT_LT(std::fabs(g[1][3 * i + c] - g[0][3 * i + c]), kClaim * sg);
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+        qmmm_options o;
+        qmmm_options_default(&o);
+        o.precision = prec;
+        const double nuc[3] = {500, 500, 500}, z[1] = {0};
+        std::vector<double> u[2], g[2];
+        for (int b = 0; b < 2; ++b) {
+            o.backend = b ? QMMM_BACKEND_CUDA : QMMM_BACKEND_CPU;
+            qmmm_field f = nullptr;
+            ASSERT_EQ(qmmm_field_create(&f, 0, nullptr, nullptr, 1, nuc, z, &o), QMMM_SUCCESS) << qmmm_error_message();
+            ASSERT_EQ(qmmm_field_set_dipoles(f, d.n(), d.xyz.data(), d.mu.data()), QMMM_SUCCESS)
+                << qmmm_error_message();
+            u[b].resize(n), g[b].resize(3 * n);
+            ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u[b].data(), g[b].data()), QMMM_SUCCESS)
+                << qmmm_error_message();
+            qmmm_field_destroy(f);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            long double r[4], su, sg;
+            reference(d, &p[3 * i], r, &su, &sg);
+            EXPECT_LT(std::fabs(u[1][i] - u[0][i]), claim(prec) * su) << "precision " << prec;
+            for (int c = 0; c < 3; ++c)
+                EXPECT_LT(std::fabs(g[1][3 * i + c] - g[0][3 * i + c]), claim(prec) * sg) << "precision " << prec;
+        }
     }
 }
 #endif
