@@ -724,11 +724,23 @@ QMMM_API int qmmm_field_site_accum_read_grad(qmmm_field f, double *egrad);
  * and its gradient to what the field's sources give. mu is the physical dipole (e bohr; the potential of a dipole
  * is +mu . d / d^3 and an electron's energy is minus the potential, as a charge's term is -q/d). The dipoles change
  * without rebuilding anything with qmmm_field_update_dipoles, the cheap call of a self-consistent loop.
- * The dipoles' term is summed in double on every precision and backend (sites in index order per point; error
- * ~1e-16 relative to sum_k |mu_k| / d_k^2, the same bits whatever the batch and thread count); it is not part of
- * qmmm_field_site_field's sites (the field at the dipole sites is that of a field built on them: see
- * docs/user-guide/polarizable.md). A point within 1e-10 bohr of a dipole site is QMMM_ERR_SINGULAR (whatever the
- * dipole, also 0). n_sites = 0 removes the dipoles.
+ * The term is summed per point over the sites in index order, the same bits whatever the batch and thread count, on
+ * both backends alike:
+ * - DOUBLE and MIXED: in double (error ~1e-16 relative to sum_k |mu_k| / d_k^2 for U and sum_k 2 |mu_k| / d_k^3 for
+ *   each gradient component; at most 1e-14). MIXED keeps double here: its claim (1e-8, errors that average out) would
+ *   not hold with float dipole terms, whose error near a site does not average, and on GPUs with full-rate FP64 the
+ *   double term costs MIXED about what it costs DOUBLE.
+ * - SINGLE: float pair terms of the offsets from the sites' origin (the centre of their box in whole bohr, so
+ *   rounding follows the sites' extent, not their place), float sums over slices of 256 sites, added in double: at
+ *   most 1e-5 relative to the same norms (measured up to 2e-6), except near a site: a point at distance d from one has
+ *   that term wrong by up to about 2 sqrt(3) 2^-23 X / d for U and 3 sqrt(3) 2^-23 X / d for the gradient (X: the
+ *   largest offset from the origin; X = 3 bohr: 1e-5 at d = 0.2 bohr), and below d ~ 2 sqrt(3) 2^-23 X it is known to
+ *   an order of magnitude only. A point that float puts on a site, or whose float term overflows, is recomputed in
+ *   double on the host (either backend): DOUBLE's term. A SINGLE field takes SINGLE's limits for the sites and dipoles
+ *   (1e18 bohr, 1e30 e bohr), as for its charges.
+ * The term is not part of qmmm_field_site_field's sites (the field at the dipole sites is that of a field built on
+ * them: see docs/user-guide/polarizable.md). A point within 1e-10 bohr of a dipole site is QMMM_ERR_SINGULAR
+ * (whatever the dipole, also 0). n_sites = 0 removes the dipoles.
  * @param f the field
  * @param n_sites number of dipole sites, >= 0
  * @param site_xyz the sites' positions, 3*n_sites doubles, x y z interleaved (bohr); copied
@@ -736,7 +748,8 @@ QMMM_API int qmmm_field_site_accum_read_grad(qmmm_field f, double *egrad);
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG site_xyz is NULL with n_sites > 0
- * @retval QMMM_ERR_INVALID_ARG n_sites < 0, a coordinate beyond 1e150 bohr or a component beyond 1e300
+ * @retval QMMM_ERR_INVALID_ARG n_sites < 0, a coordinate beyond 1e150 bohr or a component beyond 1e300 (SINGLE:
+ * 1e18 bohr, 1e30)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in site_xyz or mu
  * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
  * @retval QMMM_ERR_OUT_OF_MEMORY, QMMM_ERR_CUDA the dipoles' copy could not be made (f keeps its former dipoles)
@@ -752,7 +765,7 @@ QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double 
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_BAD_HANDLE f is not a live field
  * @retval QMMM_ERR_NULL_ARG mu is NULL with n_sites > 0
- * @retval QMMM_ERR_INVALID_ARG n_sites is not the number attached, or a component beyond 1e300
+ * @retval QMMM_ERR_INVALID_ARG n_sites is not the number attached, or a component beyond 1e300 (SINGLE: 1e30)
  * @retval QMMM_ERR_NONFINITE NaN or Inf in mu
  * @retval QMMM_ERR_BUSY an asynchronous evaluation is pending on f
  * @retval QMMM_ERR_CUDA a CUDA failure

@@ -124,7 +124,11 @@ void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, double *u
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;
         double g[3];
-        if (single && h.forces->grad_host(x, &u[p], g)) continue;
+        if (single && h.forces->grad_host(x, &u[p], g)) {
+            // grad_host gives the sources' term alone: the dipoles' is added again (the same bits as in the call).
+            if (h.dipoles) h.dipoles->add(1, x, &u[p], nullptr);
+            continue;
+        }
         for (int64_t b = 0; b < d.n_nuclei; ++b)
             if (on_nucleus(d, x, b))
                 throw Error(QMMM_ERR_SINGULAR,
@@ -154,6 +158,12 @@ void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, double *u
                            "qmmm_options.cell_volume is 0 (unknown); set it to use the uniform-cube self-potential",
                            qmmm::ix(p), x[0], x[1], x[2]));
     }
+}
+
+// The precision whose limits the dipoles' arrays take: SINGLE's on a SINGLE field (its dipoles' term is float),
+// DOUBLE's otherwise (double on DOUBLE and MIXED).
+int dipole_precision(const qmmm_field_s &h) {
+    return h.impl->precision() == QMMM_PRECISION_SINGLE ? QMMM_PRECISION_SINGLE : QMMM_PRECISION_DOUBLE;
 }
 
 // sum_i u[i] in index order (the same bits for the same values, whatever the backend did in parallel).
@@ -546,17 +556,20 @@ QMMM_API int qmmm_field_set_dipoles(qmmm_field f, int64_t n_sites, const double 
         if (n_sites < 0) throw Error(QMMM_ERR_INVALID_ARG, strfmt("n_sites = %lld is negative", static_cast<long long>(n_sites)));
         if (n_sites > 0 && !site_xyz) throw Error(QMMM_ERR_NULL_ARG, "site_xyz is NULL with n_sites > 0");
         check_field_memory("n_sites", n_sites, 0, QMMM_PRECISION_DOUBLE, false);
-        // The dipoles' term is double on every precision: DOUBLE's limits.
+        // The dipoles' term is double on DOUBLE and MIXED (DOUBLE's limits), float on SINGLE (SINGLE's, as its
+        // charges': float squares offsets of sites within 1e18 bohr and holds dipoles within 1e30).
+        const int prec = dipole_precision(*h);
         check_array("site_xyz", site_xyz, n_sites, 3);
-        check_reach("site_xyz", site_xyz, n_sites, 3, QMMM_PRECISION_DOUBLE);
+        check_reach("site_xyz", site_xyz, n_sites, 3, prec);
         if (mu) {
             check_array("mu", mu, n_sites, 3);
-            check_magnitude("mu", mu, 3 * n_sites, QMMM_PRECISION_DOUBLE);
+            check_magnitude("mu", mu, 3 * n_sites, prec);
         }
         if (!h->dipoles) {
             if (n_sites == 0) return QMMM_SUCCESS;
             const qmmm::ForceSources &src = h->forces->sources();
-            auto term = std::make_shared<qmmm::DipoleTerm>(h->impl->backend(), h->impl->device(), src.n_threads);
+            auto term = std::make_shared<qmmm::DipoleTerm>(h->impl->backend(), h->impl->device(), src.n_threads,
+                                                           h->impl->precision());
             term->set_sites(n_sites, site_xyz, mu);
             h->impl = qmmm::wrap_dipoles(std::move(h->impl), term);
             h->forces->set_dipoles(term);
@@ -579,7 +592,7 @@ QMMM_API int qmmm_field_update_dipoles(qmmm_field f, int64_t n_sites, const doub
                                                      static_cast<long long>(n_sites), static_cast<long long>(have)));
         if (n_sites > 0 && !mu) throw Error(QMMM_ERR_NULL_ARG, "mu is NULL with n_sites > 0");
         check_array("mu", mu, n_sites, 3);
-        check_magnitude("mu", mu, 3 * n_sites, QMMM_PRECISION_DOUBLE);
+        check_magnitude("mu", mu, 3 * n_sites, dipole_precision(*h));
         if (n_sites > 0) h->dipoles->set_mu(mu);
         return QMMM_SUCCESS;
     });
