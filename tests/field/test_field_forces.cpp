@@ -5,6 +5,7 @@
 // QMMM_TEST_CUDA; it also compares CUDA with the CPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -420,6 +421,51 @@ TEST(ForcesForms, AsyncSumAndAccumulatorEqualThePlainCall) {
     ASSERT_EQ(qmmm_field_eval_grad_async(f, n, p.data(), u_late.data(), g_late.data()), QMMM_SUCCESS);
     EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS) << qmmm_error_message();
     EXPECT_EQ(0, std::memcmp(u.data(), u_done.data(), n * 8));
+}
+
+// The accumulator's sums are weight * the plain call's values, bit for bit, on every path of the CPU's loops: one chunk
+// of points and several, density cells and charges (screened ones kept in their own order), SINGLE and DOUBLE, one
+// thread and three; a failing call between them leaves the sums as they were.
+TEST(ForcesForms, AccumulatorEqualsThePlainCallOnEveryPath) {
+    REQUIRE_BACKEND();
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        for (int sys = 0; sys < 2; ++sys)
+            for (int threads : {1, 3}) {
+                const Sys s = sys == 0 ? cells_system(700, 61) : charges_system(900, QMMM_SCREEN_GAUSSIAN, 62);
+                qmmm_field f = make(s, prec, threads);
+                const int64_t m = s.sites();
+                std::vector<double> acc_p(m, 0.0), acc_e(3 * m, 0.0), phi(m), e(3 * m);
+                const int64_t counts[3] = {37, 1500, 5};
+                const double weights[3] = {0.75, -1.5, 3.0};
+                ASSERT_EQ(qmmm_field_site_accum_reset(f), QMMM_SUCCESS);
+                for (int c = 0; c < 3; ++c) {
+                    const int64_t n = counts[c];
+                    const std::vector<double> pc = random_points(n, 200 + c);
+                    std::vector<double> w(n);
+                    for (int64_t i = 0; i < n; ++i) w[i] = i % 4 == 0 ? 2.5 : -1.0;
+                    ASSERT_EQ(qmmm_field_site_field(f, n, pc.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS);
+                    for (int64_t k = 0; k < m; ++k) {
+                        acc_p[k] += weights[c] * phi[k];
+                        for (int j = 0; j < 3; ++j) acc_e[3 * k + j] += weights[c] * e[3 * k + j];
+                    }
+                    ASSERT_EQ(qmmm_field_site_accum_add(f, n, pc.data(), w.data(), weights[c]), QMMM_SUCCESS)
+                        << qmmm_error_message();
+                    if (c == 0) {  // a point on a nucleus among others
+                        std::vector<double> bad = random_points(40, 300);
+                        std::copy(s.nuc_xyz.begin(), s.nuc_xyz.begin() + 3, bad.begin() + 3 * 17);
+                        const std::vector<double> wb(40, -1.0);
+                        EXPECT_EQ(qmmm_field_site_accum_add(f, 40, bad.data(), wb.data(), 1.0), QMMM_ERR_SINGULAR);
+                    }
+                }
+                double wsum = 0;
+                int64_t calls = 0;
+                ASSERT_EQ(qmmm_field_site_accum_read(f, phi.data(), e.data(), &wsum, &calls), QMMM_SUCCESS);
+                EXPECT_EQ(calls, 3);
+                EXPECT_EQ(0, std::memcmp(phi.data(), acc_p.data(), m * 8)) << prec << " " << sys << " " << threads;
+                EXPECT_EQ(0, std::memcmp(e.data(), acc_e.data(), 3 * m * 8)) << prec << " " << sys << " " << threads;
+                EXPECT_NE(acc_p[m - 1], 0.0);
+                qmmm_field_destroy(f);
+            }
 }
 
 // A SPLIT field's gradient is within its tolerance per component (the split's own gradient on the CPU,

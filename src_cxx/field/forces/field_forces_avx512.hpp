@@ -11,6 +11,7 @@
 
 #include "cpu_simd.hpp"
 #include "backend/field_shared.hpp"
+#include "forces/field_forces_cpu.hpp"
 
 namespace qmmm {
 
@@ -263,6 +264,40 @@ QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, doubl
         put8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), phi + 8, e + 24, ok);
 }
 
+// weight * v rounded on its own: the empty asm hides the product from the compiler, which would otherwise contract
+// the multiply and the accumulator's add into one fused multiply-add (other bits than the caller's own sums).
+QMMM_AVX512 __m512d product(__m512d weight, __m512d v) {
+    __m512d p = _mm512_mul_pd(weight, v);
+    __asm__("" : "+v"(p));
+    return p;
+}
+
+// Eight sites' double sums (the values put8 writes) into the accumulator at o, for the lanes of m: out[q][o + l] =
+// in[q][o + l] + weight * (0 + v). ok as put8's.
+QMMM_AVX512 void acc8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, const SiteAccum &acc, int64_t o,
+                      __mmask8 &ok) {
+    const __m512d zero = _mm512_setzero_pd(), w = _mm512_set1_pd(acc.weight);
+    const __m512d v[4] = {_mm512_add_pd(zero, a), _mm512_add_pd(zero, x), _mm512_add_pd(zero, y),
+                          _mm512_add_pd(zero, z)};
+    const __m512d f = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(v[0], zero), _mm512_mul_pd(v[1], zero)),
+                                    _mm512_add_pd(_mm512_mul_pd(v[2], zero), _mm512_mul_pd(v[3], zero)));
+    ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(f, zero, _CMP_EQ_OQ) | static_cast<__mmask8>(~m));
+    for (int q = 0; q < 4; ++q)
+        _mm512_mask_storeu_pd(acc.out[q] + o, m,
+                              _mm512_add_pd(_mm512_maskz_loadu_pd(m, acc.in[q] + o), product(w, v[q])));
+}
+
+// One vector of sites' T sums into the accumulator at o (put_sites' values).
+QMMM_AVX512 void acc_sites(__mmask8 m, const Sums<double> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok) {
+    acc8(m, s.u, s.x, s.y, s.z, acc, o, ok);
+}
+QMMM_AVX512 void acc_sites(__mmask16 m, const Sums<float> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok) {
+    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
+    acc8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), acc, o, ok);
+    if (m >> 8)
+        acc8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), acc, o + 8, ok);
+}
+
 // The sites [0, m) in blocks of G vectors, each vector's sums handed to sink(offset, mask, sums) at its block's end.
 template <class T, int G, class Sink>
 QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,
@@ -307,6 +342,30 @@ __attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, c
     sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
         put_sites(mk, s, phi + o, e + 3 * o, ok);
     });
+    return ok == 0xff;
+}
+
+// sites_plain_out's values added to the accumulator: site k at o + k of its arrays.
+template <class T, int G>
+__attribute__((target("avx512f"))) bool sites_plain_acc(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                        const T *pw, int64_t np, const SiteAccum &acc, int64_t o) {
+    __mmask8 ok = 0xff;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        acc_sites(mk, s, acc, o + k, ok);
+    });
+    return ok == 0xff;
+}
+
+// The tile's double sums added to the accumulator at o (sites_store's values). Returns whether every value is finite.
+__attribute__((target("avx512f"))) inline bool sites_acc_store(int64_t m, const double *ph, const double *ex,
+                                                               const double *ey, const double *ez,
+                                                               const SiteAccum &acc, int64_t o) {
+    __mmask8 ok = 0xff;
+    for (int64_t k = 0; k < m; k += 8) {
+        const __mmask8 h = V<double>::head(m - k);
+        acc8(h, _mm512_maskz_loadu_pd(h, ph + k), _mm512_maskz_loadu_pd(h, ex + k), _mm512_maskz_loadu_pd(h, ey + k),
+             _mm512_maskz_loadu_pd(h, ez + k), acc, o + k, ok);
+    }
     return ok == 0xff;
 }
 

@@ -114,6 +114,33 @@ inline bool plain_points_out(int64_t m, const float *x, const float *y, const fl
     return avx512_forces::sites_plain_out<float, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
 }
 
+// A call of one chunk of points added to the accumulator (AVX-512 only): site k of [0, m) at o + k of its arrays.
+inline bool plain_points_acc(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                             const double *pw, int64_t np, const SiteAccum &acc, int64_t o) {
+    return avx512_forces::sites_plain_acc<double, kSiteVectors>(m, x, y, z, on_value, pw, np, acc, o);
+}
+inline bool plain_points_acc(int64_t m, const float *x, const float *y, const float *z, float on_value,
+                             const float *pw, int64_t np, const SiteAccum &acc, int64_t o) {
+    return avx512_forces::sites_plain_acc<float, kSiteVectors>(m, x, y, z, on_value, pw, np, acc, o);
+}
+
+// The tile's double sums added to the accumulator at o: out = in + weight * value, the product rounded apart (the
+// empty asm keeps the compiler from fusing it into the sum); whether every value is finite.
+inline bool acc_store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez,
+                            const SiteAccum &acc, int64_t o) {
+    if (forces_use_avx512()) return avx512_forces::sites_acc_store(m, ph, ex, ey, ez, acc, o);
+    int ok = 1;
+    const double *v[4] = {ph, ex, ey, ez};
+    for (int64_t k = 0; k < m; ++k)
+        for (int q = 0; q < 4; ++q) {
+            double p = acc.weight * v[q][k];
+            __asm__("" : "+x"(p));
+            acc.out[q][o + k] = acc.in[q][o + k] + p;
+            ok &= __builtin_isfinite(v[q][k]);
+        }
+    return ok;
+}
+
 // The tile's double sums into the outputs (phi[k], e[3k..3k+2]); whether every value is finite.
 inline bool store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez, double *phi,
                         double *e) {
@@ -134,7 +161,7 @@ inline bool store_sites(int64_t m, const double *ph, const double *ex, const dou
 
 template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
-                     double *e_p, double *phi_s, double *e_s) {
+                     double *e_p, double *phi_s, double *e_s, const SiteAccum *acc) {
     // The points in T (offsets from the sources' origin) and their weights times kPre, once per call.
     std::vector<T> p(4 * static_cast<size_t>(n));  // x y z w per point
     for (int64_t i = 0; i < n; ++i) {
@@ -155,13 +182,22 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
             // One chunk of points (a VMC step's call): the sums go to the outputs directly, with the same bits.
             const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
             bool ok = true;
-            if (cells > 0)
-                ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
-                                       phi_p + first, e_p + 3 * first);
-            if (m > cells)
-                ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
-                                       std::numeric_limits<T>::quiet_NaN(), p.data(), n, phi_p + first + cells,
-                                       e_p + 3 * (first + cells));
+            const T nan = std::numeric_limits<T>::quiet_NaN();
+            if (acc) {
+                if (cells > 0)
+                    ok &= plain_points_acc(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                           *acc, first);
+                if (m > cells)
+                    ok &= plain_points_acc(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                           nan, p.data(), n, *acc, first + cells);
+            } else {
+                if (cells > 0)
+                    ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                           phi_p + first, e_p + 3 * first);
+                if (m > cells)
+                    ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                           nan, p.data(), n, phi_p + first + cells, e_p + 3 * (first + cells));
+            }
             if (!ok) bad.store(true, std::memory_order_relaxed);
             return;
         }
@@ -203,14 +239,16 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                 dph[k] += ph[k] * un, dex[k] += ex[k] * un, dey[k] += ey[k] * un, dez[k] += ez[k] * un;
         }
         double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
-        if (!store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first)) bad.store(true, std::memory_order_relaxed);
+        const bool ok = acc ? acc_store_sites(m, dph, dex, dey, dez, *acc, (screened ? s.n_plain : 0) + first)
+                            : store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first);
+        if (!ok) bad.store(true, std::memory_order_relaxed);
     });
     return !bad.load(std::memory_order_relaxed);
 }
 
 template bool force_sites_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, const double *,
-                                      double *, double *, double *, double *);
+                                      double *, double *, double *, double *, const SiteAccum *);
 template bool force_sites_cpu<float>(const ForceSourcesCpu<float> &, int64_t, const double *, const double *, double *,
-                                     double *, double *, double *);
+                                     double *, double *, double *, const SiteAccum *);
 
 }  // namespace qmmm
