@@ -248,12 +248,13 @@ TEST(ForcesGrad, CellSelfTerm) {
     qmmm_field_destroy(f);
 }
 
-// The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d.
-void check_sites_reference(const Sys &s, int precision, int64_t n = 40) {
+// The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d. one_weight: every point
+// of the call has the weight -1.3 (the CPU's loops then leave the weight out of the pair terms), else several.
+void check_sites_reference(const Sys &s, int precision, int64_t n = 40, bool one_weight = false) {
     qmmm_field f = make(s, precision);
     const std::vector<double> p = random_points(n, 9);
     std::vector<double> w(n);
-    for (int64_t i = 0; i < n; ++i) w[i] = i % 5 == 0 ? 1.0 + i % 7 : -1.0;
+    for (int64_t i = 0; i < n; ++i) w[i] = one_weight ? -1.3 : i % 5 == 0 ? 1.0 + i % 7 : -1.0;
     const int64_t m = s.sites();
     std::vector<double> phi(m), e(3 * m);
     ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS) << qmmm_error_message();
@@ -274,28 +275,31 @@ void check_sites_reference(const Sys &s, int precision, int64_t n = 40) {
     }
     EXPECT_LE(worst_p, claim(precision));
     EXPECT_LE(worst_e, claim(precision));
-    std::printf("site field vs long double, precision %d, %lld sites, %lld points: phi %.2e, E %.2e\n", precision,
-                static_cast<long long>(m), static_cast<long long>(n), worst_p, worst_e);
+    std::printf("site field vs long double, precision %d, %lld sites, %lld points%s: phi %.2e, E %.2e\n", precision,
+                static_cast<long long>(m), static_cast<long long>(n), one_weight ? " of one weight" : "", worst_p,
+                worst_e);
     qmmm_field_destroy(f);
 }
 
 TEST(ForcesSites, MatchLongDoubleEveryKindAndPrecision) {
     REQUIRE_BACKEND();
-    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
-        check_sites_reference(cells_system(2500, 21), p);
-        for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
-            check_sites_reference(charges_system(600, scr, 30 + scr), p);
-    }
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
+        for (bool one : {false, true}) {
+            check_sites_reference(cells_system(2500, 21), p, 40, one);
+            for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
+                check_sites_reference(charges_system(600, scr, 30 + scr), p, 40, one);
+        }
 }
 
 // More points than one chunk (1,024): the CPU sums each chunk apart and adds them (a call of one chunk writes its
 // sums straight into the outputs instead).
 TEST(ForcesSites, SeveralChunksOfPoints) {
     REQUIRE_BACKEND();
-    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
-        check_sites_reference(cells_system(700, 22), p, 2500);
-        check_sites_reference(charges_system(300, QMMM_SCREEN_EXP, 23), p, 1100);
-    }
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        for (bool one : {false, true}) {
+            check_sites_reference(cells_system(700, 22), p, 2500, one);
+            check_sites_reference(charges_system(300, QMMM_SCREEN_EXP, 23), p, 1100, one);
+        }
 }
 
 // Newton's third law between the calls: sum_k Q_k E_k + sum_i w_i grad_i = 0 (Q_k = -c_k), relative to the sum of
@@ -442,7 +446,7 @@ TEST(ForcesForms, AccumulatorEqualsThePlainCallOnEveryPath) {
                     const int64_t n = counts[c];
                     const std::vector<double> pc = random_points(n, 200 + c);
                     std::vector<double> w(n);
-                    for (int64_t i = 0; i < n; ++i) w[i] = i % 4 == 0 ? 2.5 : -1.0;
+                    for (int64_t i = 0; i < n; ++i) w[i] = c == 1 || i % 4 != 0 ? -1.0 : 2.5;  // call 1: one weight
                     ASSERT_EQ(qmmm_field_site_field(f, n, pc.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS);
                     for (int64_t k = 0; k < m; ++k) {
                         acc_p[k] += weights[c] * phi[k];

@@ -113,7 +113,8 @@ struct Sums {
 // site minus the point: the gradient at the point and the field at the site alike), c already scaled by kPre (cs).
 // Careful: lanes within the singular radius take c on_value and no vector term (onv: on_value / (kPre kUnscale));
 // every other lane computes exactly what the fast form computes. Fast: dm keeps the lanes' smallest d^2 instead.
-template <class T, bool careful>
+// Unweighted (the reverse field of points of one weight): c = 1, cs unused, the multiply by it left out.
+template <class T, bool careful, bool weighted = true>
 QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<T>::R dz, typename V<T>::R cs,
                            typename V<T>::R onv, typename V<T>::M m, Sums<T> &s, typename V<T>::R &dm) {
     using v = V<T>;
@@ -123,12 +124,13 @@ QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<
     if constexpr (careful) {
         const auto on = v::lt(d2, v::set1(T(kSingularRadius2)));
         r = v::blend(on, recip(v::blend(on, d2, v::set1(T(1)))), v::zero());
-        cr = v::mul(cs, r);
-        s.u = v::mask_add(s.u, m, v::mul(cs, v::blend(on, r, onv)));
+        cr = weighted ? v::mul(cs, r) : r;
+        const R u = v::blend(on, r, onv);
+        s.u = v::mask_add(s.u, m, weighted ? v::mul(cs, u) : u);
     } else {
         dm = v::mask_min(dm, m, dm, d2);
         r = recip(d2);
-        cr = v::mul(cs, r);
+        cr = weighted ? v::mul(cs, r) : r;
         s.u = v::mask_add(s.u, m, cr);
     }
     const R g = v::mul(cr, v::mul(r, r));
@@ -213,7 +215,8 @@ QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
 // to the tile's double sums dph, dex, dey, dez. G vectors of sites at a time keep their coordinates and sums in
 // registers while the points stream past (a point is 4 broadcasts); a site's sums take the points one after the
 // other, so its bits depend neither on G nor on np. The singular radius as the gradient's (grad_plain), per G vectors.
-template <class T, int G, bool careful>
+// Unweighted: the weights are left out of the pair term (a multiply less a pair; PointWeights).
+template <class T, int G, bool careful, bool weighted>
 QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *yk, const typename V<T>::R *zk,
                             const typename V<T>::M *mk, typename V<T>::R onv, const T *pw, int64_t np, Sums<T> *s,
                             typename V<T>::R &dm) {
@@ -222,9 +225,10 @@ QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *
     for (int g = 0; g < G; ++g) s[g].u = s[g].x = s[g].y = s[g].z = v::zero();
     for (int64_t i = 0; i < np; ++i) {
         const T *p = pw + 4 * i;
-        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = v::set1(p[3]);
+        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = weighted ? v::set1(p[3]) : v::zero();
         for (int g = 0; g < G; ++g)
-            pair_term<T, careful>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv, mk[g], s[g], dm);
+            pair_term<T, careful, weighted>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv, mk[g],
+                                            s[g], dm);
     }
 }
 
@@ -253,15 +257,30 @@ QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, do
         phi[k] = t[0][k], e[3 * k] = t[1][k], e[3 * k + 1] = t[2][k], e[3 * k + 2] = t[3][k];
 }
 
-// One vector of sites' T sums (the value sums times kUnscale) into the outputs: float's 16 lanes as two halves of 8.
-QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok) {
-    put8(m, s.u, s.x, s.y, s.z, phi, e, ok);
+// The points' weights as the reverse field's loops take them. Weighted: each point's own, w times kPre (in pw), in
+// every pair term, and scale = 1. Unweighted, where every point of the call has one weight w: none in the pair terms
+// (a multiply less a pair: the weight of the electrons of a walker, the common call), and the sums times scale = w
+// kPre as they leave T (one rounding where the weighted sum has one a term).
+struct PointWeights {
+    bool weighted;
+    double scale;
+};
+
+// A vector of T sums times f in double: float's lanes 0-7 (lo) or 8-15 (hi).
+QMMM_AVX512 __m512d scaled(__m512d v, double f) { return f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f)); }
+
+// One vector of sites' T sums (the value sums times kUnscale, all times scale) into the outputs: float's 16 lanes as
+// two halves of 8.
+QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok, double f) {
+    put8(m, scaled(s.u, f), scaled(s.x, f), scaled(s.y, f), scaled(s.z, f), phi, e, ok);
 }
-QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok) {
-    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
-    put8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), phi, e, ok);
+QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok, double f) {
+    const double fu = V<float>::kUnscale * f;
+    put8(static_cast<__mmask8>(m), scaled(lo(s.u), fu), scaled(lo(s.x), f), scaled(lo(s.y), f), scaled(lo(s.z), f),
+         phi, e, ok);
     if (m >> 8)
-        put8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), phi + 8, e + 24, ok);
+        put8(static_cast<__mmask8>(m >> 8), scaled(hi(s.u), fu), scaled(hi(s.x), f), scaled(hi(s.y), f),
+             scaled(hi(s.z), f), phi + 8, e + 24, ok);
 }
 
 // weight * v rounded on its own: the empty asm hides the product from the compiler, which would otherwise contract
@@ -288,20 +307,24 @@ QMMM_AVX512 void acc8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, co
 }
 
 // One vector of sites' T sums into the accumulator at o (put_sites' values).
-QMMM_AVX512 void acc_sites(__mmask8 m, const Sums<double> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok) {
-    acc8(m, s.u, s.x, s.y, s.z, acc, o, ok);
+QMMM_AVX512 void acc_sites(__mmask8 m, const Sums<double> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok,
+                           double f) {
+    acc8(m, scaled(s.u, f), scaled(s.x, f), scaled(s.y, f), scaled(s.z, f), acc, o, ok);
 }
-QMMM_AVX512 void acc_sites(__mmask16 m, const Sums<float> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok) {
-    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
-    acc8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), acc, o, ok);
+QMMM_AVX512 void acc_sites(__mmask16 m, const Sums<float> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok,
+                           double f) {
+    const double fu = V<float>::kUnscale * f;
+    acc8(static_cast<__mmask8>(m), scaled(lo(s.u), fu), scaled(lo(s.x), f), scaled(lo(s.y), f), scaled(lo(s.z), f),
+         acc, o, ok);
     if (m >> 8)
-        acc8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), acc, o + 8, ok);
+        acc8(static_cast<__mmask8>(m >> 8), scaled(hi(s.u), fu), scaled(hi(s.x), f), scaled(hi(s.y), f),
+             scaled(hi(s.z), f), acc, o + 8, ok);
 }
 
 // The sites [0, m) in blocks of G vectors, each vector's sums handed to sink(offset, mask, sums) at its block's end.
 template <class T, int G, class Sink>
 QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,
-                              Sink &&sink) {
+                              bool weighted, Sink &&sink) {
     using v = V<T>;
     using R = typename v::R;
     using M = typename v::M;
@@ -315,8 +338,13 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
             mk[g] = o < m ? v::head(m - o) : M(0);
             xk[g] = v::load(mk[g], x + o), yk[g] = v::load(mk[g], y + o), zk[g] = v::load(mk[g], z + o);
         }
-        sites_pass<T, G, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
-        if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        if (weighted) {
+            sites_pass<T, G, false, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+            if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        } else {
+            sites_pass<T, G, false, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
+            if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        }
         for (int g = 0; g < G; ++g)
             if (mk[g]) sink(k + g * v::kLanes, mk[g], s[g]);
     }
@@ -325,11 +353,12 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
 // The sites' sums added to the tile's double sums dph, dex, dey, dez (one chunk of points of several).
 template <class T, int G>
 __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
-                                                    double *dez) {
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
-        add_to(mk, dph + o, s.u, V<T>::kUnscale), add_to(mk, dex + o, s.x, 1.0);
-        add_to(mk, dey + o, s.y, 1.0), add_to(mk, dez + o, s.z, 1.0);
+                                                    const T *pw, int64_t np, PointWeights pwt, double *dph,
+                                                    double *dex, double *dey, double *dez) {
+    const double f = pwt.scale;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        add_to(mk, dph + o, s.u, V<T>::kUnscale * f), add_to(mk, dex + o, s.x, f);
+        add_to(mk, dey + o, s.y, f), add_to(mk, dez + o, s.z, f);
     });
 }
 
@@ -337,10 +366,11 @@ __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const
 // e[3k..3k+2], the bits of sites_plain into zeroed sums and sites_store. Returns whether every value is finite.
 template <class T, int G>
 __attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                        const T *pw, int64_t np, double *phi, double *e) {
+                                                        const T *pw, int64_t np, PointWeights pwt, double *phi,
+                                                        double *e) {
     __mmask8 ok = 0xff;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
-        put_sites(mk, s, phi + o, e + 3 * o, ok);
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        put_sites(mk, s, phi + o, e + 3 * o, ok, pwt.scale);
     });
     return ok == 0xff;
 }
@@ -348,10 +378,11 @@ __attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, c
 // sites_plain_out's values added to the accumulator: site k at o + k of its arrays.
 template <class T, int G>
 __attribute__((target("avx512f"))) bool sites_plain_acc(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                        const T *pw, int64_t np, const SiteAccum &acc, int64_t o) {
+                                                        const T *pw, int64_t np, PointWeights pwt,
+                                                        const SiteAccum &acc, int64_t o) {
     __mmask8 ok = 0xff;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
-        acc_sites(mk, s, acc, o + k, ok);
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        acc_sites(mk, s, acc, o + k, ok, pwt.scale);
     });
     return ok == 0xff;
 }
