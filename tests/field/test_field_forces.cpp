@@ -291,6 +291,51 @@ TEST(ForcesSites, MatchLongDoubleEveryKindAndPrecision) {
         }
 }
 
+// Points on cell centres (cell_volume set): a cell takes w C / h from a point on it (C = 6 ln((1 + sqrt 3) / sqrt 2) -
+// pi / 2, h the cell's edge) and no field; the CPU's loops handle such a point in a careful pass over its vector of
+// sites, which here is a whole one (cell 5) and the tile's last, partial one (cell 197); one weight and several.
+TEST(ForcesSites, PointsOnCellCentres) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(200, 8);
+    const double vol = 0.008;
+    qmmm_field f = make(s, QMMM_PRECISION_DOUBLE, 0, vol);
+    const long double pi = 3.14159265358979323846264338327950288L;
+    const long double self = (6 * logl((1 + sqrtl(3.0L)) / sqrtl(2.0L)) - pi / 2) / cbrtl((long double)vol);
+    const int64_t n = 30, m = s.sites();
+    std::vector<double> p = random_points(n, 15);
+    std::copy(&s.xyz[3 * 5], &s.xyz[3 * 5 + 3], &p[3 * 4]);
+    std::copy(&s.xyz[3 * 197], &s.xyz[3 * 197 + 3], &p[3 * 11]);
+    const std::vector<Site> st = sites_of(s);
+    for (bool one : {false, true}) {
+        std::vector<double> w(n), phi(m), e(3 * m);
+        for (int64_t i = 0; i < n; ++i) w[i] = one ? -1.3 : i % 5 == 0 ? 1.0 + i % 7 : -1.0;
+        ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS)
+            << qmmm_error_message();
+        double worst_p = 0, worst_e = 0;
+        for (int64_t k = 0; k < m; ++k) {
+            long double rp = 0, re[3] = {0, 0, 0}, sp = 0, se = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                const long double dx = st[k].x - p[3 * i], dy = st[k].y - p[3 * i + 1], dz = st[k].z - p[3 * i + 2];
+                const long double d = sqrtl(dx * dx + dy * dy + dz * dz);
+                if (d == 0) {
+                    rp += w[i] * self, sp += fabsl(w[i] * self);
+                    continue;
+                }
+                rp += w[i] / d, sp += fabsl(w[i] / d), se += fabsl(w[i] / (d * d));
+                re[0] += w[i] * dx / (d * d * d), re[1] += w[i] * dy / (d * d * d), re[2] += w[i] * dz / (d * d * d);
+            }
+            worst_p = std::max(worst_p, double(fabsl(phi[k] - rp) / sp));
+            for (int c = 0; c < 3; ++c) worst_e = std::max(worst_e, double(fabsl(e[3 * k + c] - re[c]) / se));
+        }
+        EXPECT_LE(worst_p, 1e-13) << one;
+        EXPECT_LE(worst_e, 1e-13) << one;
+        // the cells the points are on: their self term is there (about 12 hartree a unit weight, far above the rest)
+        EXPECT_GT(std::fabs(phi[5]), 0.5 * std::fabs(w[4]) * double(self));
+        EXPECT_GT(std::fabs(phi[197]), 0.5 * std::fabs(w[11]) * double(self));
+    }
+    qmmm_field_destroy(f);
+}
+
 // More points than one chunk (1,024): the CPU sums each chunk apart and adds them (a call of one chunk writes its
 // sums straight into the outputs instead).
 TEST(ForcesSites, SeveralChunksOfPoints) {
