@@ -412,7 +412,8 @@ __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const
                                                     const T *pw, int64_t np, PointWeights pwt, double *dph,
                                                     double *dex, double *dey, double *dez) {
     const double f = pwt.scale;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
         add_to(mk, dph + o, s.u, V<T>::kUnscale * f), add_to(mk, dex + o, s.x, f);
         add_to(mk, dey + o, s.y, f), add_to(mk, dez + o, s.z, f);
     });
@@ -425,7 +426,8 @@ __attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, c
                                                         const T *pw, int64_t np, PointWeights pwt, double *phi,
                                                         double *e) {
     __mmask8 ok = 0xff;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
         put_sites(mk, s, phi + o, e + 3 * o, ok, pwt.scale);
     });
     return ok == 0xff;
@@ -437,7 +439,8 @@ __attribute__((target("avx512f"))) bool sites_plain_acc(int64_t m, const T *x, c
                                                         const T *pw, int64_t np, PointWeights pwt,
                                                         const SiteAccum &acc, int64_t o) {
     __mmask8 ok = 0xff;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted, [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
         acc_sites(mk, s, acc, o + k, ok, pwt.scale);
     });
     return ok == 0xff;
