@@ -226,13 +226,15 @@ QMMM_AVX512 __m512d hi(__m512 v) {
     return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
-// T sums of a vector added into double sums d (masked), times f (a power of two): float's 16 lanes as two halves of 8.
+// T sums of a vector added into double sums d (masked), times f: float's 16 lanes as two halves of 8.
 QMMM_AVX512 void add_to(__mmask8 m, double *d, __m512d v, double f) {
     const __m512d t = f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f));
     _mm512_mask_storeu_pd(d, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, d), t));
 }
 QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
-    add_to(static_cast<__mmask8>(m), d, lo(v), f), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(v), f);
+    // float's sums are scaled in float (f rounded to float), as finish16 scales them: the same bits on either path
+    const __m512 t = f == 1.0 ? v : _mm512_mul_ps(v, _mm512_set1_ps(static_cast<float>(f)));
+    add_to(static_cast<__mmask8>(m), d, lo(t), 1.0), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(t), 1.0);
 }
 
 // The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed

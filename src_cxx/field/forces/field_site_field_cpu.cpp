@@ -2,8 +2,10 @@
 //
 // Site k: phi_k = sum_i w_i g_k(d_ik), E_k = -grad_Rk phi_k = -sum_i w_i h_k(d_ik) (R_k - r_i) (field_forces_shared.hpp).
 // Per site a fixed order: the points in index order, in T, flushed into the site's double sums every kFieldChunk
-// points. Threads take tiles of sites (each site is summed by one thread), vectorised across the sites of a tile, so
-// a site's bits depend on neither the thread count nor the other sites.
+// points (points that all have one weight: their terms without it, each flush times it). Threads take tiles of sites
+// (each site is summed by one thread), vectorised across the sites of a tile, so a site's bits depend on neither the
+// thread count nor the other sites. The site accumulator's calls add each tile's values to the running sums inside
+// the same loop (SiteAccum).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
