@@ -7,10 +7,11 @@
 // per component against the CPU's DOUBLE gradient (relative to sum |q|/d^2, on up to 64 of the points).
 // Reverse field: qmmm_field_site_field and qmmm_field_site_accum_add (the accumulating form a run uses) against the
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
-// (weights -1): pair rates (N x M pairs a second) and the reverse rate as a fraction of the forward one (the issue's
-// target: >= 0.8). Beside them the field gradient at the sites, qmmm_field_site_field_grad, and the accumulator's add
-// with its gradient option on (the dipoles' forces): their times over the site field's and the plain add's.
-// Times: median of 5 blocks of at least min-time / 5 each, after one untimed call.
+// (weights -1), per precision (MIXED's reverse field is DOUBLE's, against MIXED's forward call): pair rates (N x M
+// pairs a second) and the reverse rate as a fraction of the forward one (the target: >= 0.8). Beside them the
+// field gradient at the sites, qmmm_field_site_field_grad, and the accumulator's add with its gradient option on (the
+// dipoles' forces): their times over the site field's and the plain add's. Times: median of 5 blocks of at least
+// min-time / 5 each, after one untimed call.
 // Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field (tolerance --split-tol) of a density on a lattice
 // (--split-cells cells, 0.3 bohr apart, a Gaussian of width 3 bohr, as a molecule's environment; random point-like
 // cells would ask the grid for deep refinement around each) and the 8 nuclei, over the box [-3, 3]^3 bohr, N points
@@ -245,7 +246,7 @@ int main(int argc, char **argv) {
         std::printf("%-5s %-7s %6s %10s %10s %10s %8s %8s %8s %8s\n", "", "prec", "N", "forward", "sites", "accum",
                     "sites/f", "accum/f", "grad/s", "accg/acc");
         for (int b : backends)
-            for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
+            for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
                 qmmm_field f = make(s, b, prec);
                 for (int np : {22, 1024, 8192}) {
                     const std::vector<double> p = make_points(np, 6);

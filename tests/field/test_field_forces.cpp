@@ -5,6 +5,7 @@
 // QMMM_TEST_CUDA; it also compares CUDA with the CPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -247,12 +248,13 @@ TEST(ForcesGrad, CellSelfTerm) {
     qmmm_field_destroy(f);
 }
 
-// The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d.
-void check_sites_reference(const Sys &s, int precision, int64_t n = 40) {
+// The field at the sites against long double: phi_k = sum w g, E_k = -sum w g'(d) (R - r)/d. one_weight: every point
+// of the call has the weight -1.3 (the CPU's loops then leave the weight out of the pair terms), else several.
+void check_sites_reference(const Sys &s, int precision, int64_t n = 40, bool one_weight = false) {
     qmmm_field f = make(s, precision);
     const std::vector<double> p = random_points(n, 9);
     std::vector<double> w(n);
-    for (int64_t i = 0; i < n; ++i) w[i] = i % 5 == 0 ? 1.0 + i % 7 : -1.0;
+    for (int64_t i = 0; i < n; ++i) w[i] = one_weight ? -1.3 : i % 5 == 0 ? 1.0 + i % 7 : -1.0;
     const int64_t m = s.sites();
     std::vector<double> phi(m), e(3 * m);
     ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS) << qmmm_error_message();
@@ -273,28 +275,76 @@ void check_sites_reference(const Sys &s, int precision, int64_t n = 40) {
     }
     EXPECT_LE(worst_p, claim(precision));
     EXPECT_LE(worst_e, claim(precision));
-    std::printf("site field vs long double, precision %d, %lld sites, %lld points: phi %.2e, E %.2e\n", precision,
-                static_cast<long long>(m), static_cast<long long>(n), worst_p, worst_e);
+    std::printf("site field vs long double, precision %d, %lld sites, %lld points%s: phi %.2e, E %.2e\n", precision,
+                static_cast<long long>(m), static_cast<long long>(n), one_weight ? " of one weight" : "", worst_p,
+                worst_e);
     qmmm_field_destroy(f);
 }
 
 TEST(ForcesSites, MatchLongDoubleEveryKindAndPrecision) {
     REQUIRE_BACKEND();
-    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
-        check_sites_reference(cells_system(2500, 21), p);
-        for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
-            check_sites_reference(charges_system(600, scr, 30 + scr), p);
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
+        for (bool one : {false, true}) {
+            check_sites_reference(cells_system(2500, 21), p, 40, one);
+            for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
+                check_sites_reference(charges_system(600, scr, 30 + scr), p, 40, one);
+        }
+}
+
+// Points on cell centres (cell_volume set): a cell takes w C / h from a point on it (C = 6 ln((1 + sqrt 3) / sqrt 2) -
+// pi / 2, h the cell's edge) and no field; the CPU's loops handle such a point in a careful pass over its vector of
+// sites, which here is a whole one (cell 5) and the tile's last, partial one (cell 197); one weight and several.
+TEST(ForcesSites, PointsOnCellCentres) {
+    REQUIRE_BACKEND();
+    const Sys s = cells_system(200, 8);
+    const double vol = 0.008;
+    qmmm_field f = make(s, QMMM_PRECISION_DOUBLE, 0, vol);
+    const long double pi = 3.14159265358979323846264338327950288L;
+    const long double self = (6 * logl((1 + sqrtl(3.0L)) / sqrtl(2.0L)) - pi / 2) / cbrtl((long double)vol);
+    const int64_t n = 30, m = s.sites();
+    std::vector<double> p = random_points(n, 15);
+    std::copy(&s.xyz[3 * 5], &s.xyz[3 * 5 + 3], &p[3 * 4]);
+    std::copy(&s.xyz[3 * 197], &s.xyz[3 * 197 + 3], &p[3 * 11]);
+    const std::vector<Site> st = sites_of(s);
+    for (bool one : {false, true}) {
+        std::vector<double> w(n), phi(m), e(3 * m);
+        for (int64_t i = 0; i < n; ++i) w[i] = one ? -1.3 : i % 5 == 0 ? 1.0 + i % 7 : -1.0;
+        ASSERT_EQ(qmmm_field_site_field(f, n, p.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS)
+            << qmmm_error_message();
+        double worst_p = 0, worst_e = 0;
+        for (int64_t k = 0; k < m; ++k) {
+            long double rp = 0, re[3] = {0, 0, 0}, sp = 0, se = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                const long double dx = st[k].x - p[3 * i], dy = st[k].y - p[3 * i + 1], dz = st[k].z - p[3 * i + 2];
+                const long double d = sqrtl(dx * dx + dy * dy + dz * dz);
+                if (d == 0) {
+                    rp += w[i] * self, sp += fabsl(w[i] * self);
+                    continue;
+                }
+                rp += w[i] / d, sp += fabsl(w[i] / d), se += fabsl(w[i] / (d * d));
+                re[0] += w[i] * dx / (d * d * d), re[1] += w[i] * dy / (d * d * d), re[2] += w[i] * dz / (d * d * d);
+            }
+            worst_p = std::max(worst_p, double(fabsl(phi[k] - rp) / sp));
+            for (int c = 0; c < 3; ++c) worst_e = std::max(worst_e, double(fabsl(e[3 * k + c] - re[c]) / se));
+        }
+        EXPECT_LE(worst_p, 1e-13) << one;
+        EXPECT_LE(worst_e, 1e-13) << one;
+        // the cells the points are on: their self term is there (about 12 hartree a unit weight, far above the rest)
+        EXPECT_GT(std::fabs(phi[5]), 0.5 * std::fabs(w[4]) * double(self));
+        EXPECT_GT(std::fabs(phi[197]), 0.5 * std::fabs(w[11]) * double(self));
     }
+    qmmm_field_destroy(f);
 }
 
 // More points than one chunk (1,024): the CPU sums each chunk apart and adds them (a call of one chunk writes its
 // sums straight into the outputs instead).
 TEST(ForcesSites, SeveralChunksOfPoints) {
     REQUIRE_BACKEND();
-    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE}) {
-        check_sites_reference(cells_system(700, 22), p, 2500);
-        check_sites_reference(charges_system(300, QMMM_SCREEN_EXP, 23), p, 1100);
-    }
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        for (bool one : {false, true}) {
+            check_sites_reference(cells_system(700, 22), p, 2500, one);
+            check_sites_reference(charges_system(300, QMMM_SCREEN_EXP, 23), p, 1100, one);
+        }
 }
 
 // Newton's third law between the calls: sum_k Q_k E_k + sum_i w_i grad_i = 0 (Q_k = -c_k), relative to the sum of
@@ -420,6 +470,51 @@ TEST(ForcesForms, AsyncSumAndAccumulatorEqualThePlainCall) {
     ASSERT_EQ(qmmm_field_eval_grad_async(f, n, p.data(), u_late.data(), g_late.data()), QMMM_SUCCESS);
     EXPECT_EQ(qmmm_field_destroy(f), QMMM_SUCCESS) << qmmm_error_message();
     EXPECT_EQ(0, std::memcmp(u.data(), u_done.data(), n * 8));
+}
+
+// The accumulator's sums are weight * the plain call's values, bit for bit, on every path of the CPU's loops: one chunk
+// of points and several, density cells and charges (screened ones kept in their own order), SINGLE and DOUBLE, one
+// thread and three; a failing call between them leaves the sums as they were.
+TEST(ForcesForms, AccumulatorEqualsThePlainCallOnEveryPath) {
+    REQUIRE_BACKEND();
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        for (int sys = 0; sys < 2; ++sys)
+            for (int threads : {1, 3}) {
+                const Sys s = sys == 0 ? cells_system(700, 61) : charges_system(900, QMMM_SCREEN_GAUSSIAN, 62);
+                qmmm_field f = make(s, prec, threads);
+                const int64_t m = s.sites();
+                std::vector<double> acc_p(m, 0.0), acc_e(3 * m, 0.0), phi(m), e(3 * m);
+                const int64_t counts[3] = {37, 1500, 5};
+                const double weights[3] = {0.75, -1.5, 3.0};
+                ASSERT_EQ(qmmm_field_site_accum_reset(f), QMMM_SUCCESS);
+                for (int c = 0; c < 3; ++c) {
+                    const int64_t n = counts[c];
+                    const std::vector<double> pc = random_points(n, 200 + c);
+                    std::vector<double> w(n);
+                    for (int64_t i = 0; i < n; ++i) w[i] = c == 1 || i % 4 != 0 ? -1.0 : 2.5;  // call 1: one weight
+                    ASSERT_EQ(qmmm_field_site_field(f, n, pc.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS);
+                    for (int64_t k = 0; k < m; ++k) {
+                        acc_p[k] += weights[c] * phi[k];
+                        for (int j = 0; j < 3; ++j) acc_e[3 * k + j] += weights[c] * e[3 * k + j];
+                    }
+                    ASSERT_EQ(qmmm_field_site_accum_add(f, n, pc.data(), w.data(), weights[c]), QMMM_SUCCESS)
+                        << qmmm_error_message();
+                    if (c == 0) {  // a point on a nucleus among others
+                        std::vector<double> bad = random_points(40, 300);
+                        std::copy(s.nuc_xyz.begin(), s.nuc_xyz.begin() + 3, bad.begin() + 3 * 17);
+                        const std::vector<double> wb(40, -1.0);
+                        EXPECT_EQ(qmmm_field_site_accum_add(f, 40, bad.data(), wb.data(), 1.0), QMMM_ERR_SINGULAR);
+                    }
+                }
+                double wsum = 0;
+                int64_t calls = 0;
+                ASSERT_EQ(qmmm_field_site_accum_read(f, phi.data(), e.data(), &wsum, &calls), QMMM_SUCCESS);
+                EXPECT_EQ(calls, 3);
+                EXPECT_EQ(0, std::memcmp(phi.data(), acc_p.data(), m * 8)) << prec << " " << sys << " " << threads;
+                EXPECT_EQ(0, std::memcmp(e.data(), acc_e.data(), 3 * m * 8)) << prec << " " << sys << " " << threads;
+                EXPECT_NE(acc_p[m - 1], 0.0);
+                qmmm_field_destroy(f);
+            }
 }
 
 // A SPLIT field's gradient is within its tolerance per component (the split's own gradient on the CPU,

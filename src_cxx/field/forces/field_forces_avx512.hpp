@@ -9,9 +9,11 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu_simd.hpp"
 #include "backend/field_shared.hpp"
+#include "forces/field_forces_cpu.hpp"
 
 namespace qmmm {
 
@@ -75,6 +77,8 @@ struct V<double> {
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_pd(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_pd(a, b); }
+    QMMM_AVX512 static R min(R a, R b) { return _mm512_min_pd(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_pd(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_pd(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
@@ -96,6 +100,8 @@ struct V<float> {
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_ps(a, b); }
+    QMMM_AVX512 static R min(R a, R b) { return _mm512_min_ps(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_ps(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
@@ -115,22 +121,44 @@ struct Sums {
 // site minus the point: the gradient at the point and the field at the site alike), c already scaled by kPre (cs).
 // Careful: lanes within the singular radius take c on_value and no vector term (onv: on_value / (kPre kUnscale));
 // every other lane computes exactly what the fast form computes. Fast: dm keeps the lanes' smallest d^2 instead.
-template <class T, bool careful>
+// Unweighted (the reverse field of points of one weight): c = 1, cs unused, the multiply by it left out. full: every
+// lane is in m (the same values without the masks).
+template <class T, bool careful, bool weighted = true, bool full = false>
 QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<T>::R dz, typename V<T>::R cs,
                            typename V<T>::R onv, typename V<T>::M m, Sums<T> &s, typename V<T>::R &dm) {
     using v = V<T>;
     using R = typename v::R;
+    if constexpr (full) {  // the masked forms below on every lane
+        const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
+        R r, cr;
+        if constexpr (careful) {
+            const auto on = v::lt(d2, v::set1(T(kSingularRadius2)));
+            r = v::blend(on, recip(v::blend(on, d2, v::set1(T(1)))), v::zero());
+            cr = weighted ? v::mul(cs, r) : r;
+            const R u = v::blend(on, r, onv);
+            s.u = v::add(s.u, weighted ? v::mul(cs, u) : u);
+        } else {
+            dm = v::min(dm, d2);
+            r = recip(d2);
+            cr = weighted ? v::mul(cs, r) : r;
+            s.u = v::add(s.u, cr);
+        }
+        const R g = v::mul(cr, v::mul(r, r));
+        s.x = v::fmadd(g, dx, s.x), s.y = v::fmadd(g, dy, s.y), s.z = v::fmadd(g, dz, s.z);
+        return;
+    }
     const R d2 = v::fmadd(dz, dz, v::fmadd(dy, dy, v::mul(dx, dx)));
     R r, cr;
     if constexpr (careful) {
         const auto on = v::lt(d2, v::set1(T(kSingularRadius2)));
         r = v::blend(on, recip(v::blend(on, d2, v::set1(T(1)))), v::zero());
-        cr = v::mul(cs, r);
-        s.u = v::mask_add(s.u, m, v::mul(cs, v::blend(on, r, onv)));
+        cr = weighted ? v::mul(cs, r) : r;
+        const R u = v::blend(on, r, onv);
+        s.u = v::mask_add(s.u, m, weighted ? v::mul(cs, u) : u);
     } else {
         dm = v::mask_min(dm, m, dm, d2);
         r = recip(d2);
-        cr = v::mul(cs, r);
+        cr = weighted ? v::mul(cs, r) : r;
         s.u = v::mask_add(s.u, m, cr);
     }
     const R g = v::mul(cr, v::mul(r, r));
@@ -201,13 +229,15 @@ QMMM_AVX512 __m512d hi(__m512 v) {
     return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
-// T sums of a vector added into double sums d (masked), times f (a power of two): float's 16 lanes as two halves of 8.
+// T sums of a vector added into double sums d (masked), times f: float's 16 lanes as two halves of 8.
 QMMM_AVX512 void add_to(__mmask8 m, double *d, __m512d v, double f) {
     const __m512d t = f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f));
     _mm512_mask_storeu_pd(d, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, d), t));
 }
 QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
-    add_to(static_cast<__mmask8>(m), d, lo(v), f), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(v), f);
+    // float's sums are scaled in float (f rounded to float), as finish16 scales them: the same bits on either path
+    const __m512 t = f == 1.0 ? v : _mm512_mul_ps(v, _mm512_set1_ps(static_cast<float>(f)));
+    add_to(static_cast<__mmask8>(m), d, lo(t), 1.0), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(t), 1.0);
 }
 
 // The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed
@@ -215,7 +245,8 @@ QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
 // to the tile's double sums dph, dex, dey, dez. G vectors of sites at a time keep their coordinates and sums in
 // registers while the points stream past (a point is 4 broadcasts); a site's sums take the points one after the
 // other, so its bits depend neither on G nor on np. The singular radius as the gradient's (grad_plain), per G vectors.
-template <class T, int G, bool careful>
+// Unweighted: the weights are left out of the pair term (a multiply less a pair; PointWeights).
+template <class T, int G, bool careful, bool weighted, bool full>
 QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *yk, const typename V<T>::R *zk,
                             const typename V<T>::M *mk, typename V<T>::R onv, const T *pw, int64_t np, Sums<T> *s,
                             typename V<T>::R &dm) {
@@ -224,21 +255,16 @@ QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *
     for (int g = 0; g < G; ++g) s[g].u = s[g].x = s[g].y = s[g].z = v::zero();
     for (int64_t i = 0; i < np; ++i) {
         const T *p = pw + 4 * i;
-        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = v::set1(p[3]);
+        const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = weighted ? v::set1(p[3]) : v::zero();
         for (int g = 0; g < G; ++g)
-            pair_term<T, careful>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv, mk[g], s[g], dm);
+            pair_term<T, careful, weighted, full>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv,
+                                                  mk[g], s[g], dm);
     }
 }
 
-// Eight sites' double sums into the outputs, phi[k] and e[3k..3k+2] for the lanes of m (interleaved by permutes where
-// all eight are there), as 0 + v: the bits that sums started from zero give (-0 becomes +0). ok loses the lanes of m
-// whose values are not all finite (x * 0 == 0 fails).
-QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, double *phi, double *e, __mmask8 &ok) {
-    const __m512d zero = _mm512_setzero_pd();
-    a = _mm512_add_pd(zero, a), x = _mm512_add_pd(zero, x), y = _mm512_add_pd(zero, y), z = _mm512_add_pd(zero, z);
-    const __m512d f = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a, zero), _mm512_mul_pd(x, zero)),
-                                    _mm512_add_pd(_mm512_mul_pd(y, zero), _mm512_mul_pd(z, zero)));
-    ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(f, zero, _CMP_EQ_OQ) | static_cast<__mmask8>(~m));
+// Eight sites' values into the outputs, phi[k] and e[3k..3k+2] for the lanes of m (interleaved by permutes where all
+// eight are there).
+QMMM_AVX512 void store8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, double *phi, double *e) {
     if (m == 0xff) {
         const __m512i i0 = _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), j0 = _mm512_setr_epi64(0, 0, 0, 0, 0, 1, 0, 0);
         const __m512i i1 = _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), j1 = _mm512_setr_epi64(2, 0, 0, 3, 0, 0, 4, 0);
@@ -255,21 +281,104 @@ QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, do
         phi[k] = t[0][k], e[3 * k] = t[1][k], e[3 * k + 1] = t[2][k], e[3 * k + 2] = t[3][k];
 }
 
-// One vector of sites' T sums (the value sums times kUnscale) into the outputs: float's 16 lanes as two halves of 8.
-QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok) {
-    put8(m, s.u, s.x, s.y, s.z, phi, e, ok);
+// Eight sites' double sums v (phi, Ex, Ey, Ez) as values: 0 + v, the bits that sums started from zero give (-0 becomes
+// +0). ok loses the lanes of m whose values are not all finite (x * 0 == 0 fails).
+QMMM_AVX512 void finish8(__mmask8 m, __m512d *v, __mmask8 &ok) {
+    const __m512d zero = _mm512_setzero_pd();
+    for (int q = 0; q < 4; ++q) v[q] = _mm512_add_pd(zero, v[q]);
+    const __m512d f = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(v[0], zero), _mm512_mul_pd(v[1], zero)),
+                                    _mm512_add_pd(_mm512_mul_pd(v[2], zero), _mm512_mul_pd(v[3], zero)));
+    ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(f, zero, _CMP_EQ_OQ) | static_cast<__mmask8>(~m));
 }
-QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok) {
-    const __m512d un = _mm512_set1_pd(V<float>::kUnscale);
-    put8(static_cast<__mmask8>(m), _mm512_mul_pd(lo(s.u), un), lo(s.x), lo(s.y), lo(s.z), phi, e, ok);
-    if (m >> 8)
-        put8(static_cast<__mmask8>(m >> 8), _mm512_mul_pd(hi(s.u), un), hi(s.x), hi(s.y), hi(s.z), phi + 8, e + 24, ok);
+
+// Eight sites' double sums into the outputs (finish8, store8).
+QMMM_AVX512 void put8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, double *phi, double *e, __mmask8 &ok) {
+    __m512d v[4] = {a, x, y, z};
+    finish8(m, v, ok);
+    store8(m, v[0], v[1], v[2], v[3], phi, e);
+}
+
+// Sixteen sites' float sums as values in double, lo[q] lanes 0-7 and hi[q] lanes 8-15: the value sums times kUnscale
+// f, the field's times f, each scaled and made 0 + v in one fused multiply-add in float (exact where f is a power of
+// two, as for the weighted sums' f = 1), then checked as finish8 does on all 16 lanes at once and widened (exact).
+QMMM_AVX512 void finish16(__mmask16 m, const Sums<float> &s, double f, __m512d *lo4, __m512d *hi4, __mmask8 &ok) {
+    const __m512 zero = _mm512_setzero_ps(), fe = _mm512_set1_ps(static_cast<float>(f));
+    const __m512 v[4] = {_mm512_fmadd_ps(s.u, _mm512_set1_ps(static_cast<float>(V<float>::kUnscale * f)), zero),
+                         _mm512_fmadd_ps(s.x, fe, zero), _mm512_fmadd_ps(s.y, fe, zero),
+                         _mm512_fmadd_ps(s.z, fe, zero)};
+    const __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(v[0], zero), _mm512_mul_ps(v[1], zero)),
+                                   _mm512_add_ps(_mm512_mul_ps(v[2], zero), _mm512_mul_ps(v[3], zero)));
+    const __mmask16 good = static_cast<__mmask16>(_mm512_cmp_ps_mask(c, zero, _CMP_EQ_OQ) | static_cast<__mmask16>(~m));
+    ok &= static_cast<__mmask8>(good & (good >> 8));
+    for (int q = 0; q < 4; ++q) lo4[q] = lo(v[q]), hi4[q] = hi(v[q]);
+}
+
+// The points' weights as the reverse field's loops take them. Weighted: each point's own, w times kPre (in pw), in
+// every pair term, and scale = 1. Unweighted, where every point of the call has one weight w: none in the pair terms
+// (a multiply less a pair: the weight of the electrons of a walker, the common call), and the sums times scale = w
+// kPre as they leave T (one rounding where the weighted sum has one a term).
+struct PointWeights {
+    bool weighted;
+    double scale;
+};
+
+// A vector of T sums times f in double: float's lanes 0-7 (lo) or 8-15 (hi).
+QMMM_AVX512 __m512d scaled(__m512d v, double f) { return f == 1.0 ? v : _mm512_mul_pd(v, _mm512_set1_pd(f)); }
+
+// One vector of sites' T sums (the value sums times kUnscale, all times scale f) into the outputs: float's 16 lanes as
+// two halves of 8.
+QMMM_AVX512 void put_sites(__mmask8 m, const Sums<double> &s, double *phi, double *e, __mmask8 &ok, double f) {
+    put8(m, scaled(s.u, f), scaled(s.x, f), scaled(s.y, f), scaled(s.z, f), phi, e, ok);
+}
+QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, double *e, __mmask8 &ok, double f) {
+    __m512d l[4], h[4];
+    finish16(m, s, f, l, h, ok);
+    store8(static_cast<__mmask8>(m), l[0], l[1], l[2], l[3], phi, e);
+    if (m >> 8) store8(static_cast<__mmask8>(m >> 8), h[0], h[1], h[2], h[3], phi + 8, e + 24);
+}
+
+// weight * v rounded on its own: the empty asm hides the product from the compiler, which would otherwise contract
+// the multiply and the accumulator's add into one fused multiply-add (other bits than the caller's own sums).
+QMMM_AVX512 __m512d product(__m512d weight, __m512d v) {
+    __m512d p = _mm512_mul_pd(weight, v);
+    __asm__("" : "+v"(p));
+    return p;
+}
+
+// Eight sites' values v (phi, Ex, Ey, Ez) into the accumulator at o, for the lanes of m: out[q][o + l] =
+// in[q][o + l] + weight * v.
+QMMM_AVX512 void accum8(__mmask8 m, const __m512d *v, const SiteAccum &acc, int64_t o) {
+    const __m512d w = _mm512_set1_pd(acc.weight);
+    for (int q = 0; q < 4; ++q)
+        _mm512_mask_storeu_pd(acc.out[q] + o, m,
+                              _mm512_add_pd(_mm512_maskz_loadu_pd(m, acc.in[q] + o), product(w, v[q])));
+}
+
+// Eight sites' double sums (the values put8 writes) into the accumulator at o (finish8, accum8).
+QMMM_AVX512 void acc8(__mmask8 m, __m512d a, __m512d x, __m512d y, __m512d z, const SiteAccum &acc, int64_t o,
+                      __mmask8 &ok) {
+    __m512d v[4] = {a, x, y, z};
+    finish8(m, v, ok);
+    accum8(m, v, acc, o);
+}
+
+// One vector of sites' T sums into the accumulator at o (put_sites' values).
+QMMM_AVX512 void acc_sites(__mmask8 m, const Sums<double> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok,
+                           double f) {
+    acc8(m, scaled(s.u, f), scaled(s.x, f), scaled(s.y, f), scaled(s.z, f), acc, o, ok);
+}
+QMMM_AVX512 void acc_sites(__mmask16 m, const Sums<float> &s, const SiteAccum &acc, int64_t o, __mmask8 &ok,
+                           double f) {
+    __m512d l[4], h[4];
+    finish16(m, s, f, l, h, ok);
+    accum8(static_cast<__mmask8>(m), l, acc, o);
+    if (m >> 8) accum8(static_cast<__mmask8>(m >> 8), h, acc, o + 8);
 }
 
 // The sites [0, m) in blocks of G vectors, each vector's sums handed to sink(offset, mask, sums) at its block's end.
 template <class T, int G, class Sink>
 QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T on_value, const T *pw, int64_t np,
-                              Sink &&sink) {
+                              bool weighted, Sink &&sink) {
     using v = V<T>;
     using R = typename v::R;
     using M = typename v::M;
@@ -283,8 +392,20 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
             mk[g] = o < m ? v::head(m - o) : M(0);
             xk[g] = v::load(mk[g], x + o), yk[g] = v::load(mk[g], y + o), zk[g] = v::load(mk[g], z + o);
         }
-        sites_pass<T, G, false>(xk, yk, zk, mk, onv, pw, np, s, dm);
-        if (v::lt(dm, v::set1(T(kSingularRadius2)))) sites_pass<T, G, true>(xk, yk, zk, mk, onv, pw, np, s, dm);
+        // A block of G whole vectors (all but a tile's last) runs without masks: the same values.
+        const bool full = k + G * v::kLanes <= m;
+        auto pass = [&](auto careful, auto weighted, auto whole) QMMM_AVX512_FN {
+            sites_pass<T, G, decltype(careful)::value, decltype(weighted)::value, decltype(whole)::value>(
+                xk, yk, zk, mk, onv, pw, np, s, dm);
+        };
+        auto passes = [&](auto weighted, auto whole) QMMM_AVX512_FN {
+            pass(std::false_type{}, weighted, whole);
+            if (v::lt(dm, v::set1(T(kSingularRadius2)))) pass(std::true_type{}, weighted, whole);
+        };
+        if (weighted)
+            full ? passes(std::true_type{}, std::true_type{}) : passes(std::true_type{}, std::false_type{});
+        else
+            full ? passes(std::false_type{}, std::true_type{}) : passes(std::false_type{}, std::false_type{});
         for (int g = 0; g < G; ++g)
             if (mk[g]) sink(k + g * v::kLanes, mk[g], s[g]);
     }
@@ -293,11 +414,13 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
 // The sites' sums added to the tile's double sums dph, dex, dey, dez (one chunk of points of several).
 template <class T, int G>
 __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                    const T *pw, int64_t np, double *dph, double *dex, double *dey,
-                                                    double *dez) {
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
-        add_to(mk, dph + o, s.u, V<T>::kUnscale), add_to(mk, dex + o, s.x, 1.0);
-        add_to(mk, dey + o, s.y, 1.0), add_to(mk, dez + o, s.z, 1.0);
+                                                    const T *pw, int64_t np, PointWeights pwt, double *dph,
+                                                    double *dex, double *dey, double *dez) {
+    const double f = pwt.scale;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        add_to(mk, dph + o, s.u, V<T>::kUnscale * f), add_to(mk, dex + o, s.x, f);
+        add_to(mk, dey + o, s.y, f), add_to(mk, dez + o, s.z, f);
     });
 }
 
@@ -305,11 +428,39 @@ __attribute__((target("avx512f"))) void sites_plain(int64_t m, const T *x, const
 // e[3k..3k+2], the bits of sites_plain into zeroed sums and sites_store. Returns whether every value is finite.
 template <class T, int G>
 __attribute__((target("avx512f"))) bool sites_plain_out(int64_t m, const T *x, const T *y, const T *z, T on_value,
-                                                        const T *pw, int64_t np, double *phi, double *e) {
+                                                        const T *pw, int64_t np, PointWeights pwt, double *phi,
+                                                        double *e) {
     __mmask8 ok = 0xff;
-    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
-        put_sites(mk, s, phi + o, e + 3 * o, ok);
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t o, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        put_sites(mk, s, phi + o, e + 3 * o, ok, pwt.scale);
     });
+    return ok == 0xff;
+}
+
+// sites_plain_out's values added to the accumulator: site k at o + k of its arrays.
+template <class T, int G>
+__attribute__((target("avx512f"))) bool sites_plain_acc(int64_t m, const T *x, const T *y, const T *z, T on_value,
+                                                        const T *pw, int64_t np, PointWeights pwt,
+                                                        const SiteAccum &acc, int64_t o) {
+    __mmask8 ok = 0xff;
+    sites_blocks<T, G>(m, x, y, z, on_value, pw, np, pwt.weighted,
+                       [&](int64_t k, typename V<T>::M mk, const Sums<T> &s) QMMM_AVX512_FN {
+        acc_sites(mk, s, acc, o + k, ok, pwt.scale);
+    });
+    return ok == 0xff;
+}
+
+// The tile's double sums added to the accumulator at o (sites_store's values). Returns whether every value is finite.
+__attribute__((target("avx512f"))) inline bool sites_acc_store(int64_t m, const double *ph, const double *ex,
+                                                               const double *ey, const double *ez,
+                                                               const SiteAccum &acc, int64_t o) {
+    __mmask8 ok = 0xff;
+    for (int64_t k = 0; k < m; k += 8) {
+        const __mmask8 h = V<double>::head(m - k);
+        acc8(h, _mm512_maskz_loadu_pd(h, ph + k), _mm512_maskz_loadu_pd(h, ex + k), _mm512_maskz_loadu_pd(h, ey + k),
+             _mm512_maskz_loadu_pd(h, ez + k), acc, o + k, ok);
+    }
     return ok == 0xff;
 }
 

@@ -25,11 +25,22 @@ struct ForceSourcesCpu {
 template <class T>
 bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, double *u, double *g);
 
+// The site accumulator's running sums in the kernels' order (the plain sites, then the screened ones at n_plain), one
+// array each for phi, Ex, Ey, Ez: a call reads in and writes out[q][k] = in[q][k] + weight * value, the product
+// rounded before the sum (the bits of the caller adding weight times the plain call's values). out is other storage
+// than in (the accumulator's spare copy), so a call that fails leaves the sums in `in` as they were.
+struct SiteAccum {
+    const double *in[4];
+    double *out[4];
+    double weight;
+};
+
 // Each site's potential and field from n points with weights w: plain sites into phi_p[k], e_p[3k..], screened ones
-// into phi_s[k], e_s[3k..]. Returns true when every output is finite.
+// into phi_s[k], e_s[3k..]; with acc, into the accumulator's arrays instead (the outputs are not written). Returns
+// true when every value is finite.
 template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
-                     double *e_p, double *phi_s, double *e_s);
+                     double *e_p, double *phi_s, double *e_s, const SiteAccum *acc = nullptr);
 
 // Each plain site's field gradient from n points with weights w: egrad[6k..6k+5] (xx xy xz yy yz zz), k in the plain
 // sites' order (field_site_grad_cpu.cpp). Returns true when every output is finite.

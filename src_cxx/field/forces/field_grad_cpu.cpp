@@ -176,7 +176,8 @@ template bool force_grad_cpu<float>(const ForceSourcesCpu<float> &, int64_t, con
 
 namespace {
 
-// The CPU kernels: the sources in T; the accumulator's sums in caller order (double).
+// The CPU kernels: the sources in T; the accumulator's sums in the kernels' order (double), added to in each call's
+// tiles (force_sites_cpu).
 template <class T>
 class ForceCpu final : public ForceKernels {
 public:
@@ -219,46 +220,49 @@ public:
                double weight, bool *bad) override {
         const size_t np = static_cast<size_t>(s_.n_plain), ns = static_cast<size_t>(s_.n_screened);
         const int64_t m = static_cast<int64_t>(index_.size());
-        if (ns == 0 && !accumulate) {  // the caller's order is the plain sites' own: no copy
+        if (accumulate) {  // into the spare copy of the sums, which becomes the sums when every value is finite
+            if (acc_[0].size() != 4 * static_cast<size_t>(m)) accum_reset();
+            acc_[1].resize(acc_[0].size());
+            SiteAccum a{{}, {}, weight};
+            for (int q = 0; q < 4; ++q) a.in[q] = &acc_[0][q * m], a.out[q] = &acc_[1][q * m];
+            *bad = !force_sites_cpu(s_, n, xyz, w, nullptr, nullptr, nullptr, nullptr, &a);
+            if (!*bad) acc_[0].swap(acc_[1]);
+            return;
+        }
+        if (ns == 0) {  // the caller's order is the plain sites' own: no copy
             *bad = !force_sites_cpu(s_, n, xyz, w, phi, efield, nullptr, nullptr);
             return;
         }
         pp_.resize(np), pe_.resize(3 * np), sp_.resize(ns), se_.resize(3 * ns);
         *bad = !force_sites_cpu(s_, n, xyz, w, pp_.data(), pe_.data(), sp_.data(), se_.data());
         if (*bad) return;
-        if (accumulate && acc_phi_.size() != static_cast<size_t>(m)) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
-        if (ns == 0) {  // the same order: one pass each, vectorised
-            for (int64_t k = 0; k < m; ++k) acc_phi_[k] += weight * pp_[k];
-            for (int64_t k = 0; k < 3 * m; ++k) acc_e_[k] += weight * pe_[k];
-            return;
-        }
         for (int64_t k = 0; k < m; ++k) {
             const int64_t j = index_[k];
             const double *v = j >= 0 ? &pp_[j] : &sp_[-1 - j];
             const double *e = j >= 0 ? &pe_[3 * j] : &se_[3 * (-1 - j)];
-            if (accumulate) {
-                acc_phi_[k] += weight * v[0];
-                for (int c = 0; c < 3; ++c) acc_e_[3 * k + c] += weight * e[c];
-            } else {
-                phi[k] = v[0];
-                for (int c = 0; c < 3; ++c) efield[3 * k + c] = e[c];
-            }
+            phi[k] = v[0];
+            for (int c = 0; c < 3; ++c) efield[3 * k + c] = e[c];
         }
     }
-    void accum_reset() override {
-        acc_phi_.assign(index_.size(), 0.0), acc_e_.assign(3 * index_.size(), 0.0);
-    }
+    void accum_reset() override { acc_[0].assign(4 * index_.size(), 0.0); }
     bool accum_add_values(const double *phi, const double *efield, double weight) override {
-        const size_t m = index_.size();
-        if (acc_phi_.size() != m) acc_phi_.assign(m, 0.0), acc_e_.assign(3 * m, 0.0);
-        for (size_t k = 0; k < m; ++k) acc_phi_[k] += weight * phi[k];
-        for (size_t k = 0; k < 3 * m; ++k) acc_e_[k] += weight * efield[k];
+        const int64_t m = static_cast<int64_t>(index_.size());
+        if (acc_[0].size() != 4 * static_cast<size_t>(m)) accum_reset();
+        for (int64_t k = 0; k < m; ++k) {
+            const int64_t j = at(k);
+            acc_[0][j] += weight * phi[k];
+            for (int c = 0; c < 3; ++c) acc_[0][(c + 1) * m + j] += weight * efield[3 * k + c];
+        }
         return true;
     }
     void accum_read(double *phi, double *efield) override {
-        if (acc_phi_.size() != index_.size()) accum_reset();
-        std::copy(acc_phi_.begin(), acc_phi_.end(), phi);
-        std::copy(acc_e_.begin(), acc_e_.end(), efield);
+        const int64_t m = static_cast<int64_t>(index_.size());
+        if (acc_[0].size() != 4 * static_cast<size_t>(m)) accum_reset();
+        for (int64_t k = 0; k < m; ++k) {
+            const int64_t j = at(k);
+            phi[k] = acc_[0][j];
+            for (int c = 0; c < 3; ++c) efield[3 * k + c] = acc_[0][(c + 1) * m + j];
+        }
     }
     // Plain sites only (the engine refuses screened ones): the caller's order is the plain sites' own.
     void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) override {
@@ -277,10 +281,18 @@ public:
     }
 
 private:
+    // Caller's site k in the kernels' order (the plain sites, then the screened ones).
+    int64_t at(int64_t k) const {
+        const int64_t j = index_[k];
+        return j >= 0 ? j : s_.n_plain - 1 - j;
+    }
     ForceSourcesCpu<T> s_;
     std::vector<int64_t> index_;
     bool ok_ = true;
-    std::vector<double> pp_, pe_, sp_, se_, acc_phi_, acc_e_, stage_g_, acc_g_;
+    std::vector<double> pp_, pe_, sp_, se_, stage_g_, acc_g_;
+    // The accumulator: acc_[0] the running sums of phi, Ex, Ey, Ez (m each, in the kernels' order), acc_[1] the spare
+    // copy a call writes (kept between calls: no allocation per call).
+    std::vector<double> acc_[2];
 };
 
 }  // namespace

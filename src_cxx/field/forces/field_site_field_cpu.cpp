@@ -2,8 +2,10 @@
 //
 // Site k: phi_k = sum_i w_i g_k(d_ik), E_k = -grad_Rk phi_k = -sum_i w_i h_k(d_ik) (R_k - r_i) (field_forces_shared.hpp).
 // Per site a fixed order: the points in index order, in T, flushed into the site's double sums every kFieldChunk
-// points. Threads take tiles of sites (each site is summed by one thread), vectorised across the sites of a tile, so
-// a site's bits depend on neither the thread count nor the other sites.
+// points (points that all have one weight: their terms without it, each flush times it). Threads take tiles of sites
+// (each site is summed by one thread), vectorised across the sites of a tile, so a site's bits depend on neither the
+// thread count nor the other sites. The site accumulator's calls add each tile's values to the running sums inside
+// the same loop (SiteAccum).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -89,29 +91,59 @@ QMMM_PLAIN_POINTS(plain_points_float, float)
 // Site vectors per pass of the AVX-512 loop: two keep 6 coordinates and 8 sums in registers beside the temporaries.
 constexpr int kSiteVectors = 2;
 
+using avx512_forces::PointWeights;
+
 inline void plain_points(int64_t m, const double *x, const double *y, const double *z, double on_value,
-                         const double *pw, int64_t np, double *ph, double *ex, double *ey, double *ez) {
+                         const double *pw, int64_t np, PointWeights pwt, double *ph, double *ex, double *ey,
+                         double *ez) {
     if (forces_use_avx512())
-        avx512_forces::sites_plain<double, kSiteVectors>(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
+        avx512_forces::sites_plain<double, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, ph, ex, ey, ez);
     else
         plain_points_double(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
 }
 inline void plain_points(int64_t m, const float *x, const float *y, const float *z, float on_value, const float *pw,
-                         int64_t np, double *ph, double *ex, double *ey, double *ez) {
+                         int64_t np, PointWeights pwt, double *ph, double *ex, double *ey, double *ez) {
     if (forces_use_avx512())
-        avx512_forces::sites_plain<float, kSiteVectors>(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
+        avx512_forces::sites_plain<float, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, ph, ex, ey, ez);
     else
         plain_points_float(m, x, y, z, on_value, pw, np, ph, ex, ey, ez);
 }
 
 // The sites [0, m) of one chunk of points straight into the outputs (AVX-512 only); whether every value is finite.
 inline bool plain_points_out(int64_t m, const double *x, const double *y, const double *z, double on_value,
-                             const double *pw, int64_t np, double *phi, double *e) {
-    return avx512_forces::sites_plain_out<double, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+                             const double *pw, int64_t np, PointWeights pwt, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<double, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, phi, e);
 }
 inline bool plain_points_out(int64_t m, const float *x, const float *y, const float *z, float on_value,
-                             const float *pw, int64_t np, double *phi, double *e) {
-    return avx512_forces::sites_plain_out<float, kSiteVectors>(m, x, y, z, on_value, pw, np, phi, e);
+                             const float *pw, int64_t np, PointWeights pwt, double *phi, double *e) {
+    return avx512_forces::sites_plain_out<float, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, phi, e);
+}
+
+// A call of one chunk of points added to the accumulator (AVX-512 only): site k of [0, m) at o + k of its arrays.
+inline bool plain_points_acc(int64_t m, const double *x, const double *y, const double *z, double on_value,
+                             const double *pw, int64_t np, PointWeights pwt, const SiteAccum &acc, int64_t o) {
+    return avx512_forces::sites_plain_acc<double, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, acc, o);
+}
+inline bool plain_points_acc(int64_t m, const float *x, const float *y, const float *z, float on_value,
+                             const float *pw, int64_t np, PointWeights pwt, const SiteAccum &acc, int64_t o) {
+    return avx512_forces::sites_plain_acc<float, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, acc, o);
+}
+
+// The tile's double sums added to the accumulator at o: out = in + weight * value, the product rounded apart (the
+// empty asm keeps the compiler from fusing it into the sum); whether every value is finite.
+inline bool acc_store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez,
+                            const SiteAccum &acc, int64_t o) {
+    if (forces_use_avx512()) return avx512_forces::sites_acc_store(m, ph, ex, ey, ez, acc, o);
+    int ok = 1;
+    const double *v[4] = {ph, ex, ey, ez};
+    for (int64_t k = 0; k < m; ++k)
+        for (int q = 0; q < 4; ++q) {
+            double p = acc.weight * v[q][k];
+            __asm__("" : "+x"(p));
+            acc.out[q][o + k] = acc.in[q][o + k] + p;
+            ok &= __builtin_isfinite(v[q][k]);
+        }
+    return ok;
 }
 
 // The tile's double sums into the outputs (phi[k], e[3k..3k+2]); whether every value is finite.
@@ -134,13 +166,18 @@ inline bool store_sites(int64_t m, const double *ph, const double *ex, const dou
 
 template <class T>
 bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *phi_p,
-                     double *e_p, double *phi_s, double *e_s) {
+                     double *e_p, double *phi_s, double *e_s, const SiteAccum *acc) {
     // The points in T (offsets from the sources' origin) and their weights times kPre, once per call.
     std::vector<T> p(4 * static_cast<size_t>(n));  // x y z w per point
     for (int64_t i = 0; i < n; ++i) {
         for (int k = 0; k < 3; ++k) p[4 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
         p[4 * i + 3] = static_cast<T>(w[i]) * ForceSourcesCpu<T>::kPre;
     }
+    // One weight for every point (a walker's electrons, the common call): the AVX-512 loops leave it out of the pair
+    // terms and scale the sums by it (PointWeights). The choice depends on the call's weights alone.
+    bool one = true;
+    for (int64_t i = 1; i < n; ++i) one = one && w[i] == w[0];
+    const PointWeights pwt{!one || n == 0, one && n > 0 ? w[0] * double(ForceSourcesCpu<T>::kPre) : 1.0};
     const double un = 1.0 / double(ForceSourcesCpu<T>::kPre);
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
@@ -155,13 +192,22 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
             // One chunk of points (a VMC step's call): the sums go to the outputs directly, with the same bits.
             const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
             bool ok = true;
-            if (cells > 0)
-                ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
-                                       phi_p + first, e_p + 3 * first);
-            if (m > cells)
-                ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
-                                       std::numeric_limits<T>::quiet_NaN(), p.data(), n, phi_p + first + cells,
-                                       e_p + 3 * (first + cells));
+            const T nan = std::numeric_limits<T>::quiet_NaN();
+            if (acc) {
+                if (cells > 0)
+                    ok &= plain_points_acc(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                           pwt, *acc, first);
+                if (m > cells)
+                    ok &= plain_points_acc(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                           nan, p.data(), n, pwt, *acc, first + cells);
+            } else {
+                if (cells > 0)
+                    ok &= plain_points_out(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, p.data(), n,
+                                           pwt, phi_p + first, e_p + 3 * first);
+                if (m > cells)
+                    ok &= plain_points_out(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells],
+                                           nan, p.data(), n, pwt, phi_p + first + cells, e_p + 3 * (first + cells));
+            }
             if (!ok) bad.store(true, std::memory_order_relaxed);
             return;
         }
@@ -172,11 +218,11 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                 const int64_t cells = std::min(std::max(s.n_self - first, int64_t{0}), m);
                 const T nan = std::numeric_limits<T>::quiet_NaN();
                 if (cells > 0)
-                    plain_points(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, &p[4 * b], e - b, dph,
-                                 dex, dey, dez);
+                    plain_points(cells, &s.x[first], &s.y[first], &s.z[first], s.self_inv_r, &p[4 * b], e - b, pwt,
+                                 dph, dex, dey, dez);
                 if (m > cells)
                     plain_points(m - cells, &s.x[first + cells], &s.y[first + cells], &s.z[first + cells], nan,
-                                 &p[4 * b], e - b, dph + cells, dex + cells, dey + cells, dez + cells);
+                                 &p[4 * b], e - b, pwt, dph + cells, dex + cells, dey + cells, dez + cells);
                 continue;
             }
             T ph[kSiteTile] = {}, ex[kSiteTile] = {}, ey[kSiteTile] = {}, ez[kSiteTile] = {};
@@ -203,14 +249,16 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                 dph[k] += ph[k] * un, dex[k] += ex[k] * un, dey[k] += ey[k] * un, dez[k] += ez[k] * un;
         }
         double *po = screened ? phi_s : phi_p, *eo = screened ? e_s : e_p;
-        if (!store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first)) bad.store(true, std::memory_order_relaxed);
+        const bool ok = acc ? acc_store_sites(m, dph, dex, dey, dez, *acc, (screened ? s.n_plain : 0) + first)
+                            : store_sites(m, dph, dex, dey, dez, po + first, eo + 3 * first);
+        if (!ok) bad.store(true, std::memory_order_relaxed);
     });
     return !bad.load(std::memory_order_relaxed);
 }
 
 template bool force_sites_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, const double *,
-                                      double *, double *, double *, double *);
+                                      double *, double *, double *, double *, const SiteAccum *);
 template bool force_sites_cpu<float>(const ForceSourcesCpu<float> &, int64_t, const double *, const double *, double *,
-                                     double *, double *, double *);
+                                     double *, double *, double *, const SiteAccum *);
 
 }  // namespace qmmm
