@@ -77,7 +77,6 @@ struct V<double> {
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_pd(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
-    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_pd(a, b); }
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_pd(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_pd(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_pd(a, b, c, m); }
@@ -100,7 +99,6 @@ struct V<float> {
     QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
     QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
-    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_ps(a, b); }
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_ps(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_ps(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
