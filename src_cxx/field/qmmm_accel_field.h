@@ -666,7 +666,7 @@ QMMM_API int qmmm_field_site_accum_read(qmmm_field f, double *phi, double *efiel
  * (the points in index order; DOUBLE and MIXED in double, SINGLE in float terms and float sums over runs of 1,024
  * points, added in double): the same bits whatever the thread count. Error per component, relative to
  * sum_i |w_i|/d^3: DOUBLE and MIXED ~5e-15, SINGLE ~2e-5 (float terms and the points' offsets rounded to float; a
- * call with a point that float puts on a site is recomputed in double on the CPU). Screened charges
+ * call with a point that float puts on a site is recomputed in double on the host). Screened charges
  * (QMMM_SCREEN_EXP or QMMM_SCREEN_GAUSSIAN with a screened site) have no field gradient yet: QMMM_ERR_UNSUPPORTED (a
  * screened site's E is the field its smeared charge feels, while a point dipole there feels the bare field: which
  * gradient a caller wants is not one answer).

@@ -19,9 +19,9 @@
 //     eval_sum equals the sum of eval's values;
 //   - screening parameters at and just beyond their limits (EXP |a| and b up to 1e300 / 1e30, b >= 0; GAUSSIAN
 //     sigma 0 or >= 1e-6) are refused beyond them;
-//   - the forces (forces_calls): eval_grad and site_field keep the error model, give finite outputs with SUCCESS,
-//     refuse points and weights beyond their limits; DOUBLE's gradient U is eval's and the plain gradient matches a
-//     long-double one;
+//   - the forces (forces_calls): eval_grad, site_field and site_field_grad keep the error model, give finite outputs
+//     with SUCCESS, refuse points and weights beyond their limits (site_field_grad: screened charges UNSUPPORTED);
+//     DOUBLE's gradient U is eval's and the plain gradient matches a long-double one;
 //   - DCS maps that succeed are finite (every precision); DOUBLE maps agree with a long-double sum to 1e-12
 //     normwise plus the header's per-term rounding; SINGLE and MIXED maps stay within the header's bound
 //     (u (8 + (2|p-o|_1 + |r_a-o|_1)/r_a) per term plus 2 u sqrt(n) of the sum, u = 2^-24; checked where every
@@ -344,6 +344,29 @@ void forces_calls(Provider &in, qmmm_field f, const std::vector<Source> &src, co
                            std::isfinite(ef[3 * k + 2]),
                        "[finite] site_field succeeded with phi %g, E (%g, %g, %g) at site %lld", phi[k], ef[3 * k],
                        ef[3 * k + 1], ef[3 * k + 2], (long long)k);
+
+    // The field gradient at the sites from the same points: refused where site_field's arguments are; screened
+    // charges UNSUPPORTED; where site_field succeeded on plain sites, SUCCESS or NONFINITE (its terms go as 1/d^3,
+    // the field's as 1/d^2); SUCCESS means every value finite.
+    bool screened = false;
+    for (const Source &c : src)
+        screened = screened || (c.kind == 2 && c.screening != QMMM_SCREEN_NONE &&
+                                !(c.screening == QMMM_SCREEN_EXP && (c.a == 0 || c.b == 0)) &&
+                                !(c.screening == QMMM_SCREEN_GAUSSIAN && c.a == 0) && c.q != 0);
+    std::vector<double> eg(6 * std::max<int64_t>(m, 1), std::numeric_limits<double>::quiet_NaN());
+    const int sgr = CALL(qmmm_field_site_field_grad(f, n, p.data(), w.data(), eg.data()));
+    refused(sgr, beyond, "qmmm_field_site_field_grad");
+    if (screened)
+        FUZZ_CHECK(sgr == QMMM_ERR_UNSUPPORTED || (beyond && sgr != QMMM_SUCCESS),
+                   "[unsupported] site_field_grad on screened charges gave %s", qmmm_status_string(sgr));
+    else if (ss == QMMM_SUCCESS)
+        FUZZ_CHECK(sgr == QMMM_SUCCESS || sgr == QMMM_ERR_NONFINITE,
+                   "[consistency] site_field succeeded but site_field_grad gave %s: %s", qmmm_status_string(sgr),
+                   qmmm_error_message());
+    if (sgr == QMMM_SUCCESS)
+        for (int64_t k = 0; k < 6 * m; ++k)
+            FUZZ_CHECK(std::isfinite(eg[k]), "[finite] site_field_grad succeeded with %g at site %lld, component %d",
+                       eg[k], (long long)(k / 6), (int)(k % 6));
 }
 
 void op_field(Provider &in) {
