@@ -308,7 +308,7 @@ TEST(SplitGradFewCells, OneDominantCellInTheRegion) {
     EXPECT_LE(w.err, tol) << "point " << w.point;
     EXPECT_LE(gp.est, tol);
     EXPECT_GT(w.err, 1e-14) << "the gradient as exact as the direct sum: is the split's gradient taken?";
-    EXPECT_LE(gp.values, 400000);  // one grid of its own (174,827 values); the value's has 27,151
+    EXPECT_LE(gp.values, 400000);  // one grid of its own (185,579 values); the value's has 27,151
     qmmm_field_destroy(f);
 }
 

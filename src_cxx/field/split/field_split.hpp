@@ -139,6 +139,8 @@ constexpr int kSplitGradChecks = 1024;
 // tolerance that the first measured).
 constexpr int kSplitGradTries = 3;
 constexpr double kSplitGradSafety = 2.0;
+// A grid of the gradient's own aims its estimate at this fraction of the tolerance (field_split.cpp says why).
+constexpr double kSplitGradAim = 0.3;
 
 struct SplitGradInfo {
     bool ready = false;         // prepared (split_grad_prepare ran)
