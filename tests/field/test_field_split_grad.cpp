@@ -281,6 +281,37 @@ TEST_P(SplitGradCharges, WithinToleranceOfTheLongDoubleGradient) {
 
 INSTANTIATE_TEST_SUITE_P(Tolerances, SplitGradCharges, ::testing::Values(1e-5, 1e-7, 1e-9));
 
+// Few cells, one of them dominant and inside a small region at a loose tolerance (the shape of a fuzz input that took
+// 20 s): the gradient sums the near terms over the cells the grid leaves out, those within the grid's own R_c. Summed
+// to a wider R_g on the value's grid, the shell between counted twice (L = C - S holds each cell beyond R_c whole:
+// 5e-3 here); on a finer grid of its own (R_c beyond R_g) the shell was left out, an error that no grid removes,
+// added again to the estimate as a bound: three grids, then the direct sum. Now one grid of its own, the split's
+// gradient within the tolerance.
+TEST(SplitGradFewCells, OneDominantCellInTheRegion) {
+    System s;
+    s.cell_xyz = {0, 0, 0, 0, 0, 0, -40, 0.5, 0};
+    s.cell_q = {3.0, -0.03, 0.5};
+    s.nuc_xyz = {0.1, 0.2, -0.3, 60, 0, 0.1};
+    s.nuc_z = {0, 0.3};
+    const double region[6] = {-0.62, -0.62, -0.62, 0.62, 0.62, 0.62}, tol = 1e-3;
+    qmmm_field f = make_field(s, 0, QMMM_METHOD_SPLIT, tol, region);
+    ASSERT_NE(f, nullptr) << qmmm_error_message();
+    const auto p = region_points(region, 2000, 11);
+    const int64_t n = (int64_t)p.size() / 3;
+    std::vector<double> u(n), g(3 * n);
+    ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+    const GradParams gp = grad_params(f);
+    const GradWorst w = grad_error(s, p, g);
+    std::printf("3 cells, one dominant, region of 1.24 bohr, tolerance 1e-3: gradient max error %.2e (estimate %.2e, "
+                "split %d, R_g %.3f, own grid %lld values)\n", w.err, gp.est, gp.split, gp.r_cut, (long long)gp.values);
+    EXPECT_EQ(gp.split, 1);
+    EXPECT_LE(w.err, tol) << "point " << w.point;
+    EXPECT_LE(gp.est, tol);
+    EXPECT_GT(w.err, 1e-14) << "the gradient as exact as the direct sum: is the split's gradient taken?";
+    EXPECT_LE(gp.values, 400000);  // one grid of its own (185,579 values); the value's has 27,151
+    qmmm_field_destroy(f);
+}
+
 // qmmm_field_split_grad_params: UNSUPPORTED on a DIRECT field, BAD_HANDLE on a dead one; outputs may be NULL.
 TEST(SplitGradParams, Errors) {
     const System s = lattice_system(12, 0.3, false, 2, 3);

@@ -246,15 +246,18 @@ void field_options(Provider &in, Mag &m, qmmm_options &o, bool *beyond, std::vec
     if (o.cell_volume < 0) *beyond = true;
     if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {  // SPLIT: tolerance and region
         o.method = QMMM_METHOD_SPLIT;
-        // Valid tolerances stop at 1e-4 and regions at 2 bohr: tighter or larger ones legitimately build grids of up
-        // to 67M values (seconds to minutes and GBs under ASan, beyond a fuzz unit's 10 s and 2 GB; 1e-5 over 4 bohr
-        // took 7 s); the unit tests hold SPLIT down to 1e-10.
+        // Valid tolerances stop at 1e-4 and regions at 1 bohr from the centre: tighter or larger ones legitimately
+        // build grids of up to 67M values (seconds to minutes and GBs under ASan, beyond a fuzz unit's 10 s and 2 GB;
+        // 1e-5 over 4 bohr took 7 s); the unit tests hold SPLIT down to 1e-10. The gradient (forces_calls) builds a
+        // grid of its own at a value tolerance ~50x tighter where a cell inside the region dominates the field: 6
+        // cells at 1e-4 took 5.3 s to create and 32 s more at the first eval_grad (1.26M values) over +-2 bohr, 1.7 s
+        // and 4.4 s (0.34M values) over +-1 bohr (ASan + UBSan, a 2-core machine at load 5).
         static const double kTol[] = {1e-3, 1e-4, 3e-4, 3e-4, 9.99e-12, 1.001e-3, 0.0, 1e-4};
         const int t = in.ConsumeIntegralInRange<int>(0, 7);
         o.tolerance = kTol[t];
         if (t == 4 || t == 5 || t == 6) *beyond = true;
         region.resize(6);
-        const double w = in.ConsumeIntegralInRange<int>(0, 3) ? in.ConsumeFloatingPointInRange<double>(0.1, 2.0) : m.positive();
+        const double w = in.ConsumeIntegralInRange<int>(0, 3) ? in.ConsumeFloatingPointInRange<double>(0.1, 1.0) : m.positive();
         for (int d = 0; d < 3; ++d) region[d] = -w, region[d + 3] = w;
         if (in.ConsumeIntegralInRange<int>(0, 15) == 0) std::swap(region[0], region[3]), *beyond = true;  // lo > hi
         o.region = region.data();

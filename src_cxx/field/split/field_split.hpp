@@ -102,7 +102,7 @@ void check_split_options(const qmmm_options &o);
 FieldData split_direct_data(const FieldData &d);
 
 // Builds m (parameters, cell list, f-table, grid) for d and opt->tolerance / opt->region; alpha > 0 takes that alpha
-// instead of the tolerance's (the gradient's own grid keeps the value's, and so its R_g).
+// instead of the tolerance's (the gradient's own grid keeps the value's).
 void split_build(SplitModel &m, const FieldData &d, const qmmm_options &o, SplitEngine &engine, double alpha = 0);
 
 // Sum over the cells on p's centre (within kSingularRadius) of q (self - build_self): what a point outside the
@@ -119,15 +119,19 @@ void split_point_order(const SplitGridView &g, double box, int64_t n, const doub
 // ---- the gradient (qmmm_field_eval_grad on a SPLIT field; formulas in field_split_shared.hpp) ----
 //
 // Error budget per component, relative to sum_m |q_m|/d_m^2 + sum_b Z_b/d_b^2 (the gradient's scale):
-// - truncation of grad S at R_g: each term beyond is at most (erfc(x) + 2x/sqrt(pi) e^{-x^2}) |q|/d^2 at x = a d, a
-//   decreasing function, so R_g = x_g / a with that bound = kSplitTruncShare * tolerance holds rigorously (x_g 4.3
-//   against the value's 3.9 at 1e-7: R_g ~ 1.1 R_c);
+// - the near terms: grad S over the cells within the R_c of the grid the gradient interpolates (R_g = that R_c), the
+//   same cells that grid's L = C - S leaves out, so no term is missing and none is counted twice. (A wider R_g on the
+//   value's grid counted the shell between R_c and R_g twice: up to (erfc(x) + 2x/sqrt(pi) e^{-x^2}) |q|/d^2 at
+//   x = a R_c, 5e-3 at 1e-3; a narrower one on a finer grid left a shell out, up to 0.4 tolerance that no grid
+//   removes, which the estimate then added again as a bound: a few cells in a small region built three grids and
+//   ended with the direct sum.) What is left is L's: its step at R_c (erfc(a R_c) |q|/R_c, the value's truncation
+//   share) and its smooth part, both through the interpolant's derivative;
 // - the interpolant's derivative: order 8 loses one power of h, |d/dx (I L - L)| ~ C h^7 |L^(8)| against the value's
 //   C' h^8 |L^(8)|, with C / C' ~ 3.4 for the centred stencil (max |w'(t)| / max |w(t)| of the nodal polynomial), and
 //   the scale sum |q|/d^2 is sum |q|/d over a typical distance: the value's grid meets the gradient's tolerance only
 //   where the value's error is well below its tolerance. So it is measured: at kSplitGradChecks random points of
-//   the region against the direct double sum; the estimate is trunc + kSplitGradSafety * that error. Where it does
-//   not fit, a grid of its own is built for the gradient at the tighter value tolerance that the measured error asks
+//   the region against the direct double sum; the estimate is kSplitGradSafety * that error. Where it does not
+//   fit, a grid of its own is built for the gradient at the tighter value tolerance that the measured error asks
 //   for (up to kSplitGradTries - 1 times); where none fits (or cannot be built), the gradient is the direct sum.
 // All of it happens at the first gradient call: the value path's tables, speed and bits do not change.
 constexpr int kSplitGradChecks = 1024;
@@ -135,13 +139,15 @@ constexpr int kSplitGradChecks = 1024;
 // tolerance that the first measured).
 constexpr int kSplitGradTries = 3;
 constexpr double kSplitGradSafety = 2.0;
+// A grid of the gradient's own aims its estimate at this fraction of the tolerance (field_split.cpp says why).
+constexpr double kSplitGradAim = 0.3;
 
 struct SplitGradInfo {
     bool ready = false;         // prepared (split_grad_prepare ran)
     bool split = false;         // the split's gradient is used; false: the direct sum
-    double r_cut = 0;           // R_g
+    double r_cut = 0;           // R_g: the R_c of the grid the gradient interpolates
     double grid_tolerance = 0;  // the value tolerance of the grid the gradient interpolates
-    double trunc_bound = 0, sampled_error = 0, error_estimate = 0;
+    double sampled_error = 0, error_estimate = 0;
     double value_grid_error = 0;  // the sampled error on the value's grid (the first try)
     int64_t grid_values = 0;    // the gradient's own grid (0: it shares the value's)
     double setup_seconds = 0;
@@ -158,9 +164,6 @@ struct SplitGradModel {
 // The field that m was built from (the model's cells, in its order, and the nuclei of `nuclei`), for a gradient's own
 // grid: the same sums as the caller's d, so the backend need not keep a copy of it.
 FieldData split_model_data(const SplitModel &m, const FieldData &nuclei, double cell_volume, bool point_charges);
-
-// The gradient's truncation bound erfc(x) + 2x/sqrt(pi) e^{-x^2}.
-double split_grad_trunc(double x);
 
 // The cells' part of U and grad U at n points inside the region on a backend (for the check).
 using SplitGradEval = std::function<void(const SplitGradView &, double self, int64_t n, const double *xyz, double *u,

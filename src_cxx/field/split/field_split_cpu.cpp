@@ -317,7 +317,10 @@ public:
         qmmm_options od = opt;
         od.method = QMMM_METHOD_DIRECT, od.backend = QMMM_BACKEND_CPU, od.precision = QMMM_PRECISION_DOUBLE;
         od.region = nullptr;
-        direct_ = make_field_cpu(split_direct_data(d), od);
+        // A field of few cells takes the unpadded sum: the chunked one pads every point's sum to kFieldChunk cells, and
+        // where the cells lie beyond the row kernel's range the grid's nodes are summed here (3 cells: ~340x the pairs).
+        const FieldData dd = split_direct_data(d);
+        direct_ = dd.n_cells <= kSmallCells ? make_field_cpu_small(dd, od) : make_field_cpu(dd, od);
         split_build(model_, d, opt, *this);
         view_ = model_.view();
         // What the gradient's first call may need to build a grid of its own (split_grad_prepare).

@@ -146,8 +146,9 @@ public:
         // known): the indices do not depend on the thread count.
         // The new nodes come in z-rows (z is the lattices' fastest axis): consecutive ones with the same x and y start
         // no new row, whatever their z spacing (a row of a refined brick skips the nodes its parent has).
-        std::vector<uint64_t> want;
-        std::vector<int64_t> rows;
+        std::vector<uint64_t> &want = want_;
+        std::vector<int64_t> &rows = rows_;
+        want.clear(), rows.clear();
         constexpr uint64_t kXY = (uint64_t{1} << 42) - 1;  // the key's x and y fields
         const int64_t nl = static_cast<int64_t>(lats.size());
         std::vector<std::vector<int64_t>> at(lats.size());
@@ -172,11 +173,15 @@ public:
             });
         if (!want.empty()) {
             rows.push_back(static_cast<int64_t>(want.size()));
-            std::vector<double> pts(3 * want.size()), c(want.size()), sr(want.size());
+            // The batch's buffers are kept from one batch to the next (refinement's rounds): a fresh allocation of
+            // this size is fresh pages, which the kernel clears at first touch before they are overwritten here.
+            std::vector<double> &pts = pts_, &c = c_, &sr = sr_;
+            pts.resize(3 * want.size()), c.resize(want.size()), sr.resize(want.size());
             for (size_t i = 0; i < want.size(); ++i) position(want[i], &pts[3 * i]);
             e.coulomb_rows(static_cast<int64_t>(want.size()), pts.data(), rows, c.data());
             e.short_range(m, static_cast<int64_t>(want.size()), pts.data(), m.build_self, sr.data());
-            for (size_t i = 0; i < want.size(); ++i) lv_.push_back(c[i] - sr[i]), cv_.push_back(c[i]);
+            lv_.resize(static_cast<size_t>(known) + want.size()), cv_.resize(lv_.size());
+            for (size_t i = 0; i < want.size(); ++i) lv_[known + i] = c[i] - sr[i], cv_[known + i] = c[i];
         }
         L.resize(lats.size()), C.resize(lats.size());
 #pragma omp parallel for schedule(dynamic, 1)
@@ -199,6 +204,9 @@ private:
     double lo_[3], u_;
     NodeIndex index_;
     std::vector<double> lv_, cv_;
+    std::vector<uint64_t> want_;                // a batch's new nodes (keys), its rows and buffers (fill)
+    std::vector<int64_t> rows_;
+    std::vector<double> pts_, c_, sr_;
 };
 
 // Interpolation from a lattice's values v at p (within its intervals; lattice corner at lo + o u, spacing step u).
@@ -443,6 +451,10 @@ private:
         for (int64_t b = 0; b < nb_; ++b) m_.brick[b] = static_cast<int32_t>(b);
         m_.blocks.assign(bl_.size(), SplitBlock{});
         m_.pool.clear();
+        size_t pool = 0;  // reserved whole: grown by insertion, the pool (most of the values) was copied ~log2 times
+        for (const BlockState &s : bl_)
+            if (s.level > 0 && s.child < 0) pool += s.v.size();
+        m_.pool.reserve(pool);
         for (size_t b = 0; b < bl_.size(); ++b) {
             const BlockState &s = bl_[b];
             SplitBlock &o = m_.blocks[b];

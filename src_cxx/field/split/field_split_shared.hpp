@@ -326,9 +326,9 @@ QMMM_HOST_DEVICE inline double split_interp(const SplitGridView &g, const double
 //   grad S(r) = sum_{d_m < R_g} q_m (r - r_m) k(d_m^2),  k(s) = -1/d^3 - 2 f'(s)   (the exact derivative of
 //               q erfc(a d)/d; f'(s) = d/ds [erf(a sqrt s)/sqrt s] from its own table on [0, R_g^2])
 // grad I L is the analytic derivative of the order-8 Lagrange interpolant (the value's grid, or a finer one built for
-// the gradient). R_g >= R_c: the truncated terms' gradient, relative to |q|/d^2, is erfc(x) + 2x/sqrt(pi) e^{-x^2} at
-// x = a d (decreasing in x), larger than the value's erfc(x); a cell on the point adds q (self - f(0)) to U and
-// nothing to the gradient (the direct sum's singular-cell rule: the cube's field vanishes at its centre).
+// the gradient). R_g is that grid's R_c (L = C - S holds each cell beyond it whole: field_split.hpp); a cell on the
+// point adds q (self - f(0)) to U and nothing to the gradient (the direct sum's singular-cell rule: the cube's field
+// vanishes at its centre).
 struct SplitGradView {
     SplitView v;        // the value's tables: f within R_c (U), the cell list, the grid
     SplitTableView fp;  // f'(s) on [0, R_g^2]
