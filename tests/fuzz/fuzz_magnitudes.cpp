@@ -355,7 +355,7 @@ void forces_calls(Provider &in, qmmm_field f, const std::vector<Source> &src, co
     for (const Source &c : src)
         screened = screened || (c.kind == 2 && c.screening != QMMM_SCREEN_NONE &&
                                 !(c.screening == QMMM_SCREEN_EXP && (c.a == 0 || c.b == 0)) &&
-                                !(c.screening == QMMM_SCREEN_GAUSSIAN && c.a == 0) && c.q != 0);
+                                !(c.screening == QMMM_SCREEN_GAUSSIAN && c.a == 0));  // a site, whatever its q
     std::vector<double> eg(6 * std::max<int64_t>(m, 1), std::numeric_limits<double>::quiet_NaN());
     const int sgr = CALL(qmmm_field_site_field_grad(f, n, p.data(), w.data(), eg.data()));
     refused(sgr, beyond, "qmmm_field_site_field_grad");
