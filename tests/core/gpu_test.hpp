@@ -40,3 +40,20 @@ inline bool gpu_required() {
             QMMM_SKIP("no CUDA device (or a build without CUDA)");                                          \
         }                                                                                                   \
     } while (0)
+
+// A test file built twice, for backend CPU and (compiled with QMMM_TEST_CUDA) for backend CUDA: the backend its
+// fields ask for, and REQUIRE_BACKEND() at the top of each test (the CUDA build skips or fails as above).
+namespace qmmm_test {
+#ifdef QMMM_TEST_CUDA
+constexpr int kBackend = QMMM_BACKEND_CUDA;
+#else
+constexpr int kBackend = QMMM_BACKEND_CPU;
+#endif
+}  // namespace qmmm_test
+#ifdef QMMM_TEST_CUDA
+#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
+#else
+#define REQUIRE_BACKEND() \
+    do {                  \
+    } while (0)
+#endif

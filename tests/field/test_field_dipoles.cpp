@@ -18,15 +18,7 @@
 
 namespace {
 
-#ifdef QMMM_TEST_CUDA
-constexpr int kBackend = QMMM_BACKEND_CUDA;
-#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
-#else
-constexpr int kBackend = QMMM_BACKEND_CPU;
-#define REQUIRE_BACKEND() \
-    do {                  \
-    } while (0)
-#endif
+using qmmm_test::kBackend;
 
 const int kPrecisions[] = {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED};
 

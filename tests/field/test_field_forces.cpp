@@ -16,15 +16,7 @@
 
 namespace {
 
-#ifdef QMMM_TEST_CUDA
-constexpr int kBackend = QMMM_BACKEND_CUDA;
-#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
-#else
-constexpr int kBackend = QMMM_BACKEND_CPU;
-#define REQUIRE_BACKEND() \
-    do {                  \
-    } while (0)
-#endif
+using qmmm_test::kBackend;
 
 // The gradient's and the site field's claims per component, relative to sum |c|/d^2 (forces.md): DOUBLE and MIXED
 // evaluate in double, SINGLE in float terms.

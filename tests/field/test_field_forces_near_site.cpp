@@ -10,15 +10,7 @@
 
 namespace {
 
-#ifdef QMMM_TEST_CUDA
-constexpr int kBackend = QMMM_BACKEND_CUDA;
-#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
-#else
-constexpr int kBackend = QMMM_BACKEND_CPU;
-#define REQUIRE_BACKEND() \
-    do {                  \
-    } while (0)
-#endif
+using qmmm_test::kBackend;
 
 qmmm_options opts(int precision) {
     qmmm_options o;

@@ -16,15 +16,7 @@
 
 namespace {
 
-#ifdef QMMM_TEST_CUDA
-constexpr int kBackend = QMMM_BACKEND_CUDA;
-#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
-#else
-constexpr int kBackend = QMMM_BACKEND_CPU;
-#define REQUIRE_BACKEND() \
-    do {                  \
-    } while (0)
-#endif
+using qmmm_test::kBackend;
 
 // The claim per component relative to sum_i |w_i| / d^3 (the header's): DOUBLE and MIXED in double, SINGLE in float
 // terms plus the rounding of the offsets to float (3 2^-24 |offset| / d relative, for the nearest pair).

@@ -24,15 +24,7 @@
 
 namespace {
 
-#ifdef QMMM_TEST_CUDA
-constexpr int kBackend = QMMM_BACKEND_CUDA;
-#define REQUIRE_BACKEND() QMMM_REQUIRE_GPU_OR_SKIP()
-#else
-constexpr int kBackend = QMMM_BACKEND_CPU;
-#define REQUIRE_BACKEND() \
-    do {                  \
-    } while (0)
-#endif
+using qmmm_test::kBackend;
 
 // The sources of one field, as a long-double reference sees them: cells (+q/d) or physical charges (-q/d, screened),
 // and nuclei (-Z/d).
