@@ -174,41 +174,45 @@ __attribute__((always_inline)) inline void exp_range_body(int64_t i0, int64_t i1
                                                           const T *__restrict y, const T *__restrict z,
                                                           const T *__restrict q, const T *__restrict a,
                                                           const T *__restrict b, const T *__restrict cut2,
-                                                          const T *__restrict xlo, T px, T py, T pz, T *lanes) {
-    // lanes: far, near, n_near, n_sing, kLanes each; local copies, so the stores cannot alias the charges.
+                                                          const T *__restrict xlo, T px, T py, T pz, T *far_lanes,
+                                                          T *near_lanes) {
+    // far_lanes: kLanes sums; near_lanes: near, n_near, n_sing, kLanes each. Local copies, so the stores cannot alias
+    // the charges.
     T far[kLanes], near[kLanes], n_near[kLanes], n_sing[kLanes];
     for (int l = 0; l < kLanes; ++l)
-        far[l] = lanes[l], near[l] = lanes[kLanes + l], n_near[l] = lanes[2 * kLanes + l], n_sing[l] = lanes[3 * kLanes + l];
+        far[l] = far_lanes[l], near[l] = near_lanes[l], n_near[l] = near_lanes[kLanes + l],
+        n_sing[l] = near_lanes[2 * kLanes + l];
     for (int64_t i = i0; i < i1; i += kLanes)
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l)
             exp_lane(x, y, z, q, a, b, cut2, xlo, px, py, pz, i + l, far[l], near[l], n_near[l], n_sing[l]);
     for (int l = 0; l < kLanes; ++l)
-        lanes[l] = far[l], lanes[kLanes + l] = near[l], lanes[2 * kLanes + l] = n_near[l], lanes[3 * kLanes + l] = n_sing[l];
+        far_lanes[l] = far[l], near_lanes[l] = near[l], near_lanes[kLanes + l] = n_near[l],
+        near_lanes[2 * kLanes + l] = n_sing[l];
 }
 
 QMMM_CLONES void exp_range_double(int64_t i0, int64_t i1, const double *__restrict x,
                                   const double *__restrict y, const double *__restrict z, const double *__restrict q,
                                   const double *__restrict a, const double *__restrict b,
                                   const double *__restrict cut2, const double *__restrict xlo, double px, double py,
-                                  double pz, double *lanes) {
-    exp_range_body<double>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, lanes);
+                                  double pz, double *far, double *near) {
+    exp_range_body<double>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, far, near);
 }
 QMMM_CLONES void exp_range_float(int64_t i0, int64_t i1, const float *__restrict x,
                                  const float *__restrict y, const float *__restrict z, const float *__restrict q,
                                  const float *__restrict a, const float *__restrict b, const float *__restrict cut2,
-                                 const float *__restrict xlo, float px, float py, float pz, float *lanes) {
-    exp_range_body<float>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, lanes);
+                                 const float *__restrict xlo, float px, float py, float pz, float *far, float *near) {
+    exp_range_body<float>(i0, i1, x, y, z, q, a, b, cut2, xlo, px, py, pz, far, near);
 }
 inline void exp_range(int64_t i0, int64_t i1, const double *x, const double *y, const double *z,
                       const double *q, const double *a, const double *b, const double *c, const double *xlo,
-                      double px, double py, double pz, double *lanes) {
-    exp_range_double(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, lanes);
+                      double px, double py, double pz, double *far, double *near) {
+    exp_range_double(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, far, near);
 }
 inline void exp_range(int64_t i0, int64_t i1, const float *x, const float *y, const float *z,
                       const float *q, const float *a, const float *b, const float *c, const float *xlo, float px,
-                      float py, float pz, float *lanes) {
-    exp_range_float(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, lanes);
+                      float py, float pz, float *far, float *near) {
+    exp_range_float(i0, i1, x, y, z, q, a, b, c, xlo, px, py, pz, far, near);
 }
 
 #pragma GCC pop_options
@@ -266,29 +270,25 @@ private:
     // forms instead (rare: a point on a charge).
     double point(const double *p) const {
         const T px = static_cast<T>(p[0]), py = static_cast<T>(p[1]), pz = static_cast<T>(p[2]);
-        T lanes[4 * kLanes] = {};  // far, near, n_near, n_sing (exp_range's layout)
-        T close = 0;               // GAUSSIAN: the near charges' terms in index order
+        T far_l[kLanes] = {}, near_l[3 * kLanes] = {};  // far; near, n_near, n_sing (exp_range's lanes)
+        T close = 0;  // GAUSSIAN: the near charges' terms in index order
         bool near = false;
         if (kind_ == kScreenExp && fused_) {
             exp_range(0, n_pad_, x_.data(), y_.data(), z_.data(), q_.data(), a_.data(), b_.data(), cut2_.data(),
-                      xlo_.data(), px, py, pz, lanes);
+                      xlo_.data(), px, py, pz, far_l, near_l);
         } else {
             int64_t blocks[kChunk / kLanes + 1];
-            T scratch[4 * kLanes];
             for (int64_t c0 = 0; c0 < n_pad_; c0 += kChunk) {
                 const int64_t c1 = std::min(n_pad_, c0 + kChunk);
                 const int nb = far_chunk(c0, c1, x_.data(), y_.data(), z_.data(), q_.data(), cut2_.data(), px, py,
-                                         pz, lanes, blocks);
+                                         pz, far_l, blocks);
                 near = near || nb > 0;
                 for (int j = 0; j < nb; ++j) {
                     const int64_t i = blocks[j], e = std::min(n_, i + kLanes);  // e: without the padding
-                    if (kind_ == kScreenExp) {
-                        for (int l = 0; l < kLanes; ++l) scratch[l] = 0, scratch[kLanes + l] = lanes[kLanes + l];
-                        for (int l = 0; l < kLanes; ++l)
-                            scratch[2 * kLanes + l] = lanes[2 * kLanes + l], scratch[3 * kLanes + l] = lanes[3 * kLanes + l];
+                    if (kind_ == kScreenExp) {  // the near lanes; the block's far terms are far_chunk's already
+                        T unused[kLanes] = {};
                         exp_range(i, i + kLanes, x_.data(), y_.data(), z_.data(), q_.data(), a_.data(), b_.data(),
-                                  cut2_.data(), xlo_.data(), px, py, pz, scratch);
-                        for (int l = kLanes; l < 4 * kLanes; ++l) lanes[l] = scratch[l];
+                                  cut2_.data(), xlo_.data(), px, py, pz, unused, near_l);
                         continue;
                     }
                     for (int64_t m = i; m < e; ++m) {
@@ -300,11 +300,11 @@ private:
             }
         }
         T far = 0, near_sum = 0, n_sing = 0;
-        for (int l = 0; l < kLanes; ++l) far += lanes[l], near_sum += lanes[kLanes + l], n_sing += lanes[3 * kLanes + l];
+        for (int l = 0; l < kLanes; ++l) far += far_l[l], near_sum += near_l[l], n_sing += near_l[2 * kLanes + l];
         if (kind_ != kScreenExp) return static_cast<double>(far + close);
         if (fused_) {
             T k = 0;
-            for (int l = 0; l < kLanes; ++l) k += lanes[2 * kLanes + l];
+            for (int l = 0; l < kLanes; ++l) k += near_l[kLanes + l];
             near = k > T(0);
         }
         if (!near) return static_cast<double>(far);
