@@ -101,7 +101,7 @@ contains
     integer :: st
     if (.not. (pol%on .and. par_root)) return
     e = e_el(:, 1:pol%m) + fld%e_qm_sites(:, 1:pol%m)
-    allocate(mu_b(3, pol%m), source=0.0_real64)
+    mu_b = pol%mu  ! the start (start_from_mu, vmc_field's pol_read)
     st = qmmm_pol_solve(fld%pol, mu_b, e_ext=e, stats=st_b)
     call check(st, 'qmmm_pol_solve (a block''s field at the sites)')
     pol%nb = pol%nb + 1
@@ -130,7 +130,7 @@ contains
     k = pol%n_updates + 1
     allocate(buf(3 * pol%m + 1))
     if (par_root) then
-      allocate(mu_new(3, pol%m), source=0.0_real64)
+      mu_new = pol%mu
       st = qmmm_pol_solve(fld%pol, mu_new, e_ext=pol%e_mean, stats=pol%st_fix)
       call check(st, 'qmmm_pol_solve (update ' // itoa(k) // ')')
       err = sqrt(pol%mu_m2 / (real(pol%nb, real64) * (pol%nb - 1)))
@@ -177,7 +177,7 @@ contains
     integer :: st, a
     integer(int64) :: k
     if (.not. (pol%on .and. par_root)) return
-    allocate(pol%mu_run(3, pol%m), source=0.0_real64)
+    pol%mu_run = pol%mu
     st = qmmm_pol_solve(fld%pol, pol%mu_run, e_ext=pol%e_mean, stats=pol%st_run)
     call check(st, 'qmmm_pol_solve (the fixed run''s field)')
     pol%mu_run_err = sqrt(pol%mu_m2 / (real(pol%nb, real64) * (pol%nb - 1)))

@@ -81,42 +81,63 @@ inline void for_runs(const int64_t *ex, int64_t ne, int64_t self, int64_t n, F &
     }
 }
 
-// y = (alpha^-1 - T) x over the polarizable sites (3 per site); xs, ys, zs: x's components, one array each (unit
-// stride, so the inner loop vectorizes without gathers). Rows are summed by one thread each, in site order.
+// One row of T x: the field of the dipoles x (xs, ys, zs: one array a component, unit stride, so the loop
+// vectorizes without gathers) at polarizable site k, summed over the other sites in index order within the lanes.
+// Compiled for AVX-512, AVX2 and the baseline (target_clones): the loop is 88 % of a polarizable driver run on the
+// CPU, and the baseline's two-lane square roots and divisions ran it at a quarter of the AVX-512 rate.
 template <bool Damp>
+__attribute__((always_inline)) inline void row_field_body(const double *__restrict px, const double *__restrict py,
+                                                          const double *__restrict pz, const double *__restrict s6,
+                                                          const double *__restrict xs, const double *__restrict ys,
+                                                          const double *__restrict zs, const int64_t *ex, int64_t ne,
+                                                          int64_t k, int64_t np, double a, double *out) {
+    const double xi = px[k], yi = py[k], zi = pz[k], ak = a * s6[k];
+    double fx = 0, fy = 0, fz = 0;
+    for_runs(ex, ne, k, np, [&](int64_t m0, int64_t m1) {
+#pragma omp simd reduction(+ : fx, fy, fz)
+        for (int64_t m = m0; m < m1; ++m) {
+            const double dx = xi - px[m], dy = yi - py[m], dz = zi - pz[m];
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            const double rinv = 1.0 / __builtin_sqrt(r2);
+            double rinv3 = rinv * rinv * rinv;
+            double t = 3.0 * (dx * xs[m] + dy * ys[m] + dz * zs[m]) * rinv3 * rinv * rinv;
+            if constexpr (Damp) {
+                double fe, ft;
+                thole(ak * r2 * rinv * s6[m], fe, ft);
+                t *= ft;
+                rinv3 *= fe;
+            }
+            fx += t * dx - xs[m] * rinv3;
+            fy += t * dy - ys[m] * rinv3;
+            fz += t * dz - zs[m] * rinv3;
+        }
+    });
+    out[0] = fx, out[1] = fy, out[2] = fz;
+}
+
+#define QMMM_ROW_FIELD(NAME, DAMP)                                                                                  \
+    __attribute__((target_clones("avx512f", "avx2", "default"))) void NAME(                                         \
+        const double *px, const double *py, const double *pz, const double *s6, const double *xs, const double *ys, \
+        const double *zs, const int64_t *ex, int64_t ne, int64_t k, int64_t np, double a, double *out) {           \
+        row_field_body<DAMP>(px, py, pz, s6, xs, ys, zs, ex, ne, k, np, a, out);                                     \
+    }
+QMMM_ROW_FIELD(row_field_plain, false)
+QMMM_ROW_FIELD(row_field_damped, true)
+#undef QMMM_ROW_FIELD
+
+// y = (alpha^-1 - T) x over the polarizable sites (3 per site). Rows are summed by one thread each, in site order.
 void apply_b_rows(const PolSystem &s, const double *x, const double *xs, const double *ys, const double *zs,
                   double *y, int64_t k0, int64_t k1) {
     const int64_t np = static_cast<int64_t>(s.pol_site.size());
-    const double *px = s.px.data(), *py = s.py.data(), *pz = s.pz.data(), *s6 = s.s6.data();
-    const double a = s.opt.damping_induced;
+    const auto row = s.opt.damp_induced ? row_field_damped : row_field_plain;
     for (int64_t k = k0; k < k1; ++k) {
-        const double xi = px[k], yi = py[k], zi = pz[k], ak = a * s6[k];
-        double ex = 0, ey = 0, ez = 0;
-        for_runs(s.pexcl.data() + s.pexcl_start[k], s.pexcl_start[k + 1] - s.pexcl_start[k], k, np,
-                 [&](int64_t m0, int64_t m1) {
-#pragma omp simd reduction(+ : ex, ey, ez)
-                     for (int64_t m = m0; m < m1; ++m) {
-                         const double dx = xi - px[m], dy = yi - py[m], dz = zi - pz[m];
-                         const double r2 = dx * dx + dy * dy + dz * dz;
-                         const double rinv = 1.0 / std::sqrt(r2);
-                         double rinv3 = rinv * rinv * rinv;
-                         double t = 3.0 * (dx * xs[m] + dy * ys[m] + dz * zs[m]) * rinv3 * rinv * rinv;
-                         if constexpr (Damp) {
-                             double fe, ft;
-                             thole(ak * r2 * rinv * s6[m], fe, ft);
-                             t *= ft;
-                             rinv3 *= fe;
-                         }
-                         ex += t * dx - xs[m] * rinv3;
-                         ey += t * dy - ys[m] * rinv3;
-                         ez += t * dz - zs[m] * rinv3;
-                     }
-                 });
-        double ax[3];
+        double f[3], ax[3];
+        row(s.px.data(), s.py.data(), s.pz.data(), s.s6.data(), xs, ys, zs, s.pexcl.data() + s.pexcl_start[k],
+            s.pexcl_start[k + 1] - s.pexcl_start[k], k, np, s.opt.damping_induced, f);
         sym_apply(&s.alpha_inv[6 * k], &x[3 * k], ax);
-        y[3 * k] = ax[0] - ex;
-        y[3 * k + 1] = ax[1] - ey;
-        y[3 * k + 2] = ax[2] - ez;
+        y[3 * k] = ax[0] - f[0];
+        y[3 * k + 1] = ax[1] - f[1];
+        y[3 * k + 2] = ax[2] - f[2];
     }
 }
 
@@ -136,8 +157,7 @@ void apply_b(const PolSystem &s, int nt, const double *x, double *y) {
     const int64_t tiles = (np + kRowsPerTile - 1) / kRowsPerTile;
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t k0 = t * kRowsPerTile, k1 = std::min(np, k0 + kRowsPerTile);
-        if (s.opt.damp_induced) apply_b_rows<true>(s, x, xs, ys, zs, y, k0, k1);
-        else apply_b_rows<false>(s, x, xs, ys, zs, y, k0, k1);
+        apply_b_rows(s, x, xs, ys, zs, y, k0, k1);
     });
 }
 
