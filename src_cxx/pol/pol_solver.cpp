@@ -172,6 +172,59 @@ void precondition(const PolSystem &s, const std::vector<double> &r, std::vector<
     for (int64_t k = 0; k < np; ++k) sym_apply(&s.alpha[6 * s.pol_site[k]], &r[3 * k], &z[3 * k]);
 }
 
+// The sites as the permanent field's rows read them: one array a component (PermSites), the Thole factor s6 of each.
+struct PermSites {
+    const double *x, *y, *z, *q, *px, *py, *pz, *s6;
+};
+
+// The permanent field at site i (out[3]) from the charges and dipoles of the sites it does not exclude, in index order
+// within the lanes; Damp: Thole-damped with a_i = ai where the other site is polarizable (s6 > 0). Returns how many
+// of those sites sit on site i (the caller then names one). Compiled for AVX-512, AVX2 and the baseline as the
+// product's rows are: 8.1 s of set-up at 1e5 sites on the H200's host ran this loop as two-lane SSE2.
+template <bool Damp>
+__attribute__((always_inline)) inline int64_t perm_row_body(const PermSites &ps, const int64_t *ex, int64_t ne,
+                                                           int64_t i, int64_t n, double ai, double *out) {
+    const double *__restrict x = ps.x, *__restrict y = ps.y, *__restrict z = ps.z, *__restrict q = ps.q;
+    const double *__restrict px = ps.px, *__restrict py = ps.py, *__restrict pz = ps.pz, *__restrict s6 = ps.s6;
+    const double xi = x[i], yi = y[i], zi = z[i];
+    double fx = 0, fy = 0, fz = 0;
+    int64_t zero = 0;
+    for_runs(ex, ne, i, n, [&](int64_t j0, int64_t j1) {
+#pragma omp simd reduction(+ : fx, fy, fz, zero)
+        for (int64_t j = j0; j < j1; ++j) {
+            const double dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            zero += r2 == 0 ? 1 : 0;
+            const double rinv = 1.0 / __builtin_sqrt(r2);
+            double fe = 1, ft = 1;
+            if constexpr (Damp) {
+                double de, dt;
+                thole(ai * r2 * rinv * s6[j], de, dt);
+                fe = s6[j] > 0 ? de : 1.0;
+                ft = s6[j] > 0 ? dt : 1.0;
+            }
+            const double rinv3 = rinv * rinv * rinv;
+            const double pr = dx * px[j] + dy * py[j] + dz * pz[j];
+            const double t5 = 3.0 * pr * rinv3 * rinv * rinv * ft;
+            const double c = q[j] * rinv3 * fe;
+            fx += c * dx + t5 * dx - px[j] * rinv3 * fe;
+            fy += c * dy + t5 * dy - py[j] * rinv3 * fe;
+            fz += c * dz + t5 * dz - pz[j] * rinv3 * fe;
+        }
+    });
+    out[0] = fx, out[1] = fy, out[2] = fz;
+    return zero;
+}
+
+#define QMMM_PERM_ROW(NAME, DAMP)                                                                                   \
+    __attribute__((target_clones("avx512f", "avx2", "default"))) int64_t NAME(                                      \
+        const PermSites &ps, const int64_t *ex, int64_t ne, int64_t i, int64_t n, double ai, double *out) {          \
+        return perm_row_body<DAMP>(ps, ex, ne, i, n, ai, out);                                                       \
+    }
+QMMM_PERM_ROW(perm_row_plain, false)
+QMMM_PERM_ROW(perm_row_damped, true)
+#undef QMMM_PERM_ROW
+
 }  // namespace
 
 void check_pol_options(const qmmm_pol_options &o) {
@@ -306,40 +359,29 @@ void build_pol_system(PolSystem &s, int64_t n, const double *xyz, const double *
     const int64_t tiles = (n + kRowsPerTile - 1) / kRowsPerTile;
     std::vector<int64_t> coincident(tiles, -1);  // per tile: a site j on a row's site (the first found), else -1
     std::vector<int64_t> coincident_row(tiles, -1);
+    // The sites' coordinates, charges and dipoles one array each (unit stride: the rows vectorize without gathers).
+    std::vector<double> soa(7 * static_cast<size_t>(n));
+    PermSites ps{};
+    double *col[7];
+    for (int c = 0; c < 7; ++c) col[c] = soa.data() + c * n;
+    ps.x = col[0], ps.y = col[1], ps.z = col[2], ps.q = col[3], ps.px = col[4], ps.py = col[5], ps.pz = col[6];
+    ps.s6 = site_s6.data();
+    for (int64_t j = 0; j < n; ++j) {
+        for (int c = 0; c < 3; ++c) col[c][j] = s.xyz[3 * j + c], col[4 + c][j] = s.dipole[3 * j + c];
+        col[3][j] = s.charge[j];
+    }
     parallel_tiles(nt, tiles, [&](int64_t t) {
         const int64_t i0 = t * kRowsPerTile, i1 = std::min(n, i0 + kRowsPerTile);
-        const double *x = s.xyz.data(), *q = s.charge.data(), *p = s.dipole.data(), *s6 = site_s6.data();
+        const double *x = s.xyz.data(), *s6 = site_s6.data();
         for (int64_t i = i0; i < i1; ++i) {
             const double xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
-            const bool damp_i = opt.damp_multipole && s6[i] > 0;
-            const double ai = opt.damping_multipole * s6[i];
-            double ex = 0, ey = 0, ez = 0;
-            int64_t zero = 0;
             const int64_t *ex_i = s.excl.data() + s.excl_start[i];
             const int64_t ne = s.excl_start[i + 1] - s.excl_start[i];
-            for_runs(ex_i, ne, i, n, [&](int64_t j0, int64_t j1) {
-#pragma omp simd reduction(+ : ex, ey, ez, zero)
-                for (int64_t j = j0; j < j1; ++j) {
-                    const double dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-                    const double r2 = dx * dx + dy * dy + dz * dz;
-                    zero += r2 == 0 ? 1 : 0;
-                    const double rinv = 1.0 / std::sqrt(r2);
-                    double fe = 1, ft = 1;
-                    if (damp_i) {
-                        double de, dt;
-                        thole(ai * r2 * rinv * s6[j], de, dt);
-                        fe = s6[j] > 0 ? de : 1.0;
-                        ft = s6[j] > 0 ? dt : 1.0;
-                    }
-                    const double rinv3 = rinv * rinv * rinv;
-                    const double pr = dx * p[3 * j] + dy * p[3 * j + 1] + dz * p[3 * j + 2];
-                    const double t5 = 3.0 * pr * rinv3 * rinv * rinv * ft;
-                    const double c = q[j] * rinv3 * fe;
-                    ex += c * dx + t5 * dx - p[3 * j] * rinv3 * fe;
-                    ey += c * dy + t5 * dy - p[3 * j + 1] * rinv3 * fe;
-                    ez += c * dz + t5 * dz - p[3 * j + 2] * rinv3 * fe;
-                }
-            });
+            double f[3];
+            const int64_t zero = opt.damp_multipole && s6[i] > 0
+                                     ? perm_row_damped(ps, ex_i, ne, i, n, opt.damping_multipole * s6[i], f)
+                                     : perm_row_plain(ps, ex_i, ne, i, n, 0.0, f);
+            const double ex = f[0], ey = f[1], ez = f[2];
             if (zero > 0 && coincident[t] < 0) {
                 // The first site on this one's spot, for the message (rare: a scalar pass).
                 for_runs(ex_i, ne, i, n, [&](int64_t j0, int64_t j1) {
