@@ -216,6 +216,13 @@ contains
     if (present(stats)) stats = st
   end function
 
+  ! The tolerance of the next solves (the create's tolerance until then).
+  integer function qmmm_pol_set_tolerance(p, tolerance) result(s)
+    type(qmmm_pol), intent(in) :: p
+    real(c_double), intent(in) :: tolerance
+    s = c_qmmm_pol_set_tolerance(p%ptr, tolerance)
+  end function
+
   integer function qmmm_pol_destroy(p) result(s)
     type(qmmm_pol), intent(inout) :: p
     s = c_qmmm_pol_destroy(p%ptr)

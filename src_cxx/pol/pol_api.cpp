@@ -1,5 +1,6 @@
 // pol_api.cpp -- the C API of the pol family: polarizable sites from arrays or a potential file, their permanent
 // field and the induced-dipole solve (qmmm_accel_pol.h).
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -111,6 +112,18 @@ QMMM_API int qmmm_pol_static_field(qmmm_pol p, double *field) {
         const qmmm::PolSystem &s = live(p)->sys;
         if (!field) throw Error(QMMM_ERR_NULL_ARG, "field is NULL");
         std::copy(s.e_mm.begin(), s.e_mm.end(), field);
+        return QMMM_SUCCESS;
+    });
+}
+
+QMMM_API int qmmm_pol_set_tolerance(qmmm_pol p, double tolerance) {
+    return qmmm::api_guard("qmmm_pol_set_tolerance", [&]() -> int {
+        qmmm_pol_s *h = live(p);
+        if (!std::isfinite(tolerance)) throw Error(QMMM_ERR_NONFINITE, qmmm::strfmt("tolerance is %g", tolerance));
+        if (tolerance < qmmm::kPolTolMin || tolerance > qmmm::kPolTolMax)
+            throw Error(QMMM_ERR_INVALID_ARG, qmmm::strfmt("tolerance = %g (%g .. %g)", tolerance, qmmm::kPolTolMin,
+                                                           qmmm::kPolTolMax));
+        h->sys.opt.tolerance = tolerance;
         return QMMM_SUCCESS;
     });
 }

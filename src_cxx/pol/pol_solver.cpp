@@ -242,7 +242,7 @@ void check_pol_options(const qmmm_pol_options &o) {
     if (o.start_from_mu != 0 && o.start_from_mu != 1)
         throw Error(QMMM_ERR_INVALID_ARG, strfmt("opt->start_from_mu = %d (0 or 1)", o.start_from_mu));
     const struct { double v; const char *name; double lo, hi; } vals[] = {
-        {o.tolerance, "opt->tolerance", 1e-15, 0.1},
+        {o.tolerance, "opt->tolerance", kPolTolMin, kPolTolMax},
         {o.damping_induced, "opt->damping_induced", 1e-3, 1e3},
         {o.damping_multipole, "opt->damping_multipole", 1e-3, 1e3}};
     for (const auto &v : vals) {

@@ -22,6 +22,9 @@ public:
 // copies (~20-50 us), the CPU's 1,024-site product ~3 ms a core.
 constexpr int64_t kPolAutoCpu = 1024;
 
+// The solver's relative residual tolerance, at create (opt->tolerance) and after (qmmm_pol_set_tolerance).
+constexpr double kPolTolMin = 1e-15, kPolTolMax = 0.1;
+
 struct PolSystem {
     int64_t n = 0;
     std::vector<double> xyz, charge, dipole, alpha;  // 3n, n, 3n, 6n (xx xy xz yy yz zz)

@@ -183,6 +183,20 @@ QMMM_API int qmmm_pol_static_field(qmmm_pol p, double *field);
 QMMM_API int qmmm_pol_solve(qmmm_pol p, const double *e_ext, double *mu, qmmm_pol_stats *stats);
 
 /**
+ * @brief Changes the tolerance of the next solves (opt->tolerance at create): a self-consistent loop can solve
+ * loosely where a looser answer is enough, e.g. each sampling block's field for the dipoles' error bars, and
+ * tightly for the dipoles it keeps.
+ * @param p the sites
+ * @param tolerance relative residual norm to reach, 1e-15 .. 1e-1
+ * @retval QMMM_SUCCESS
+ * @retval QMMM_ERR_BAD_HANDLE p is NULL or not a live qmmm_pol
+ * @retval QMMM_ERR_NONFINITE tolerance is NaN or Inf
+ * @retval QMMM_ERR_INVALID_ARG tolerance is outside 1e-15 .. 1e-1
+ * @threading One thread at a time per handle.
+ */
+QMMM_API int qmmm_pol_set_tolerance(qmmm_pol p, double tolerance);
+
+/**
  * @brief Destroys the sites.
  * @param p the sites
  * @retval QMMM_SUCCESS

@@ -79,6 +79,16 @@
         PRINT *, 'FAILED: two sites ', STATUS, MU2
         NFAIL = NFAIL + 1
       END IF
+      CALL QMMM_F77_POL_SET_TOLERANCE(Q, 0.5D0, STATUS)
+      IF (STATUS .NE. QMMM_ERR_INVALID_ARG) THEN
+        PRINT *, 'FAILED: set_tolerance 0.5 ', STATUS
+        NFAIL = NFAIL + 1
+      END IF
+      CALL QMMM_F77_POL_SET_TOLERANCE(Q, 1D-6, STATUS)
+      IF (STATUS .NE. 0) THEN
+        PRINT *, 'FAILED: set_tolerance 1e-6 ', STATUS
+        NFAIL = NFAIL + 1
+      END IF
       IF (ABS(EPOL + 0.5D0 * 10D0 / 36D0**2) .GT. 1D-15) THEN
         PRINT *, 'FAILED: two sites E_pol ', EPOL
         NFAIL = NFAIL + 1

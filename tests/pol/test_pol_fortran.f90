@@ -46,6 +46,12 @@ program test_pol_fortran
   expect = 3d0 * 0.01d0 / (1d0 - 2d0 * 3d0 / 64d0)
   call check(s == QMMM_SUCCESS .and. abs(mu(3, 1) - expect) < 1d-15 .and. abs(mu(3, 2) - expect) < 1d-15, &
        'two-site closed form')
+  s = qmmm_pol_set_tolerance(q, 0.5d0)
+  call check(s == QMMM_ERR_INVALID_ARG .and. index(qmmm_error_message(), 'tolerance') > 0, 'set_tolerance out of range')
+  call check(qmmm_pol_set_tolerance(q, 1d-6) == QMMM_SUCCESS, 'set_tolerance')
+  s = qmmm_pol_solve(q, mu, e_ext=e2, stats=st)
+  call check(s == QMMM_SUCCESS .and. st%residual <= 1d-6 .and. abs(mu(3, 1) - expect) < 1d-6 * expect, &
+       'solve after set_tolerance')
   ! errors: wrong shapes (C not called), indices counted from 1 in messages
   s = qmmm_pol_solve(q, mu1, e_ext=e2)
   call check(s == QMMM_ERR_INVALID_ARG, 'mu of the wrong shape')

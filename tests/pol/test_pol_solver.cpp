@@ -376,6 +376,36 @@ TEST(PolSolver, StartFromMu) {
     EXPECT_EQ(create(bad, s, o), QMMM_ERR_INVALID_ARG);
 }
 
+// qmmm_pol_set_tolerance: the next solves stop at the new tolerance (a tight one's residual below it, a loose one in
+// fewer iterations, within its bound of the tight answer), and the bad values are refused with the old one kept.
+TEST(PolSolver, SetTolerance) {
+    const System s = make_system(30, 15);
+    const std::vector<double> e = random_field(s.n, 16, 0.05);
+    Handle h;
+    ASSERT_EQ(create(h, s, options(1e-3, false, false)), QMMM_SUCCESS);
+    std::vector<double> loose(3 * s.n), tight(3 * s.n);
+    qmmm_pol_stats sl, st;
+    ASSERT_EQ(qmmm_pol_solve(h.p, e.data(), loose.data(), &sl), QMMM_SUCCESS);
+    EXPECT_LE(sl.residual, 1e-3);
+    ASSERT_EQ(qmmm_pol_set_tolerance(h.p, 1e-12), QMMM_SUCCESS);
+    ASSERT_EQ(qmmm_pol_solve(h.p, e.data(), tight.data(), &st), QMMM_SUCCESS);
+    EXPECT_LE(st.residual, 1e-12);
+    EXPECT_GT(sl.residual, 1e-9);  // the loose solve did stop early
+    EXPECT_LT(sl.iterations, st.iterations);
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < 3 * s.n; ++i) diff = std::max(diff, std::fabs(loose[i] - tight[i])), norm = std::max(norm, std::fabs(tight[i]));
+    EXPECT_GT(diff, 0.0);
+    EXPECT_LT(diff, 1e-1 * norm);
+    EXPECT_EQ(qmmm_pol_set_tolerance(h.p, 0.2), QMMM_ERR_INVALID_ARG);
+    EXPECT_NE(std::string(qmmm_error_message()).find("0.2"), std::string::npos) << qmmm_error_message();
+    EXPECT_EQ(qmmm_pol_set_tolerance(h.p, 1e-16), QMMM_ERR_INVALID_ARG);
+    EXPECT_EQ(qmmm_pol_set_tolerance(h.p, std::nan("")), QMMM_ERR_NONFINITE);
+    EXPECT_EQ(qmmm_pol_set_tolerance(nullptr, 1e-8), QMMM_ERR_BAD_HANDLE);
+    std::vector<double> again(3 * s.n);
+    ASSERT_EQ(qmmm_pol_solve(h.p, e.data(), again.data(), nullptr), QMMM_SUCCESS);  // still 1e-12: the same bits
+    EXPECT_EQ(std::memcmp(again.data(), tight.data(), tight.size() * sizeof(double)), 0);
+}
+
 // The same bits for 1, 2, 3 and 4 threads (600 sites: enough pair terms for the library to use them).
 TEST(PolSolver, BitwiseAcrossThreadCounts) {
     const System s = make_system(200, 21);
