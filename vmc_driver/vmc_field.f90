@@ -247,8 +247,7 @@ contains
     fld%pol_file = inp%pol_file
     ! The solver on the CPU unless the field's backend asks for CUDA: the same bits on every rank (rank 0 solves
     ! and broadcasts anyway, vmc_pol) and no device contention for the few hundred sites of a typical shell.
-    ! Every solve starts from the dipoles the field has (vmc_pol): a block's field differs from the one they were
-    ! solved from by its noise, so the solve starts that close to its answer.
+    ! Every solve starts from the dipoles the field has (start_from_mu; vmc_pol says why).
     st = qmmm_pol_create_from_pot(fld%pol, trim(inp%pol_file), tolerance=inp%pol_tolerance, n_threads=n_threads, &
          backend=merge(QMMM_BACKEND_CUDA, QMMM_BACKEND_CPU, inp%backend == 'cuda'), start_from_mu=.true.)
     call check(st, trim(inp%pol_file) // ' (key ''pol_file'')')

@@ -180,7 +180,8 @@ struct PermSites {
 // The permanent field at site i (out[3]) from the charges and dipoles of the sites it does not exclude, in index order
 // within the lanes; Damp: Thole-damped with a_i = ai where the other site is polarizable (s6 > 0). Returns how many
 // of those sites sit on site i (the caller then names one). Compiled for AVX-512, AVX2 and the baseline as the
-// product's rows are: 8.1 s of set-up at 1e5 sites on the H200's host ran this loop as two-lane SSE2.
+// product's rows are (the baseline alone ran it as two-lane SSE2): 6,000 sites' set-up on one core of the
+// development VM went from 0.29 s to 0.047 s.
 template <bool Damp>
 __attribute__((always_inline)) inline int64_t perm_row_body(const PermSites &ps, const int64_t *ex, int64_t ne,
                                                            int64_t i, int64_t n, double ai, double *out) {
