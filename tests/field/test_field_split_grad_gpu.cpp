@@ -4,6 +4,7 @@
 // the region; a point on a nucleus or a charge SINGULAR; the same bits for any batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -76,9 +77,11 @@ TEST_P(SplitGradGpu, WaterDimerMatchesTheCpu) {
     EXPECT_EQ(c.split_gpu, 1);
     EXPECT_EQ(c.split_cpu, 1);
     EXPECT_LE(c.gpu_err, tol);
-    // The same formulas on the same tables, up to the grid's direct sums (the GPU's rows ~1e-13, the CPU's ~1e-12) and
-    // rounding: far below the tolerance.
-    EXPECT_LE(c.gpu_cpu, 1e-3 * tol);
+    // The same formulas on the same tables, up to the grid's direct sums (the GPU's rows ~1e-13, the CPU's ~1e-12 of
+    // the value's scale) and rounding: far below the tolerance, down to a floor. The interpolant's derivative
+    // multiplies the grid values' rounding by about 1/spacing: the two backends' gradients stay ~1e-10 apart however
+    // fine the grid (an H100 measured 9.5e-11 at 1e-9, where both backends' errors were 4.55e-10).
+    EXPECT_LE(c.gpu_cpu, std::max(1e-3 * tol, 3e-10));
     qmmm_field_destroy(gpu);
     qmmm_field_destroy(cpu);
 }
