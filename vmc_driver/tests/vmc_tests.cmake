@@ -24,6 +24,13 @@ foreach(sys water/water.molden glycine_trimer/frag1_embedded.molden hydrogen/hyd
   set_tests_properties(vmc_fd_${n} PROPERTIES LABELS "vmc;quick")
 endforeach()
 
+# The JSON writer's arrays of reals against the text written number by number (runs of 64, NaN and Inf).
+add_executable(vmc_json_check ${VMC_T}/vmc_json_check.f90 ${CMAKE_CURRENT_SOURCE_DIR}/vmc_json.f90)
+target_link_libraries(vmc_json_check PRIVATE qmmm_vmc_readers)
+set_target_properties(vmc_json_check PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/modules_json)
+qmmm_add_run_test(vmc_json_arrays EXPECT "vmc_json_check: all passed" LABELS vmc quick
+  COMMAND $<TARGET_FILE:vmc_json_check>)
+
 # The Molden conventions against psi4: C^T S C = 1 with the analytic AO overlap (cartesian 6-31G* for
 # glycine, spherical cc-pVDZ/cc-pVTZ for water, the dimer and hydrogen), plus controls that must fail.
 add_executable(vmc_overlap_check ${VMC_T}/vmc_overlap_check.f90)
