@@ -56,6 +56,7 @@ module vmc_field
     logical :: forces = .false., accum = .false.
     integer(int64) :: n_sites = 0, n_charges = 0
     real(real64), allocatable :: site_xyz(:,:), site_q(:), e_qm_sites(:,:), f_qm(:,:), w(:)
+    real(real64), allocatable :: take_phi(:)   ! the accumulator's phi, read every block into the same array
     character(len=512) :: mm_charges = ''
     ! pol_file: the polarizable sites (the field's first n_charges sites), their permanent dipoles p (e bohr), the
     ! field's nuclear constant without the induced dipoles, and the QM nuclei (for the induced dipoles' terms).
@@ -345,14 +346,19 @@ contains
     type(env_field_t), intent(inout) :: fld
     real(real64), intent(out) :: v(:,:)
     integer(int64), intent(out) :: n_calls
-    real(real64), allocatable :: phi(:), e(:,:), g(:,:)
+    real(real64), allocatable :: e(:,:), g(:,:)
     integer :: st
-    allocate(phi(fld%n_sites), e(3, fld%n_sites))
-    st = qmmm_field_site_accum_read(fld%f, phi, e, n_calls=n_calls)
-    call check(st, 'qmmm_field_site_accum_read')
-    v(1:3, :) = e
-    if (fld%grad) then
-      allocate(g(6, fld%n_sites))
+    ! Without the gradient v is (3, n_sites): the sums go straight into it (no array of 3 n_sites made and touched
+    ! every block).
+    if (.not. allocated(fld%take_phi)) allocate(fld%take_phi(fld%n_sites))
+    if (.not. fld%grad) then
+      st = qmmm_field_site_accum_read(fld%f, fld%take_phi, v, n_calls=n_calls)
+      call check(st, 'qmmm_field_site_accum_read')
+    else
+      allocate(e(3, fld%n_sites), g(6, fld%n_sites))
+      st = qmmm_field_site_accum_read(fld%f, fld%take_phi, e, n_calls=n_calls)
+      call check(st, 'qmmm_field_site_accum_read')
+      v(1:3, :) = e
       st = qmmm_field_site_accum_read_grad(fld%f, g)
       call check(st, 'qmmm_field_site_accum_read_grad')
       v(4:9, :) = g

@@ -70,21 +70,36 @@ contains
   ! Block ib's mean of the electrons' field at the sites, esum(3, n_sites) on rank 0 (the accumulator is fed for
   ! key forces or pol_file), and with the accumulator's gradient option (fld%grad) its gradient, gsum(6, n_sites):
   ! every rank's sums to rank 0, added in rank order, divided by the block's configurations (n_meas: the
-  ! measurements with the site field in a block). Collective.
+  ! measurements with the site field in a block). Collective. esum and gsum keep their arrays from block to block.
+  ! One rank without the gradient: the sums are read into esum and divided there (the same bits as the general
+  ! path, without its four arrays of 3 n_sites a block: 0.27M sites are 6.5 MB each).
   subroutine site_field_block(fld, ib, n_meas, nw_total, esum, gsum)
     type(env_field_t), intent(inout) :: fld
     integer, intent(in) :: ib, n_meas, nw_total
-    real(real64), allocatable, intent(out) :: esum(:,:)
-    real(real64), allocatable, intent(out), optional :: gsum(:,:)
+    real(real64), allocatable, intent(inout) :: esum(:,:)
+    real(real64), allocatable, intent(inout), optional :: gsum(:,:)
     real(real64), allocatable :: all(:), v(:,:)
-    integer(int64) :: n_calls, nv, n3
+    integer(int64) :: n_calls, nv, n3, k
     integer :: r
+    real(real64) :: den
     if (.not. fld%accum) return
     nv = merge(9, 3, fld%grad)
+    den = real(n_meas, real64) * nw_total
+    if (par_size == 1 .and. nv == 3) then
+      if (allocated(esum)) then
+        if (size(esum, 2, kind=int64) /= fld%n_sites) deallocate(esum)
+      end if
+      if (.not. allocated(esum)) allocate(esum(3, fld%n_sites))
+      call field_forces_take(fld, esum, n_calls)
+      call check_calls()
+      do k = 1, fld%n_sites
+        esum(:, k) = esum(:, k) / den
+      end do
+      return
+    end if
     allocate(v(nv, fld%n_sites))
     call field_forces_take(fld, v, n_calls)
-    if (n_calls /= n_meas) call die('site field: the accumulator holds ' // itoa(n_calls) // ' calls for ' // &
-         itoa(n_meas) // ' measurements in block ' // itoa(ib))
+    call check_calls()
     n3 = nv * fld%n_sites
     allocate(all(merge(n3 * par_size, 1_int64, par_root)))
     call par_gatherv_real(reshape(v, [n3]), all)
@@ -93,9 +108,14 @@ contains
     do r = 2, par_size
       v = v + reshape(all((r - 1) * n3 + 1:r * n3), [nv, fld%n_sites])
     end do
-    v = v / (real(n_meas, real64) * nw_total)
+    v = v / den
     esum = v(1:3, :)
     if (present(gsum) .and. fld%grad) gsum = v(4:9, :)
+  contains
+    subroutine check_calls()
+      if (n_calls /= n_meas) call die('site field: the accumulator holds ' // itoa(n_calls) // ' calls for ' // &
+           itoa(n_meas) // ' measurements in block ' // itoa(ib))
+    end subroutine
   end subroutine
 
   ! Block ib's mean field at the sites (rank 0, from site_field_block) into the running means; with dipoles
@@ -109,11 +129,16 @@ contains
     real(real64), allocatable :: d(:,:), fd(:,:), fel(:,:)
     integer(int64) :: k
     integer :: c
+    real(real64) :: dk
     if (.not. (frc%on .and. par_root)) return
     frc%nb = frc%nb + 1
-    d = esum - frc%mean
-    frc%mean = frc%mean + d / frc%nb
-    frc%m2 = frc%m2 + d * (esum - frc%mean)
+    do k = 1, frc%m   ! Welford, element by element (no arrays of 3 m a block)
+      do c = 1, 3
+        dk = esum(c, k) - frc%mean(c, k)
+        frc%mean(c, k) = frc%mean(c, k) + dk / frc%nb
+        frc%m2(c, k) = frc%m2(c, k) + dk * (esum(c, k) - frc%mean(c, k))
+      end do
+    end do
     if (.not. frc%dip) then
       do c = 1, 3
         frc%sum_series(c, ib) = sum(fld%site_q * esum(c, :))
