@@ -3,12 +3,13 @@
 // helper that joined a call can be descheduled in the middle of its tile, and the caller then waits a time slice
 // (milliseconds) for a call of 0.05-1 ms: one 100k-charge rank ran 2-4x slower with its default threads than with
 // one. So the cap halves after each call whose caller waited longer for its helpers than it computed itself (and
-// over 0.5 ms), or that took 1.1x longer than the caller alone would have; it doubles back after 16 calls in a row
-// that waited little and ran at least 1.25x faster than the caller alone; at 0 the calls run on the caller alone,
-// and every 64th of them tries one helper again. Each shrink doubles the quiet calls the next growth needs (to 256),
-// each failed probe the calls before the next (to 1,024), until the cap no longer limits the calls, so that on a
-// node that stays loaded the stalls become rare (16 cores with 15 busy measured 1.32x one thread's time when growth
-// always took 16 calls). Which thread computes a tile never changes a value: results do not depend on it.
+// over 0.5 ms), or that took 1.1x longer than the caller alone would have (every fourth call of a thread has that
+// estimate); it doubles back after 16 calls in a row that waited little and ran at least 1.25x faster than the
+// caller alone; at 0 the calls run on the caller alone, and every 64th of them tries one helper again. Each shrink
+// doubles the quiet calls the next growth needs (to 256), each failed probe the calls before the next (to 1,024),
+// until the cap no longer limits the calls, so that on a node that stays loaded the stalls become rare (16 cores
+// with 15 busy measured 1.32x one thread's time when growth always took 16 calls). Which thread computes a tile
+// never changes a value: results do not depend on it.
 #pragma once
 #include <algorithm>
 #include <atomic>
