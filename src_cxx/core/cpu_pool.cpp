@@ -12,8 +12,6 @@
 #include <mutex>
 #include <thread>
 
-#include <time.h>
-
 #include "cpu_helper_cap.hpp"
 #include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
@@ -32,11 +30,8 @@ struct Job {
     int seats = 0;               // helpers that may still join; guarded by the pool's mutex
 };
 
-// The tiles this thread took.
-int64_t run(Job &j) {
-    int64_t done = 0;
-    for (int64_t t; (t = j.next.fetch_add(1, std::memory_order_relaxed)) < j.n_tiles; ++done) j.fn(j.ctx, t);
-    return done;
+void run(Job &j) {
+    for (int64_t t; (t = j.next.fetch_add(1, std::memory_order_relaxed)) < j.n_tiles;) j.fn(j.ctx, t);
 }
 
 class Pool {
@@ -104,39 +99,20 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// This thread's CPU time (s): the caller's computing without the time the OS took it off its core.
-double thread_cpu_seconds() {
-    timespec ts{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 }  // namespace
 
 void parallel_tiles_pooled(int nt, int64_t n_tiles, void (*fn)(const void *, int64_t), const void *ctx) {
     Job j;
     j.fn = fn, j.ctx = ctx, j.n_tiles = n_tiles;
     const int helpers = g_cap.take(static_cast<int>(std::min<int64_t>({nt - 1, n_tiles - 1, kMaxThreads - 1})));
-    if (helpers <= 0) {
-        run(j);
-        return;
-    }
-    // A thread's CPU time is a system call (0.9 us on the development VM): every fourth call of a thread reads it,
-    // the others report without an estimate of the call alone (the wait rule holds for every call).
-    static thread_local unsigned calls = 0;
-    const bool timed = (++calls & 3u) == 0;
-    const auto t_post = std::chrono::steady_clock::now();
-    const bool posted = pool().post(j, helpers);
-    const double cpu0 = timed ? thread_cpu_seconds() : -1;
+    const bool posted = helpers > 0 && pool().post(j, helpers);
     const auto t0 = std::chrono::steady_clock::now();
-    const int64_t mine = run(j);
+    run(j);
     if (!posted) return;
-    const double own = seconds_since(t0), own_cpu = cpu0 >= 0 ? thread_cpu_seconds() - cpu0 : 0;
+    const double own = seconds_since(t0);
     const auto t1 = std::chrono::steady_clock::now();
     pool().retire(j);
-    // The call alone: the caller's CPU time a tile times every tile (no estimate without a tile or a clock).
-    const double alone = mine > 0 && own_cpu > 0 ? own_cpu / static_cast<double>(mine) * n_tiles : 0;
-    g_cap.report(helpers, own, seconds_since(t1), seconds_since(t_post), alone);
+    g_cap.report(helpers, own, seconds_since(t1));
 }
 
 }  // namespace qmmm
