@@ -4,7 +4,8 @@
 # pol_file; O 5.7, H 2.0 bohr^3, each molecule excluding itself), self-consistent (pol_mode 'scf', 2 blocks an
 # update, at most 4) and from the first update ('first'), BLOCKS blocks of 64 steps after the updates; each against
 # a fixed-charge run (key mm_charges, the same sites' charges) that samples as many blocks (the update blocks are
-# sampling too), same seed. Prints a Markdown table and writes OUT_DIR/vmc_pol_cost.json.
+# sampling too), same seed; each run the median of REPEATS by total time (default 3; bench/common/median_run.sh).
+# Prints a Markdown table and writes OUT_DIR/vmc_pol_cost.json.
 #   BACKEND cpu (default; one thread) or cuda. N_WATERS 100 (default: data/water_pol's sites) or more: waters on a
 #   cubic lattice of 5.86 bohr (liquid water's density) around the QM water, random orientations (fixed seed).
 # From the repository root.
@@ -12,6 +13,8 @@ set -euo pipefail
 build=${1:?usage: vmc_pol_cost.sh BUILD_DIR [OUT_DIR] [BACKEND] [N_WATERS] [WALKERS] [BLOCKS]}
 out=${2:-vmc_pol_cost_out}; backend=${3:-cpu}; waters=${4:-100}; walkers=${5:-64}; blocks=${6:-8}
 exe="$build/vmc_driver/qmmm_vmc"
+source "$(dirname "$0")/../common/median_run.sh"
+repeats=${REPEATS:-3}
 mkdir -p "$out"
 if ((waters == 100)); then
   pot=data/water_pol/water_pol.pot charges=data/water_mm/mm_charges.txt
@@ -67,7 +70,7 @@ $2
   seed = 2027, n_threads = 1, backend = '$backend'
 /
 NML
-  OMP_NUM_THREADS=1 "$exe" "$out/$1.nml" "$out/$1.json" > "$out/$1.log"
+  median_run "$out/$1" "$repeats" "$exe" "$out/$1.nml"
 }
 fixed="  mm_charges = '$charges'"
 run scf "  pol_file = '$pot', pol_mode = 'scf', pol_blocks = 2, pol_max_updates = 4" "$blocks"
@@ -78,17 +81,19 @@ len_scf=$((blocks + 2 * u_scf)); len_first=$((blocks + 2 * u_first))
 run fixed_scf "$fixed" "$len_scf"
 run fixed_first "$fixed" "$len_first"
 sites=$(grep -c . "$charges"); sites=$((sites - 1))
-echo "| environment | blocks sampled | total (s) | field (s) | fixed charges, as many blocks (s) | total / fixed charges |"
-echo "| --- | --- | --- | --- | --- | --- |"
-json="{\"system\": \"water (HF) + $sites TIP3P-like sites\", \"backend\": \"$backend\", \"walkers\": $walkers, \"steps_per_block\": 64, \"runs\": ["
+echo "| environment | blocks sampled | total (s) | field (s) | fixed charges, as many blocks (s) | total / fixed charges | sampling / fixed charges |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+json="{\"system\": \"water (HF) + $sites TIP3P-like sites\", \"backend\": \"$backend\", \"repeats\": $repeats, \"walkers\": $walkers, \"steps_per_block\": 64, \"runs\": ["
 sep=""
 for r in scf first; do
   t=$(get "$out/$r.json" total); f=$(get "$out/$r.json" field); tb=$(get "$out/fixed_$r.json" total)
   len=$([ $r = scf ] && echo $len_scf || echo $len_first)
-  ratio=$(awk "BEGIN{printf \"%.2f\", $t/$tb}")
-  echo "| $r | $len | $(awk "BEGIN{printf \"%.3f\", $t}") | $(awk "BEGIN{printf \"%.3f\", $f}") | $(awk "BEGIN{printf \"%.3f\", $tb}") | $ratio |"
-  json="$json$sep{\"pol_mode\": \"$r\", \"blocks_sampled\": $len, \"total_s\": $t, \"field_s\": $f, \"fixed_total_s\": $tb, \"ratio_to_fixed\": $ratio}"
+  sm=$(get "$out/$r.json" sampling); smb=$(get "$out/fixed_$r.json" sampling)
+  ratio=$(awk "BEGIN{printf \"%.2f\", $t/$tb}"); sratio=$(awk "BEGIN{printf \"%.2f\", $sm/$smb}")
+  echo "| $r | $len | $(awk "BEGIN{printf \"%.3f\", $t}") | $(awk "BEGIN{printf \"%.3f\", $f}") | $(awk "BEGIN{printf \"%.3f\", $tb}") | $ratio | $sratio |"
+  json="$json$sep{\"pol_mode\": \"$r\", \"blocks_sampled\": $len, \"total_s\": $t, \"field_s\": $f, \"fixed_total_s\": $tb, \"ratio_to_fixed\": $ratio, \"sampling_s\": $sm, \"fixed_sampling_s\": $smb, \"sampling_ratio_to_fixed\": $sratio}"
   sep=", "
 done
 echo "$json]}" > "$out/vmc_pol_cost.json"
-echo "($sites sites, $walkers walkers, blocks of 64 steps, $blocks after the dipole updates, field backend $backend, one thread)"
+echo "($sites sites, $walkers walkers, blocks of 64 steps, $blocks after the dipole updates, field backend $backend, one thread,"
+echo " each run the median of $repeats by total time; sampling: the run without its set-up, which reads and builds the sites)"
