@@ -11,7 +11,7 @@
 !   call js%close()
 module vmc_json
   use, intrinsic :: iso_fortran_env, only: real64, int64
-  use vmc_util, only: rtoa, itoa, is_finite
+  use vmc_util, only: rtoa, rtoa_edit, rtoa_width, itoa, is_finite
   implicit none
   private
   public :: json_writer
@@ -147,15 +147,15 @@ contains
     write(js%unit, '(a)', advance='no') '"' // escape(s) // '"'
   end subroutine
 
-  ! An array of reals on one line.
-  ! The numbers as rtoa writes them, ', ' between them. A run of finite numbers is formatted by one internal write
-  ! and written by one statement: a forces run's JSON over 268,938 sites (109 MB) took 6.0 s with a statement per
-  ! number and takes 2.1 s so, nearly all of it the decimal conversion. A run with NaN or Inf goes number by number.
+  ! An array of reals on one line: the numbers as rtoa writes them, ', ' between them. A run of finite numbers is
+  ! formatted by one internal write and written by one statement: a forces run's JSON over 268,938 sites (109 MB)
+  ! took 6.0 s with a statement per number and takes 2.1 s so, nearly all of it the decimal conversion. A run with
+  ! NaN or Inf goes number by number.
   subroutine put_reals(js, key, x)
     class(json_writer), intent(inout) :: js
     character(len=*), intent(in) :: key
     real(real64), intent(in) :: x(:)
-    integer, parameter :: RUN = 64, W = 24
+    integer, parameter :: RUN = 64, W = rtoa_width
     character(len=RUN * W) :: fields
     character(len=RUN * (W + 2)) :: line
     integer :: i, j, k, f, c, n
@@ -171,7 +171,7 @@ contains
         end do
         cycle
       end if
-      write(fields, '(*(es24.16e3))') x(i:j)
+      write(fields, '(*(' // rtoa_edit // '))') x(i:j)
       n = 0
       do k = 0, j - i
         if (k > 0) then

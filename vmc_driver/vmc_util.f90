@@ -7,6 +7,9 @@ module vmc_util
   implicit none
   private
   public :: die, warn, lower, itoa, rtoa, short, fixed, right, clock_ticks, clock_seconds, is_finite
+  ! rtoa's edit descriptor and its field width (vmc_json's arrays format runs of numbers with it: the same text).
+  character(len=*), parameter, public :: rtoa_edit = 'es24.16e3'
+  integer, parameter, public :: rtoa_width = 24
 
   ! Set by vmc_par when the run has several MPI ranks: the message names the rank and host, and the hook
   ! (MPI_Abort) stops every rank, so one failing rank cannot leave the others waiting in a collective.
@@ -76,7 +79,7 @@ contains
     real(real64), intent(in) :: x
     character(len=:), allocatable :: s
     character(len=32) :: b
-    write(b, '(es24.16e3)') x
+    write(b, '(' // rtoa_edit // ')') x
     s = trim(adjustl(b))
   end function
 

@@ -4,7 +4,7 @@
 # by 20-30 % on a shared host (the polarizable cost ratio, its code unchanged, a session apart on the H100 host:
 # 2.27x and 1.75x); the median of three does not take one slow run for the answer.
 median_run() {
-  local base=$1 repeats=$2 exe=$3 nml=$4 k
+  local base=$1 repeats=$2 exe=$3 nml=$4 i k
   for ((k = 1; k <= repeats; k++)); do
     OMP_NUM_THREADS=1 "$exe" "$nml" "$base.$k.json" > "$base.$k.log"
   done
