@@ -67,7 +67,14 @@ TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
     CPU_ZERO(&mask);
     ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
     const int n = CPU_COUNT(&mask);
-    std::vector<pid_t> kids;
+    struct Kids {  // killed however the test ends: a failed assertion must not leave children spinning
+        std::vector<pid_t> pids;
+        ~Kids() {
+            for (pid_t k : pids) kill(k, SIGKILL);
+            for (pid_t k : pids) waitpid(k, nullptr, 0);
+        }
+    } kids_guard;
+    std::vector<pid_t> &kids = kids_guard.pids;
     for (int i = 0; i + 1 < n; ++i) {
         const pid_t pid = fork();
         ASSERT_GE(pid, 0) << std::strerror(errno);
@@ -83,8 +90,6 @@ TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
         std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * qmmm::kLoadInterval));
         limit = qmmm::node_load_helper_limit();
     }
-    for (pid_t k : kids) kill(k, SIGKILL);
-    for (pid_t k : kids) waitpid(k, nullptr, 0);
     EXPECT_EQ(limit, 0) << n << " CPUs, " << kids.size() << " busy children";
 }
 
