@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cpu_helper_cap.hpp"
+#include "cpu_node_load.hpp"
 #include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
@@ -104,7 +105,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 void parallel_tiles_pooled(int nt, int64_t n_tiles, void (*fn)(const void *, int64_t), const void *ctx) {
     Job j;
     j.fn = fn, j.ctx = ctx, j.n_tiles = n_tiles;
-    const int helpers = g_cap.take(static_cast<int>(std::min<int64_t>({nt - 1, n_tiles - 1, kMaxThreads - 1})));
+    // At most the cores other processes leave free (cpu_node_load.hpp), then the cap that the waits set.
+    const int wanted = static_cast<int>(std::min<int64_t>({nt - 1, n_tiles - 1, kMaxThreads - 1}));
+    const int helpers = std::min(node_load_helper_limit(), g_cap.take(wanted));
     const bool posted = helpers > 0 && pool().post(j, helpers);
     const auto t0 = std::chrono::steady_clock::now();
     run(j);
