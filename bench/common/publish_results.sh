@@ -60,7 +60,7 @@ publish() {
     legacy_loop_node)
       run $R/field/legacy_loop_node -- bash bench/field/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
     forces)
-      run $R/forces/forces -- "$B/forces_bench" --json $R/forces/forces.json ;;
+      run $R/forces/forces -- "$B/forces_bench" --cube $CUBE --json $R/forces/forces.json ;;
     crowd)
       run $R/field/crowd -- "$B/crowd_bench" --json $R/field/crowd.json ;;
     dipoles)

@@ -4,7 +4,9 @@
 // 268,782, the glycine environment's size; random in a 40-bohr box, populations 1e-6..1e-2) and 8 nuclei, N points a
 // call (default 8,192; normal, sigma 2 bohr, about the box centre), per precision (DOUBLE, SINGLE, MIXED): us a call of
 // each, their ratio (the targets: <= 1.6 on the GPU, <= 2 on the CPU), and the gradient's max normwise error
-// per component against the CPU's DOUBLE gradient (relative to sum |q|/d^2, on up to 64 of the points).
+// per component against the CPU's DOUBLE gradient (relative to sum |q|/d^2, on up to 64 of the points). With --cube,
+// the same rows (kind "gradient_cube") again on a density cube's cells and nuclei, a lattice (the value call's and the
+// gradient's row layouts on the GPU), the points about the centre of its cells' box.
 // Reverse field: qmmm_field_site_field and qmmm_field_site_accum_add (the accumulating form a run uses) against the
 // forward qmmm_field_eval at --sites sites (default 1e5 cells and the nuclei) and N = 22, 1,024 and 8,192 points
 // (weights -1), per precision (MIXED's reverse field is DOUBLE's, against MIXED's forward call): pair rates (N x M
@@ -19,7 +21,7 @@
 // beside them, the gradient's first-call setup (its check and any grid of its own) and its max error per component
 // against the DIRECT gradient (on up to 64 points).
 //
-//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only]
+//   forces_bench [--cells M] [--points N] [--sites M2] [--min-time s] [--cpu-only] [--cube FILE [--threshold t]]
 //                [--split [--split-cells M3] [--split-tol t]] [--json file]
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -124,6 +126,10 @@ int main(int argc, char **argv) {
     app.add_flag("--split", split, "also the split gradient's rows (QMMM_METHOD_SPLIT, CPU)");
     app.add_option("--split-tol", split_tol, "the split field's tolerance")->check(CLI::Range(1e-11, 1e-3));
     app.add_option("--json", json_path, "write the rows here (default forces_bench.json)");
+    std::string cube;
+    double threshold = 4.1e-4;  // the glycine environment's cells (data/glycine_trimer: 268,938)
+    app.add_option("--cube", cube, "also the gradient rows on this density cube's cells (a lattice)");
+    app.add_option("--threshold", threshold, "the cube's density threshold, e/bohr^3 (default 4.1e-4)")->check(CLI::Range(0.0, 1e6));
     CLI11_PARSE(app, argc, argv);
     try {
         int n_gpu = 0;
@@ -135,49 +141,72 @@ int main(int argc, char **argv) {
         nlohmann::json rows = nlohmann::json::array();
 
         // ---- gradient against the potential-only call ----
+        auto gradient_rows = [&](const Env &e, const std::vector<double> &pts, const char *kind, const char *what) {
+            const int64_t m = static_cast<int64_t>(e.q.size());
+            const int n_check = std::min(n, 64);
+            std::vector<double> ref_g(3 * static_cast<size_t>(n_check)), scale(static_cast<size_t>(n_check), 0.0);
+            {
+                qmmm_field ref = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
+                std::vector<double> u(n_check);
+                ok(qmmm_field_eval_grad(ref, n_check, pts.data(), u.data(), ref_g.data()), "reference gradient");
+                qmmm_field_destroy(ref);
+                for (int i = 0; i < n_check; ++i) {
+                    const double *p = &pts[3 * i];
+                    for (size_t k = 0; k < e.q.size(); ++k) {
+                        const double dx = p[0] - e.xyz[3 * k], dy = p[1] - e.xyz[3 * k + 1], dz = p[2] - e.xyz[3 * k + 2];
+                        scale[i] += std::fabs(e.q[k]) / (dx * dx + dy * dy + dz * dz);
+                    }
+                    for (size_t k = 0; k < e.nuc_z.size(); ++k) {
+                        const double dx = p[0] - e.nuc_xyz[3 * k], dy = p[1] - e.nuc_xyz[3 * k + 1],
+                                     dz = p[2] - e.nuc_xyz[3 * k + 2];
+                        scale[i] += e.nuc_z[k] / (dx * dx + dy * dy + dz * dz);
+                    }
+                }
+            }
+            std::printf("gradient vs potential, %s: %lld cells + %zu nuclei, %d points a call; CPU threads %d\n", what,
+                        static_cast<long long>(m), e.nuc_z.size(), n, threads);
+            std::printf("%-5s %-7s %12s %12s %7s %11s\n", "", "prec", "eval us", "grad us", "ratio", "grad error");
+            for (int b : backends)
+                for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+                    qmmm_field f = make(e, b, prec);
+                    std::vector<double> u(n), g(3 * static_cast<size_t>(n));
+                    const double te =
+                        time_call([&] { ok(qmmm_field_eval(f, n, pts.data(), u.data()), "eval"); }, min_time);
+                    const double tg = time_call(
+                        [&] { ok(qmmm_field_eval_grad(f, n, pts.data(), u.data(), g.data()), "eval_grad"); }, min_time);
+                    double worst = 0;
+                    for (int i = 0; i < n_check; ++i)
+                        for (int k = 0; k < 3; ++k)
+                            worst = std::max(worst, std::fabs(g[3 * i + k] - ref_g[3 * i + k]) / scale[i]);
+                    const char *label = b == QMMM_BACKEND_CPU ? "cpu" : "gpu";
+                    std::printf("%-5s %-7s %12.1f %12.1f %7.2f %11.2e\n", label, precision_name(prec), 1e6 * te,
+                                1e6 * tg, tg / te, worst);
+                    rows.push_back({{"kind", kind}, {"backend", label}, {"precision", precision_name(prec)},
+                                    {"cells", m}, {"points_per_call", n}, {"cpu_threads", threads},
+                                    {"eval_us", 1e6 * te}, {"grad_us", 1e6 * tg}, {"ratio", tg / te},
+                                    {"grad_max_error", worst}});
+                    qmmm_field_destroy(f);
+                }
+        };
         const Env e = make_env(m, 3);
-        const std::vector<double> pts = make_points(n, 4);
-        const int n_check = std::min(n, 64);
-        std::vector<double> ref_g(3 * static_cast<size_t>(n_check)), scale(static_cast<size_t>(n_check), 0.0);
-        {
-            qmmm_field ref = make(e, QMMM_BACKEND_CPU, QMMM_PRECISION_DOUBLE);
-            std::vector<double> u(n_check);
-            ok(qmmm_field_eval_grad(ref, n_check, pts.data(), u.data(), ref_g.data()), "reference gradient");
-            qmmm_field_destroy(ref);
-            for (int i = 0; i < n_check; ++i) {
-                const double *p = &pts[3 * i];
-                for (size_t k = 0; k < e.q.size(); ++k) {
-                    const double dx = p[0] - e.xyz[3 * k], dy = p[1] - e.xyz[3 * k + 1], dz = p[2] - e.xyz[3 * k + 2];
-                    scale[i] += e.q[k] / (dx * dx + dy * dy + dz * dz);
-                }
-                for (size_t k = 0; k < e.nuc_z.size(); ++k) {
-                    const double dx = p[0] - e.nuc_xyz[3 * k], dy = p[1] - e.nuc_xyz[3 * k + 1], dz = p[2] - e.nuc_xyz[3 * k + 2];
-                    scale[i] += e.nuc_z[k] / (dx * dx + dy * dy + dz * dz);
-                }
-            }
+        gradient_rows(e, make_points(n, 4), "gradient", "random cells");
+        if (!cube.empty()) {  // the cube's cells and nuclei; the points about the centre of its cells' box
+            qmmm_env env = nullptr;
+            ok(qmmm_cube_read(&env, cube.c_str(), threshold), "cube read");
+            int64_t nc = 0, nn = 0;
+            double dv = 0;
+            qmmm_env_sizes(env, &nc, &nn, &dv);
+            Env c;
+            c.xyz.resize(3 * nc), c.q.resize(nc), c.nuc_xyz.resize(3 * nn), c.nuc_z.resize(nn);
+            qmmm_env_copy(env, c.xyz.data(), c.q.data(), c.nuc_xyz.data(), c.nuc_z.data());
+            qmmm_env_destroy(env);
+            double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+            for (int64_t k = 0; k < nc; ++k)
+                for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], c.xyz[3 * k + a]), hi[a] = std::max(hi[a], c.xyz[3 * k + a]);
+            std::vector<double> pts = make_points(n, 4);
+            for (size_t i = 0; i < pts.size(); ++i) pts[i] += 0.5 * (lo[i % 3] + hi[i % 3]);
+            gradient_rows(c, pts, "gradient_cube", cube.c_str());
         }
-        std::printf("gradient vs potential: %lld cells + %zu nuclei, %d points a call; CPU threads %d\n",
-                    static_cast<long long>(m), e.nuc_z.size(), n, threads);
-        std::printf("%-5s %-7s %12s %12s %7s %11s\n", "", "prec", "eval us", "grad us", "ratio", "grad error");
-        for (int b : backends)
-            for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
-                qmmm_field f = make(e, b, prec);
-                std::vector<double> u(n), g(3 * static_cast<size_t>(n));
-                const double te = time_call([&] { ok(qmmm_field_eval(f, n, pts.data(), u.data()), "eval"); }, min_time);
-                const double tg = time_call(
-                    [&] { ok(qmmm_field_eval_grad(f, n, pts.data(), u.data(), g.data()), "eval_grad"); }, min_time);
-                double worst = 0;
-                for (int i = 0; i < n_check; ++i)
-                    for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(g[3 * i + k] - ref_g[3 * i + k]) / scale[i]);
-                const char *label = b == QMMM_BACKEND_CPU ? "cpu" : "gpu";
-                std::printf("%-5s %-7s %12.1f %12.1f %7.2f %11.2e\n", label, precision_name(prec), 1e6 * te, 1e6 * tg,
-                            tg / te, worst);
-                rows.push_back({{"kind", "gradient"}, {"backend", label}, {"precision", precision_name(prec)},
-                                {"cells", m}, {"points_per_call", n}, {"cpu_threads", threads},
-                                {"eval_us", 1e6 * te}, {"grad_us", 1e6 * tg}, {"ratio", tg / te},
-                                {"grad_max_error", worst}});
-                qmmm_field_destroy(f);
-            }
 
         // ---- the split's gradient against its value call and the DIRECT gradient (CPU) ----
         if (split) {

@@ -166,6 +166,70 @@ TEST(ForcesGrad, CellsMatchLongDoubleEveryPrecision) {
     for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) check_grad_reference(s, p, 64);
 }
 
+// Cells of a 23 x 17 x 29 lattice (spacing 0.45 bohr) in a cube file's order (z fastest) or x fastest: the CUDA
+// backend sums the gradient by rows there (rows of 29 or 23 cells, cut at its tiles' bounds, over three slices of its
+// grid). Random points, points 1e-3 bohr from a cell and points on cell centres (cell_volume set: the self term, the
+// careful form) share blocks; on a centre, U is qmmm_field_eval's in DOUBLE and the gradient the other sites'. SINGLE
+// next to a cell: the claim plus the rounding of both offsets (<= 12 bohr each) to float over the distance, 3 2^-24
+// x 24 / d (forces.md).
+TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
+    REQUIRE_BACKEND();
+    const int nx = 23, ny = 17, nz = 29;
+    const double h = 0.45;
+    for (bool z_fastest : {true, false}) {
+        Sys s = cells_system(0, 5);
+        std::mt19937_64 gen(6);
+        std::uniform_real_distribution<double> pop(1e-6, 1e-2);
+        auto put = [&](int i, int j, int k) {
+            s.xyz.insert(s.xyz.end(), {-5 + h * i, -4 + h * j, -6 + h * k}), s.q.push_back(pop(gen));
+        };
+        for (int a = 0; a < (z_fastest ? nx : nz); ++a)
+            for (int j = 0; j < ny; ++j)
+                for (int c = 0; c < (z_fastest ? nz : nx); ++c) z_fastest ? put(a, j, c) : put(c, j, a);
+        const std::vector<Site> st = sites_of(s);
+        std::vector<double> p = random_points(160, 8, 8);
+        std::vector<int64_t> on;  // the cells some points sit on
+        for (int64_t m : {int64_t(0), int64_t(777), int64_t(5000), int64_t(9001), s.n() - 1}) {
+            on.push_back(m);
+            p.insert(p.end(), {s.xyz[3 * m], s.xyz[3 * m + 1], s.xyz[3 * m + 2]});
+            p.insert(p.end(), {s.xyz[3 * m] + 1e-3, s.xyz[3 * m + 1] - 1e-3, s.xyz[3 * m + 2]});
+        }
+        const int64_t n = static_cast<int64_t>(p.size()) / 3;
+        std::vector<double> ue(n);
+        qmmm_field fd = make(s, QMMM_PRECISION_DOUBLE, 0, h * h * h);
+        ASSERT_EQ(qmmm_field_eval(fd, n, p.data(), ue.data()), QMMM_SUCCESS) << qmmm_error_message();
+        qmmm_field_destroy(fd);
+        for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+            qmmm_field f = make(s, prec, 0, h * h * h);
+            std::vector<double> u(n), g(3 * n);
+            ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+            double worst_u = 0, worst_g = 0;  // errors over each point's claim
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t o = i >= 160 && (i - 160) % 2 == 0 ? on[(i - 160) / 2] : -1;
+                std::vector<Site> rest = st;
+                if (o >= 0) rest.erase(rest.begin() + o);
+                long double r[4], su, sg;
+                ref_grad(rest, &p[3 * i], r, &su, &sg);
+                long double d2 = 1e30L;
+                for (const Site &t : rest) {
+                    const long double dx = p[3 * i] - t.x, dy = p[3 * i + 1] - t.y, dz = p[3 * i + 2] - t.z;
+                    d2 = std::min(d2, dx * dx + dy * dy + dz * dz);
+                }
+                const double c = claim(prec) + (prec == QMMM_PRECISION_SINGLE ? 72 * 0x1p-24 / double(sqrtl(d2)) : 0);
+                const double du = o >= 0 ? std::fabs(u[i] - ue[i]) / std::fabs(ue[i]) : double(fabsl(u[i] - r[0]) / su);
+                worst_u = std::max(worst_u, du / c);
+                for (int k = 0; k < 3; ++k)
+                    worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg) / c);
+            }
+            EXPECT_LE(worst_u, 1.0) << "precision " << prec << (z_fastest ? ", z fastest" : ", x fastest");
+            EXPECT_LE(worst_g, 1.0) << "precision " << prec << (z_fastest ? ", z fastest" : ", x fastest");
+            std::printf("lattice grad vs long double, precision %d, %s: u %.2f, grad %.2f of the claim\n", prec,
+                        z_fastest ? "z fastest" : "x fastest", worst_u, worst_g);
+            qmmm_field_destroy(f);
+        }
+    }
+}
+
 TEST(ForcesGrad, ScreenedChargesMatchLongDoubleEveryPrecision) {
     REQUIRE_BACKEND();
     for (int scr : {QMMM_SCREEN_NONE, QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN}) {

@@ -17,6 +17,14 @@ constexpr int kBlock = 128;
 constexpr int64_t kSlice = 4096;
 static_assert(kSlice % kFieldChunk == 0 && kFieldChunk % kBlock == 0, "slices of whole chunks of whole tiles");
 
+// A row of the gradient's row layout (field_grad_gpu.cu): plain sites first..end-1 of one tile (indices within the
+// tile), which share the two coordinates (v, w) across the rows' axis.
+template <class T>
+struct GradRow {
+    T v, w;
+    int first, end;
+};
+
 // The sources as the kernels read them, in T (offsets from origin for float).
 template <class T>
 struct ForceDev {
@@ -26,6 +34,11 @@ struct ForceDev {
     double origin[3] = {0, 0, 0};
     const T *x = nullptr, *y = nullptr, *z = nullptr, *c = nullptr;
     const T *sx = nullptr, *sy = nullptr, *sz = nullptr, *sc = nullptr, *sa = nullptr, *sb = nullptr, *cut2 = nullptr;
+    // The gradient's row layout, where the plain sites come in rows (lattice cells): axis (0..2) the one a row runs
+    // along, -1 without rows; tile t (kBlock sites) has rows[tile_rows[t] .. tile_rows[t + 1]).
+    int axis = -1;
+    const GradRow<T> *rows = nullptr;
+    const int *tile_rows = nullptr;
 };
 
 // Four values read as one shared-memory load (LDS.128 for float; two for double): a site (x y z c) or a point
