@@ -168,8 +168,8 @@ TEST(ForcesGrad, CellsMatchLongDoubleEveryPrecision) {
 
 // Cells of a 23 x 17 x 29 lattice (spacing 0.45 bohr) in a cube file's order (z fastest) or x fastest: the CUDA
 // backend sums the gradient by rows there (rows of 29 or 23 cells, cut at its tiles' bounds, over three slices of its
-// grid). Random points, points 1e-3 bohr from a cell and points on cell centres (cell_volume set: the self term, the
-// careful form) share blocks; on a centre, U is qmmm_field_eval's in DOUBLE and the gradient the other sites'. SINGLE
+// grid). Random points, points 1e-3 bohr from a cell and points on cell centres or 5e-11 bohr from one (cell_volume
+// set: the self term, the careful form) share blocks; on a centre, U is qmmm_field_eval's in DOUBLE and the gradient the other sites'. SINGLE
 // next to a cell: the claim plus the rounding of both offsets (<= 12 bohr each) to float over the distance, 3 2^-24
 // x 24 / d (forces.md).
 TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
@@ -191,7 +191,7 @@ TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
         std::vector<int64_t> on;  // the cells some points sit on
         for (int64_t m : {int64_t(0), int64_t(777), int64_t(5000), int64_t(9001), s.n() - 1}) {
             on.push_back(m);
-            p.insert(p.end(), {s.xyz[3 * m], s.xyz[3 * m + 1], s.xyz[3 * m + 2]});
+            p.insert(p.end(), {s.xyz[3 * m] + (m == 5000 ? 5e-11 : 0.0), s.xyz[3 * m + 1], s.xyz[3 * m + 2]});
             p.insert(p.end(), {s.xyz[3 * m] + 1e-3, s.xyz[3 * m + 1] - 1e-3, s.xyz[3 * m + 2]});
         }
         const int64_t n = static_cast<int64_t>(p.size()) / 3;

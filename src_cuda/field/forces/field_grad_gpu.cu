@@ -107,15 +107,18 @@ __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64
 
 // The fast sum of grad_plain_kernel on the row layout (lattice cells): per row, the point's offsets across the row
 // (dv, dw) and their squares' sum once; per pair, du, d^2 from one fused multiply-add, 1/d, the term, and the
-// gradient along the row; across it, dv and dw times the row's sum of q/d^3. SINGLE: 9 FP32 instructions and the
-// MUFU.RSQ a pair against 14 in slice_sum; DOUBLE: 14 FP64 against 19. acc: U, then dU/dr in x y z.
+// gradient along the row; across it, dv and dw times the row's sum of q/d^3, which also tells whether a site of the
+// row may be within the singular radius (GradRow::lim), so no pair keeps a smallest distance. SINGLE: 8 FP32
+// instructions and the MUFU.RSQ a pair against 14 in slice_sum; DOUBLE: 13 FP64 against 19. acc: U, then dU/dr in
+// x y z; *near set where the careful form must take over.
 template <class T>
 __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, const T (&p)[3],
-                                              GradRow<T> *shr, Pair2<T> *shc, double *acc, T *d2_min) {
+                                              GradRow<T> *shr, Pair2<T> *shc, double *acc, bool *near) {
     const int a = s.axis, av = a == 2 ? 0 : a + 1, aw = a == 0 ? 2 : a - 1;
     const T pu = p[a], pv = p[av], pw = p[aw];
     const T *u = a == 0 ? s.x : a == 1 ? s.y : s.z;
-    T au = 0, gu = 0, gv = 0, gw = 0, dmin = *d2_min;
+    T au = 0, gu = 0, gv = 0, gw = 0;
+    bool flag = false;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         const int64_t tile = t0 / kBlock;
         const int r0 = s.tile_rows[tile], nr = s.tile_rows[tile + 1] - r0;
@@ -134,20 +137,21 @@ __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, i
                 const T du = pu - q.x, d2 = du * du + sq;
                 const T inv = inv_sqrt(d2), t = q.y * inv, g = t * (inv * inv);
                 au += t, gu += g * du, gs += g;
-                dmin = d2 < dmin ? d2 : dmin;
             }
             gv += gs * dv, gw += gs * dw;
+            flag |= !(gs * h.sgn < h.lim);
         }
         if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
             acc[0] += au, acc[1 + a] -= gu, acc[1 + av] -= gv, acc[1 + aw] -= gw;
             au = gu = gv = gw = 0;
         }
     }
-    *d2_min = dmin;
+    *near = flag;
 }
 
 // grad_plain_kernel on the row layout: the same partials (part[slice][i]) to rounding, the same careful form where a
-// point is within the singular radius of a site (slice_sum's, which that point takes whatever shares its block).
+// row's sum says a site may be within the singular radius (slice_sum's, which that point takes whatever shares its
+// block; beyond the radius it is the fast form's sum in another order).
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                            double *__restrict__ part) {
@@ -160,9 +164,9 @@ __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_
     if (i < n)
         for (int c = 0; c < 3; ++c) p[c] = static_cast<T>(xyz[3 * i + c] - s.origin[c]);
     double acc[4] = {0, 0, 0, 0};
-    T dmin = T(1e30);
-    row_slice_sum<T>(s, b, e, p, shr, shc, acc, &dmin);
-    const bool near = i < n && !(dmin >= T(kSingularRadius2));
+    bool flag = false;
+    row_slice_sum<T>(s, b, e, p, shr, shc, acc, &flag);
+    const bool near = i < n && flag;
     if (__syncthreads_or(near)) {
         double careful[4] = {0, 0, 0, 0};
         slice_sum<T, true>(s, b, e, p[0], p[1], p[2], sh, careful, nullptr);
@@ -474,17 +478,27 @@ private:
             for (int64_t k = 1; k < np; ++k) same += v[k] == v[k - 1] && w[k] == w[k - 1];
             if (same > best) best = same, axis = a;
         }
-        const T *v = c[(axis + 1) % 3], *w = c[(axis + 2) % 3];
+        const T *v = c[(axis + 1) % 3], *w = c[(axis + 2) % 3], *q = planes.data() + 3 * np;
+        const T inf = std::numeric_limits<T>::infinity();
         std::vector<GradRow<T>> rows;
         std::vector<int> tile_rows;
         for (int64_t t0 = 0; t0 < np; t0 += kBlock) {
             tile_rows.push_back(static_cast<int>(rows.size()));
             for (int64_t k = t0; k < std::min(np, t0 + kBlock); ++k) {
                 const int j = static_cast<int>(k - t0);
-                if (k == t0 || v[k] != v[k - 1] || w[k] != w[k - 1]) rows.push_back(GradRow<T>{v[k], w[k], j, j + 1});
-                else rows.back().end = j + 1;
+                const T sgn = q[k] > 0 ? T(1) : q[k] < 0 ? T(-1) : T(0);
+                GradRow<T> *r = rows.size() > static_cast<size_t>(tile_rows.back()) ? &rows.back() : nullptr;
+                if (r && v[k] == r->v && w[k] == r->w && (sgn == 0 || r->sgn == 0 || sgn == r->sgn)) {
+                    r->end = j + 1;
+                } else {
+                    rows.push_back(GradRow<T>{v[k], w[k], T(0), inf, j, j + 1});
+                    r = &rows.back();
+                }
+                if (sgn != 0) r->sgn = sgn, r->lim = std::min(r->lim, static_cast<T>(T(1e29) * std::fabs(q[k])));
             }
         }
+        for (GradRow<T> &r : rows)
+            if (r.sgn == 0) r.sgn = 1;  // charges 0 only: a point on one of them gives NaN, which lim catches
         tile_rows.push_back(static_cast<int>(rows.size()));
         if (static_cast<int64_t>(rows.size()) * kMinRow > np) return;
         rows_.ensure(rows.size(), "gradient rows"), tile_rows_.ensure(tile_rows.size(), "gradient rows");
