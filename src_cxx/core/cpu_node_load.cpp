@@ -46,6 +46,26 @@ bool proc_stat_busy_ticks(const char *text, size_t len, const std::vector<bool> 
     return any;
 }
 
+bool proc_stat_procs_running(const char *text, size_t len, int *running) {
+    static const char kKey[] = "procs_running ";
+    const size_t key_len = sizeof(kKey) - 1;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *eol = std::find(p, end, '\n');
+        if (static_cast<size_t>(eol - p) > key_len && std::equal(kKey, kKey + key_len, p)) {
+            const char *q = p + key_len;
+            long v = 0;
+            bool digits = false;
+            for (; q < eol && *q >= '0' && *q <= '9' && v < 1000000000L; ++q) v = 10 * v + (*q - '0'), digits = true;
+            if (!digits) return false;
+            *running = static_cast<int>(v);
+            return true;
+        }
+        p = eol + 1;
+    }
+    return false;
+}
+
 int helpers_for_load(int set_cpus, double others_busy) {
     const double free_cores = static_cast<double>(set_cpus) - std::max(0.0, others_busy);
     return std::max(0, static_cast<int>(std::lround(free_cores)) - 1);
@@ -55,6 +75,7 @@ namespace {
 
 struct Reading {
     double busy_s = 0, own_s = 0, at_s = 0;
+    int running = -1;  // procs_running, -1 where the line was not read
 };
 
 class NodeLoad {
@@ -76,6 +97,8 @@ public:
             const double wall = r.at_s - last_.at_s;
             const double others = (r.busy_s - last_.busy_s - (r.own_s - last_.own_s)) / wall;
             limit_.store(helpers_for_load(n_set_, others), std::memory_order_relaxed);
+        } else if (!have_ && r.running > 0) {  // the first reading: the runnable threads now, less the caller
+            limit_.store(helpers_for_load(n_set_, r.running - 1), std::memory_order_relaxed);
         }
         last_ = r, have_ = true;
         return limit_.load(std::memory_order_relaxed);
@@ -110,6 +133,7 @@ private:
         double ticks = 0;
         // A file longer than the buffer (thousands of CPUs) is read up to it: the CPUs it holds are counted.
         if (!proc_stat_busy_ticks(buf_, len, in_set_, &ticks)) return false;
+        if (!proc_stat_procs_running(buf_, len, &r->running)) r->running = -1;
         r->busy_s = ticks * tick_s_;
         r->own_s = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
         r->at_s = now;

@@ -22,11 +22,17 @@ constexpr double kLoadInterval = 0.2;
 // parses.
 bool proc_stat_busy_ticks(const char *text, size_t len, const std::vector<bool> &in_set, double *ticks);
 
+// The runnable threads of the whole system now, from /proc/stat's "procs_running N" line (the kernel's instantaneous
+// count, the calling thread among them). False when the text has no such line.
+bool proc_stat_procs_running(const char *text, size_t len, int *running);
+
 // The helpers a call may post when `set_cpus` CPUs are usable and other processes kept `others_busy` of them busy
 // (in cores, averaged over the interval): the free cores, rounded, less the caller's own; at least 0.
 int helpers_for_load(int set_cpus, double others_busy);
 
-// The limit now (a large number while unknown: the first interval, or /proc/stat unreadable). Cheap between readings
+// The limit now: from the busy ticks of the last interval; before a process has two readings (its first interval),
+// from the runnable threads at the first reading less the caller (a process started on a busy node posts no helpers
+// onto busy cores in its first 0.2 s either); a large number where /proc/stat cannot be read. Cheap between readings
 // (one clock read); a reading costs tens of microseconds, once per kLoadInterval, taken by one calling thread.
 int node_load_helper_limit();
 

@@ -49,6 +49,20 @@ TEST(CpuNodeLoad, BusyTicksOfTheCpusInTheSet) {
     EXPECT_FALSE(proc_stat_busy_ticks("", 0, {true}, &t));
 }
 
+TEST(CpuNodeLoad, ProcsRunningLine) {
+    const std::string stat = kStat + "btime 1700000000\nprocs_running 17\nprocs_blocked 0\n";
+    int r = -1;
+    ASSERT_TRUE(qmmm::proc_stat_procs_running(stat.data(), stat.size(), &r));
+    EXPECT_EQ(r, 17);
+    EXPECT_FALSE(qmmm::proc_stat_procs_running(kStat.data(), kStat.size(), &r));  // no such line
+    const std::string bad = "procs_running x\n", cut = "procs_running ";
+    EXPECT_FALSE(qmmm::proc_stat_procs_running(bad.data(), bad.size(), &r));
+    EXPECT_FALSE(qmmm::proc_stat_procs_running(cut.data(), cut.size(), &r));
+    const std::string last = "procs_running 3";  // the last line without its newline
+    ASSERT_TRUE(qmmm::proc_stat_procs_running(last.data(), last.size(), &r));
+    EXPECT_EQ(r, 3);
+}
+
 TEST(CpuNodeLoad, HelpersAreTheFreeCoresLessTheCaller) {
     EXPECT_EQ(helpers_for_load(16, 0.0), 15);
     EXPECT_EQ(helpers_for_load(16, 0.3), 15);
@@ -61,7 +75,8 @@ TEST(CpuNodeLoad, HelpersAreTheFreeCoresLessTheCaller) {
     EXPECT_EQ(helpers_for_load(1, 0.0), 0);
 }
 
-// Children spinning on all but one of this process's CPUs: over an interval, the limit leaves no helper.
+// Children spinning on all but one of this process's CPUs: at the first reading and over an interval, the limit leaves
+// no helper.
 TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
     cpu_set_t mask;
     CPU_ZERO(&mask);
@@ -84,6 +99,10 @@ TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
         }
         kids.push_back(pid);
     }
+    // The process's first reading (ctest runs each test in its own process; the tests above never read the load):
+    // the runnable threads now, the children among them, leave no helper either.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(qmmm::node_load_helper_limit(), 0) << "first reading; " << n << " CPUs, " << kids.size() << " busy children";
     // The limit reads every kLoadInterval and compares two readings: three intervals hold one whole loaded one.
     int limit = -1;
     for (int r = 0; r < 3; ++r) {
