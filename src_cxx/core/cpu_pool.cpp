@@ -102,6 +102,11 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
+int parallel_width(int nt) {
+    if (nt <= 1) return 1;
+    return 1 + std::min({nt - 1, node_load_helper_limit(), g_cap.cap()});
+}
+
 void parallel_tiles_pooled(int nt, int64_t n_tiles, void (*fn)(const void *, int64_t), const void *ctx) {
     Job j;
     j.fn = fn, j.ctx = ctx, j.n_tiles = n_tiles;

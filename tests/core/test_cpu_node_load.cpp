@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cpu_node_load.hpp"
+#include "cpu_parallel.hpp"
 
 namespace {
 
@@ -76,7 +77,7 @@ TEST(CpuNodeLoad, HelpersAreTheFreeCoresLessTheCaller) {
 }
 
 // Children spinning on all but one of this process's CPUs: at the first reading and over an interval, the limit leaves
-// no helper.
+// no helper, and a call's width (parallel_width) is the caller alone.
 TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
     cpu_set_t mask;
     CPU_ZERO(&mask);
@@ -110,6 +111,9 @@ TEST(CpuNodeLoad, OtherProcessesOnEveryOtherCpuLeaveNoHelper) {
         limit = qmmm::node_load_helper_limit();
     }
     EXPECT_EQ(limit, 0) << n << " CPUs, " << kids.size() << " busy children";
+    // What a call cuts its work for: the caller alone, whatever it asks.
+    EXPECT_EQ(qmmm::parallel_width(64), 1);
+    EXPECT_EQ(qmmm::parallel_width(1), 1);
 }
 
 }  // namespace

@@ -241,14 +241,17 @@ public:
 
     int eval(int64_t n, const double *xyz, double *u) override {
         const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(n_chunks_ * kChunk));
+        // The tiles are cut for the threads the call will get (a busy node leaves fewer): tiles of one point for
+        // threads that never come stream the cells once a point.
+        const int width = parallel_width(nt);
         if (n_chunks_ > 0) {
-            if (n >= nt) {
+            if (n >= width) {
                 // Tiles of up to kTile points walk the cells in blocks of kBlockChunks chunks, so a block
                 // is read from the L2 cache by every point of the tile: point by point, 10^5..10^6 cells
                 // (8.6 MB for 268,938 in double) stream from L3 or memory for each point, which is what
                 // stops many ranks or threads on one node from scaling. Each point still adds its chunk
                 // partials in chunk order, so the value does not change by a bit.
-                const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / nt));
+                const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, n / width));
                 const int64_t tiles = (n + tile - 1) / tile;
                 parallel_tiles(nt, tiles, [&](int64_t t) { eval_tile(xyz, t * tile, std::min(n, (t + 1) * tile), u); });
             } else {
