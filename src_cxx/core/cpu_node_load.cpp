@@ -17,12 +17,24 @@
 
 namespace qmmm {
 
+namespace {
+
+// Calls f(line, end of line) for each line of text (the last one may lack its newline).
+template <class F>
+void for_each_line(const char *text, size_t len, F &&f) {
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *eol = std::find(p, end, '\n');
+        f(p, eol);
+        p = eol + 1;
+    }
+}
+
+}  // namespace
+
 bool proc_stat_busy_ticks(const char *text, size_t len, const std::vector<bool> &in_set, double *ticks) {
-    const char *p = text, *end = text + len;
     double sum = 0;
     bool any = false;
-    while (p < end) {
-        const char *eol = std::find(p, end, '\n');
+    for_each_line(text, len, [&](const char *p, const char *eol) {
         // "cpuN user nice system idle iowait irq softirq steal ...": the aggregate "cpu " line has no N.
         if (eol - p > 4 && p[0] == 'c' && p[1] == 'p' && p[2] == 'u' && p[3] >= '0' && p[3] <= '9') {
             char *q = nullptr;
@@ -40,8 +52,7 @@ bool proc_stat_busy_ticks(const char *text, size_t len, const std::vector<bool> 
                 any = true;
             }
         }
-        p = eol + 1;
-    }
+    });
     *ticks = sum;
     return any;
 }
@@ -49,21 +60,15 @@ bool proc_stat_busy_ticks(const char *text, size_t len, const std::vector<bool> 
 bool proc_stat_procs_running(const char *text, size_t len, int *running) {
     static const char kKey[] = "procs_running ";
     const size_t key_len = sizeof(kKey) - 1;
-    const char *p = text, *end = text + len;
-    while (p < end) {
-        const char *eol = std::find(p, end, '\n');
-        if (static_cast<size_t>(eol - p) > key_len && std::equal(kKey, kKey + key_len, p)) {
-            const char *q = p + key_len;
-            long v = 0;
-            bool digits = false;
-            for (; q < eol && *q >= '0' && *q <= '9' && v < 1000000000L; ++q) v = 10 * v + (*q - '0'), digits = true;
-            if (!digits) return false;
-            *running = static_cast<int>(v);
-            return true;
-        }
-        p = eol + 1;
-    }
-    return false;
+    bool found = false;
+    for_each_line(text, len, [&](const char *p, const char *eol) {
+        if (found || static_cast<size_t>(eol - p) <= key_len || !std::equal(kKey, kKey + key_len, p)) return;
+        long v = 0;
+        const char *q = p + key_len;
+        for (; q < eol && *q >= '0' && *q <= '9' && v < 1000000000L; ++q) v = 10 * v + (*q - '0');
+        if (q > p + key_len) *running = static_cast<int>(v), found = true;
+    });
+    return found;
 }
 
 int helpers_for_load(int set_cpus, double others_busy) {

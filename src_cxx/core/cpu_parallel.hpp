@@ -20,7 +20,7 @@ void parallel_tiles_pooled(int nt, int64_t n_tiles, void (*fn)(const void *, int
 // The threads a parallel call with nt threads would get now: the caller and the helpers that the other processes'
 // load (cpu_node_load.hpp) and the helper cap (cpu_helper_cap.hpp) leave it. What a call cuts its work for, where
 // the cut changes the speed and not the values: a call that cut 18 points into tiles of one point for 16 threads
-// and then ran alone on a busy node streamed the cells once a point, 2.5x one thread's time.
+// and then ran alone on a busy node streamed the cells once a point instead of once a tile.
 int parallel_width(int nt);
 
 // Calls f(t) once for each t in [0, n_tiles) and returns when all are done. nt <= 1 or n_tiles <= 1: the calling
