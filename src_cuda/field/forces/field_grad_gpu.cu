@@ -2,8 +2,8 @@
 // buffers, the site field's scatter into the caller's order, the accumulator's sums (and its field gradient's) on
 // the device (the CPU twin: src_cxx/field/forces/field_grad_cpu.cpp).
 //
-// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes one point against its slice,
-// the sites through shared memory in tiles, summed in T and flushed into double every kFieldChunk sites; its partial
+// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes two points (one on the row
+// layout) against its slice, the sites through shared memory in tiles, summed in T and flushed into double every kFieldChunk sites; its partial
 // goes to part[slice][point]. A second kernel adds a point's slices in slice order, then its screened charges in
 // index order. No atomics on values (one integer flag says a value was not finite); a point's bits depend on neither
 // the batch nor the launch shape.
@@ -36,13 +36,13 @@ struct alignas(2 * sizeof(T)) Pair2 {
     T x, y;
 };
 
-// One point's sums over the plain sites [b, e) (the block's threads load the tiles together). The fast form skips the
-// singular test and keeps the smallest d^2 instead; the careful form gives a site within the singular radius its
-// on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no gradient.
-template <class T, bool kCareful>
-__device__ __forceinline__ void slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz,
-                                          Quad<T> *sh, double *acc, T *d2_min) {
-    T au = 0, ax = 0, ay = 0, az = 0, dmin = d2_min ? *d2_min : T(0);
+// One point's sums over the plain sites [b, e) in the careful form (the block's threads load the tiles together): a
+// site within the singular radius gives its on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no
+// gradient; beyond it, the fast forms' terms.
+template <class T>
+__device__ __forceinline__ void slice_sum_careful(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz,
+                                                  Quad<T> *sh, double *acc) {
+    T au = 0, ax = 0, ay = 0, az = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         __syncthreads();
         const int64_t k = t0 + threadIdx.x;
@@ -55,61 +55,110 @@ __device__ __forceinline__ void slice_sum(const ForceDev<T> &s, int64_t b, int64
             const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
             const T d2 = dx * dx + dy * dy + dz * dz;
             const T ck = q.w;
-            if (kCareful) {
-                const bool on = d2 < T(kSingularRadius2);
-                const T inv = on ? T(0) : inv_sqrt(d2);
-                au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
-                const T g = ck * inv * inv * inv;
-                ax -= g * dx, ay -= g * dy, az -= g * dz;
-            } else {
-                const T inv = inv_sqrt(d2);
-                au += ck * inv;
-                const T g = ck * inv * inv * inv;
-                ax -= g * dx, ay -= g * dy, az -= g * dz;
-                dmin = d2 < dmin ? d2 : dmin;
-            }
+            const bool on = d2 < T(kSingularRadius2);
+            const T inv = on ? T(0) : inv_sqrt(d2);
+            au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
+            const T g = (ck * inv) * (inv * inv);
+            ax -= g * dx, ay -= g * dy, az -= g * dz;
         }
         if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
             acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
             au = ax = ay = az = 0;
         }
     }
-    if (d2_min) *d2_min = dmin;
 }
 
-// part[slice][i] = point i's sums over the slice's plain sites. A block with a point within the singular radius of one
-// of them sums the slice again in the careful form, which that point (only) takes: every point's bits are those of
-// its own form, whatever shares its block.
+// The bits of a positive value as an int: ordered as the values (the high word for double), so a running integer max
+// keeps the largest 1/d without a floating-point compare (which takes the FP64 pipe in DOUBLE and an issue slot
+// beside the FP32 work in SINGLE). +inf (d^2 = 0) and NaN give the largest words.
+__device__ __forceinline__ int order_word(float v) { return __float_as_int(v); }
+__device__ __forceinline__ int order_word(double v) { return __double2hiint(v); }
+// 1/d at the singular radius, less 1e-3 for the hardware seed's error (SINGLE 2^-22.9): a point whose largest 1/d
+// reaches it may have a site within the radius and takes the careful form (which beyond the radius gives the
+// same sums).
+template <class T>
+__device__ __forceinline__ int near_word() {
+    return order_word(static_cast<T>(0.999 / kSingularRadius));
+}
+
+// The fast form of slice_sum_careful for kP points a thread (point m is p[m]): each site's shared-memory load serves kP
+// points, and every point keeps its own sums in the order of kP = 1. A pair: d^2, 1/d, t = c/d, c/d^3 as t (1/d)^2,
+// and its three products (DOUBLE 18 FP64 operations, SINGLE 13 FP32; the max of 1/d on the integer pipe); top[m]: the
+// largest 1/d's order_word.
+template <class T, int kP>
+__device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, int64_t e, const T (&p)[kP][3],
+                                               Quad<T> *sh, double (&acc)[kP][4], int (&top)[kP]) {
+    T au[kP], ax[kP], ay[kP], az[kP];
+    for (int k = 0; k < kP; ++k) au[k] = ax[k] = ay[k] = az[k] = 0;
+    for (int64_t t0 = b; t0 < e; t0 += kBlock) {
+        __syncthreads();
+        const int64_t k = t0 + threadIdx.x;
+        if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
+        __syncthreads();
+        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+#pragma unroll 2
+        for (int j = 0; j < cnt; ++j) {
+            const Quad<T> q = sh[j];
+#pragma unroll
+            for (int m = 0; m < kP; ++m) {
+                const T dx = p[m][0] - q.x, dy = p[m][1] - q.y, dz = p[m][2] - q.z;
+                const T d2 = dx * dx + dy * dy + dz * dz;
+                const T inv = inv_sqrt(d2), t = q.w * inv, g = t * (inv * inv);
+                au[m] += t, ax[m] -= g * dx, ay[m] -= g * dy, az[m] -= g * dz;
+                top[m] = max(top[m], order_word(inv));
+            }
+        }
+        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+            for (int m = 0; m < kP; ++m) {
+                acc[m][0] += au[m], acc[m][1] += ax[m], acc[m][2] += ay[m], acc[m][3] += az[m];
+                au[m] = ax[m] = ay[m] = az[m] = 0;
+            }
+        }
+    }
+}
+
+// Points a thread of grad_plain_kernel takes: two share each site's load (the tile loop's loads and index work are
+// then half a pair's cost beside DOUBLE's FP64 work and SINGLE's FP32 work).
+constexpr int kGradPoints = 2;
+
+// part[slice][i] = point i's sums over the slice's plain sites; a thread takes points i and i + kBlock of its block's
+// 2 kBlock. A point whose largest 1/d says a site may be within the singular radius takes the slice again in the
+// careful form: its bits are those of its own form, whatever shares its block.
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                             double *__restrict__ part) {
     __shared__ Quad<T> sh[kBlock];
-    const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
+    const int64_t i0 = blockIdx.x * static_cast<int64_t>(kGradPoints * kBlock) + threadIdx.x;
     const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
-    T px = 0, py = 0, pz = 0;
-    if (i < n) {
-        px = static_cast<T>(xyz[3 * i] - s.origin[0]), py = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
-        pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
+    T p[kGradPoints][3];
+    double acc[kGradPoints][4];
+    int top[kGradPoints];
+    for (int m = 0; m < kGradPoints; ++m) {
+        const int64_t i = i0 + m * kBlock;
+        for (int c = 0; c < 3; ++c) p[m][c] = i < n ? static_cast<T>(xyz[3 * i + c] - s.origin[c]) : T(0);
+        for (int c = 0; c < 4; ++c) acc[m][c] = 0;
+        top[m] = 0;
     }
-    double acc[4] = {0, 0, 0, 0};
-    T dmin = T(1e30);
-    slice_sum<T, false>(s, b, e, px, py, pz, sh, acc, &dmin);
-    const bool near = i < n && !(dmin >= T(kSingularRadius2));
-    if (__syncthreads_or(near)) {
-        double careful[4] = {0, 0, 0, 0};
-        slice_sum<T, true>(s, b, e, px, py, pz, sh, careful, nullptr);
-        if (near)
-            for (int j = 0; j < 4; ++j) acc[j] = careful[j];
+    slice_sum_fast<T, kGradPoints>(s, b, e, p, sh, acc, top);
+    for (int m = 0; m < kGradPoints; ++m) {
+        const int64_t i = i0 + m * kBlock;
+        const bool near = i < n && top[m] >= near_word<T>();
+        if (__syncthreads_or(near)) {
+            double careful[4] = {0, 0, 0, 0};
+            slice_sum_careful<T>(s, b, e, p[m][0], p[m][1], p[m][2], sh, careful);
+            if (near)
+                for (int c = 0; c < 4; ++c) acc[m][c] = careful[c];
+        }
+        if (i < n)
+            for (int c = 0; c < 4; ++c) part[(slice * n + i) * 4 + c] = acc[m][c];
     }
-    if (i < n)
-        for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[j];
 }
 
 // The fast sum of grad_plain_kernel on the row layout (lattice cells): per row, the point's offsets across the row
 // (dv, dw) and their squares' sum once; per pair, du, d^2 from one fused multiply-add, 1/d, the term, and the
 // gradient along the row; across it, dv and dw times the row's sum of q/d^3, which also tells whether a site of the
 // row may be within the singular radius (GradRow::lim), so no pair keeps a smallest distance. SINGLE: 8 FP32
-// instructions and the MUFU.RSQ a pair against 14 in slice_sum; DOUBLE: 13 FP64 against 19. acc: U, then dU/dr in
+// instructions and the MUFU.RSQ a pair against 13 in slice_sum_fast; DOUBLE: 13 FP64 against 18. acc: U, then dU/dr in
 // x y z; *near set where the careful form must take over.
 template <class T>
 __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, int64_t e, const T (&p)[3],
@@ -150,7 +199,7 @@ __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, i
 }
 
 // grad_plain_kernel on the row layout: the same partials (part[slice][i]) to rounding, the same careful form where a
-// row's sum says a site may be within the singular radius (slice_sum's, which that point takes whatever shares its
+// row's sum says a site may be within the singular radius (slice_sum_careful's, which that point takes whatever shares its
 // block; beyond the radius it is the fast form's sum in another order).
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
@@ -169,7 +218,7 @@ __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_
     const bool near = i < n && flag;
     if (__syncthreads_or(near)) {
         double careful[4] = {0, 0, 0, 0};
-        slice_sum<T, true>(s, b, e, p[0], p[1], p[2], sh, careful, nullptr);
+        slice_sum_careful<T>(s, b, e, p[0], p[1], p[2], sh, careful);
         if (near)
             for (int j = 0; j < 4; ++j) acc[j] = careful[j];
     }
@@ -317,7 +366,9 @@ public:
             if (s_.n_plain > 0) {
                 const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(slices));
                 if (s_.axis >= 0) grad_rows_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
-                else grad_plain_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
+                else
+                    grad_plain_kernel<T><<<dim3(blocks(nr, kGradPoints * kBlock), grid.y), kBlock, 0, stream_>>>(
+                        s_, nr, xyz_dev_.p + 3 * r, part_.p);
             } else {
                 check(cudaMemsetAsync(part_.p, 0, static_cast<size_t>(nr * 4) * sizeof(double), stream_), "cudaMemset");
             }
