@@ -6,16 +6,15 @@
 // direct double sum at the 8192 points, and how many of them were outside the region (summed directly).
 //
 // Points: electron-like, normal (sigma 1 bohr) about fragment 1's nuclei, weighted by Z, fixed seed; successive calls
-// take successive slices (wrapping), as walkers move. One core: OMP_NUM_THREADS-style, omp_set_num_threads(1) around
-// calls on a handle built with all threads (the setup on one core would take most of an hour). The direct sum on one
+// take successive slices (wrapping), as walkers move. One core: qmmm_set_node_ranks(all cores) around the calls (the
+// library's default thread count is then 1, as for one MPI rank per core) on handles made with the default thread
+// count, whose setup took all cores (on one core it would take most of an hour). The direct sum on one
 // core is timed with at most 64 points per call (its cost per point does not depend on N). A split and its direct
 // baselines are timed in interleaved rounds and each reported as the median of its rounds (time_interleaved).
 //
 // split_rows() is part of field_bench (CUDA builds); built with QMMM_SPLIT_BENCH_MAIN it is the program
 // field_split_bench, which runs without a GPU. Units: microseconds, bohr, hartree.
 #include "field_split_bench.hpp"
-
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -147,7 +146,8 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
     }
     int n_dev = 0;
     if (o.gpu) qmmm_cuda_device_count(&n_dev);
-    const int all = omp_get_max_threads();
+    int all = 1;  // the library's default thread count: every usable core when one process runs
+    ok(qmmm_default_threads(&all), "qmmm_default_threads");
     std::vector<Row> rows;
     nlohmann::json setups = nlohmann::json::array();
     for (double threshold : o.thresholds) {
@@ -219,7 +219,8 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
             }
             if (b.backend == QMMM_BACKEND_CPU) {
                 for (int threads : {1, all}) {
-                    omp_set_num_threads(threads);
+                    // Every call reads the default thread count (the handles were made with n_threads = 0).
+                    ok(qmmm_set_node_ranks(threads == 1 ? all : 0), "qmmm_set_node_ranks");
                     const std::string where = "cpu " + std::to_string(threads) + (threads == 1 ? " core" : " cores");
                     for (int64_t n : o.points) {
                         const int64_t nd = threads == 1 ? std::min<int64_t>(n, 64) : n;
@@ -230,7 +231,7 @@ void split_rows(const SplitBenchOptions &o, nlohmann::json &js) {
                     }
                     if (all == 1) break;
                 }
-                omp_set_num_threads(all);
+                ok(qmmm_set_node_ranks(0), "qmmm_set_node_ranks");
             } else {
                 qmmm_field gd = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_DOUBLE, QMMM_METHOD_DIRECT, 0, nullptr);
                 qmmm_field gs = make(e, QMMM_BACKEND_CUDA, QMMM_PRECISION_SINGLE, QMMM_METHOD_DIRECT, 0, nullptr);
