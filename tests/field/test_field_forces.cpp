@@ -176,12 +176,17 @@ TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
     REQUIRE_BACKEND();
     const int nx = 23, ny = 17, nz = 29;
     const double h = 0.45;
-    for (bool z_fastest : {true, false}) {
+    // Variants: z fastest, x fastest, and z fastest with cells of both signs and every seventh empty (the rows' cuts
+    // at sign changes, and rows of zero charges).
+    for (int variant : {0, 1, 2}) {
+        const bool z_fastest = variant != 1;
         Sys s = cells_system(0, 5);
         std::mt19937_64 gen(6);
         std::uniform_real_distribution<double> pop(1e-6, 1e-2);
         auto put = [&](int i, int j, int k) {
-            s.xyz.insert(s.xyz.end(), {-5 + h * i, -4 + h * j, -6 + h * k}), s.q.push_back(pop(gen));
+            const int64_t m = s.n();
+            const double q = variant == 2 ? (m % 7 == 0 ? 0.0 : (m / 5) % 3 == 0 ? -pop(gen) : pop(gen)) : pop(gen);
+            s.xyz.insert(s.xyz.end(), {-5 + h * i, -4 + h * j, -6 + h * k}), s.q.push_back(q);
         };
         for (int a = 0; a < (z_fastest ? nx : nz); ++a)
             for (int j = 0; j < ny; ++j)
@@ -189,6 +194,7 @@ TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
         const std::vector<Site> st = sites_of(s);
         std::vector<double> p = random_points(160, 8, 8);
         std::vector<int64_t> on;  // the cells some points sit on
+        // Cell 777 is empty in variant 2 (777 = 7 x 111), cell 9001 negative.
         for (int64_t m : {int64_t(0), int64_t(777), int64_t(5000), int64_t(9001), s.n() - 1}) {
             on.push_back(m);
             p.insert(p.end(), {s.xyz[3 * m] + (m == 5000 ? 5e-11 : 0.0), s.xyz[3 * m + 1], s.xyz[3 * m + 2]});
@@ -221,11 +227,23 @@ TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
                 for (int k = 0; k < 3; ++k)
                     worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg) / c);
             }
-            EXPECT_LE(worst_u, 1.0) << "precision " << prec << (z_fastest ? ", z fastest" : ", x fastest");
-            EXPECT_LE(worst_g, 1.0) << "precision " << prec << (z_fastest ? ", z fastest" : ", x fastest");
-            std::printf("lattice grad vs long double, precision %d, %s: u %.2f, grad %.2f of the claim\n", prec,
-                        z_fastest ? "z fastest" : "x fastest", worst_u, worst_g);
+            const char *name = variant == 0 ? "z fastest" : variant == 1 ? "x fastest" : "z fastest, signs and zeros";
+            EXPECT_LE(worst_u, 1.0) << "precision " << prec << ", " << name;
+            EXPECT_LE(worst_g, 1.0) << "precision " << prec << ", " << name;
+            std::printf("lattice grad vs long double, precision %d, %s: u %.2f, grad %.2f of the claim\n", prec, name,
+                        worst_u, worst_g);
             qmmm_field_destroy(f);
+            // The same bits on one thread and in batches of 1, 6 and the rest (a point's sums depend on no other
+            // point, the careful form's points included).
+            qmmm_field f1 = make(s, prec, 1, h * h * h);
+            std::vector<double> u1(n), g1(3 * n);
+            const int64_t cut[4] = {0, 1, 7, n};
+            for (int b = 0; b < 3; ++b)
+                ASSERT_EQ(qmmm_field_eval_grad(f1, cut[b + 1] - cut[b], &p[3 * cut[b]], &u1[cut[b]], &g1[3 * cut[b]]),
+                          QMMM_SUCCESS) << qmmm_error_message();
+            EXPECT_EQ(0, std::memcmp(u.data(), u1.data(), n * 8)) << "precision " << prec << ", " << name;
+            EXPECT_EQ(0, std::memcmp(g.data(), g1.data(), 3 * n * 8)) << "precision " << prec << ", " << name;
+            qmmm_field_destroy(f1);
         }
     }
 }

@@ -31,9 +31,12 @@ inline bool forces_use_avx512() {
 
 namespace avx512_forces {
 
-// GCC 12 warns that rsqrt14's unused pass-through operand "may be used uninitialized" (a false positive in its header).
+// GCC 12 warns that rsqrt14's unused pass-through operand "may be used uninitialized", and extractf64x4's "is used
+// uninitialized" where a lambda takes float's halves (false positives in its header: the operand is an undefined
+// vector by design).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #define QMMM_AVX512 __attribute__((target("avx512f"), always_inline)) inline
 #define QMMM_AVX512_FN __attribute__((target("avx512f"), always_inline))  // a lambda's
@@ -81,6 +84,7 @@ struct V<double> {
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_pd(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_pd(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+    QMMM_AVX512 static M nlt(R a, R b) { return _mm512_cmp_pd_mask(a, b, _CMP_NLT_UQ); }  // !(a < b): NaN too
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_pd(m, a, b); }  // m ? b : a
     QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_pd(src, m, a, b); }
     QMMM_AVX512 static void store_all(double *p, R v) { _mm512_storeu_pd(p, v); }
@@ -103,6 +107,7 @@ struct V<float> {
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_ps(a, m, a, b); }
     QMMM_AVX512 static R mask3_fmadd(R a, R b, R c, M m) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
     QMMM_AVX512 static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+    QMMM_AVX512 static M nlt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }
     QMMM_AVX512 static R blend(M m, R a, R b) { return _mm512_mask_blend_ps(m, a, b); }
     QMMM_AVX512 static R mask_min(R src, M m, R a, R b) { return _mm512_mask_min_ps(src, m, a, b); }
     QMMM_AVX512 static void store_all(float *p, R v) { _mm512_storeu_ps(p, v); }
@@ -236,6 +241,74 @@ QMMM_AVX512 void add_to(__mmask16 m, double *d, __m512 v, double f) {
     // float's sums are scaled in float (f rounded to float), as finish16 scales them: the same bits on either path
     const __m512 t = f == 1.0 ? v : _mm512_mul_ps(v, _mm512_set1_ps(static_cast<float>(f)));
     add_to(static_cast<__mmask8>(m), d, lo(t), 1.0), add_to(static_cast<__mmask8>(m >> 8), d + 8, hi(t), 1.0);
+}
+
+// Points a call of grad_rows takes: the CPU gradient's tile of points, in lanes (two double vectors, one float).
+constexpr int kRowPoints = 16;
+// Sites after which float's row sums go into double (at the end of a row): as many terms a sum as grad_pass's lanes
+// take before grad_fold, so the float sums round as much.
+constexpr int64_t kRowFlush = 128;
+
+// The gradient's row layout (lattice cells): rows [r0, r1) of one chunk at the kRowPoints points of p (x y z each),
+// the points in lanes and each site broadcast. Per row, the points' offsets across it (dv, dw) and their squares' sum
+// once; per pair, du, d^2 from one fused multiply-add, 1/d, the term and the gradient along the row (DOUBLE 14
+// operations and the seed, against 20 in grad_pass); across it, dv and dw times the row's sum of c/d^3, which also
+// tells whether a site of the row may be within the singular radius (ForceRow::lim). out[4j..4j+3] gains point j's U
+// and dU/dr; bit j of the result is set where point j's sums are not to be taken (its chunk must be summed by
+// grad_plain instead). Each lane sums its point's terms in the rows' order: a point's bits depend on no other point.
+template <class T>
+__attribute__((target("avx512f"))) uint32_t grad_rows(const ForceRow<T> *r0, const ForceRow<T> *r1, int axis,
+                                                      const T *u, const T *c, const T *p, double *out) {
+    using v = V<T>;
+    using R = typename v::R;
+    constexpr int L = v::kLanes, NV = kRowPoints / L;
+    const int av = (axis + 1) % 3, aw = (axis + 2) % 3;
+    alignas(64) T pc[3][kRowPoints];
+    for (int j = 0; j < kRowPoints; ++j) pc[0][j] = p[3 * j + axis], pc[1][j] = p[3 * j + av], pc[2][j] = p[3 * j + aw];
+    alignas(64) double part[4][kRowPoints] = {};  // U, then dU/dr along u, v, w
+    R pu[NV], pv[NV], pw[NV], su[NV], gu[NV], gv[NV], gw[NV];
+    const auto all = v::head(L);
+    for (int k = 0; k < NV; ++k) {
+        pu[k] = v::load(all, pc[0] + k * L), pv[k] = v::load(all, pc[1] + k * L), pw[k] = v::load(all, pc[2] + k * L);
+        su[k] = gu[k] = gv[k] = gw[k] = v::zero();
+    }
+    auto flush = [&]() QMMM_AVX512_FN {
+        for (int k = 0; k < NV; ++k) {
+            add_to(all, part[0] + k * L, su[k], v::kUnscale), add_to(all, part[1] + k * L, gu[k], 1.0);
+            add_to(all, part[2] + k * L, gv[k], 1.0), add_to(all, part[3] + k * L, gw[k], 1.0);
+            su[k] = gu[k] = gv[k] = gw[k] = v::zero();
+        }
+    };
+    uint32_t flag = 0;
+    int64_t since = 0;
+    for (const ForceRow<T> *r = r0; r < r1; ++r) {
+        R dv[NV], dw[NV], sq[NV], gs[NV];
+        const R rv = v::set1(r->v), rw = v::set1(r->w);
+        for (int k = 0; k < NV; ++k) {
+            dv[k] = v::sub(rv, pv[k]), dw[k] = v::sub(rw, pw[k]);
+            sq[k] = v::fmadd(dw[k], dw[k], v::mul(dv[k], dv[k])), gs[k] = v::zero();
+        }
+        for (int64_t j = r->first; j < r->end; ++j) {
+            const R uk = v::set1(u[j]), ck = v::set1(c[j]);
+            for (int k = 0; k < NV; ++k) {
+                const R du = v::sub(uk, pu[k]), d = recip(v::fmadd(du, du, sq[k])), cr = v::mul(ck, d);
+                const R g = v::mul(cr, v::mul(d, d));
+                su[k] = v::add(su[k], cr), gu[k] = v::fmadd(g, du, gu[k]), gs[k] = v::add(gs[k], g);
+            }
+        }
+        const R sg = v::set1(r->sgn), lim = v::set1(r->lim);
+        for (int k = 0; k < NV; ++k) {
+            gv[k] = v::fmadd(gs[k], dv[k], gv[k]), gw[k] = v::fmadd(gs[k], dw[k], gw[k]);
+            flag |= static_cast<uint32_t>(v::nlt(v::mul(gs[k], sg), lim)) << (k * L);
+        }
+        if (sizeof(T) == 4 && (since += r->end - r->first) >= kRowFlush) flush(), since = 0;
+    }
+    flush();
+    for (int j = 0; j < kRowPoints; ++j) {
+        out[4 * j] += part[0][j], out[4 * j + 1 + axis] += part[1][j];
+        out[4 * j + 1 + av] += part[2][j], out[4 * j + 1 + aw] += part[3][j];
+    }
+    return flag;
 }
 
 // The reverse field's plain loop: the np points of pw (x y z, w times kPre each) on the sites [0, m) of a tile, summed
