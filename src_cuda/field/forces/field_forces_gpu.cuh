@@ -17,10 +17,8 @@ constexpr int kBlock = 128;
 constexpr int64_t kSlice = 4096;
 static_assert(kSlice % kFieldChunk == 0 && kFieldChunk % kBlock == 0, "slices of whole chunks of whole tiles");
 
-// A row of the gradient's row layout (field_grad_gpu.cu): plain sites first..end-1 of one tile (indices within the
-// tile), which share the two coordinates (v, w) across the rows' axis and whose charges have one sign, sgn (+-1). lim:
-// 1e29 x the smallest non-zero |charge| of the row; a site within the singular radius (1e-10 bohr) makes sgn x the
-// row's sum of q/d^3 at least ten times that (or inf, or NaN where the point is on a site of charge 0).
+// A row of the gradient's row layout as the kernels read it: ForceRow (field_forces_rows.hpp: v, w, sgn, lim) with
+// its sites first..end-1 as indices within its tile.
 template <class T>
 struct GradRow {
     T v, w, sgn, lim;

@@ -20,6 +20,7 @@
 #include "forces/field_forces_gpu.cuh"
 #include "forces/field_forces_shared.hpp"
 #include "forces/field_forces.hpp"
+#include "forces/field_forces_rows.hpp"
 
 namespace qmmm::cuda::forces {
 namespace {
@@ -36,6 +37,17 @@ struct alignas(2 * sizeof(T)) Pair2 {
     T x, y;
 };
 
+// The sites [t0, min(e, t0 + kBlock)) into sh, the block's threads a site each (after every thread is done with the
+// previous tile); returns how many.
+template <class T>
+__device__ __forceinline__ int load_tile(const ForceDev<T> &s, int64_t t0, int64_t e, Quad<T> *sh) {
+    __syncthreads();
+    const int64_t k = t0 + threadIdx.x;
+    if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
+    __syncthreads();
+    return static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+}
+
 // One point's sums over the plain sites [b, e) in the careful form (the block's threads load the tiles together): a
 // site within the singular radius gives its on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no
 // gradient; beyond it, the fast forms' terms.
@@ -44,11 +56,7 @@ __device__ __forceinline__ void slice_sum_careful(const ForceDev<T> &s, int64_t 
                                                   Quad<T> *sh, double *acc) {
     T au = 0, ax = 0, ay = 0, az = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
-        __syncthreads();
-        const int64_t k = t0 + threadIdx.x;
-        if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
-        __syncthreads();
-        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+        const int cnt = load_tile(s, t0, e, sh);
 #pragma unroll 4
         for (int j = 0; j < cnt; ++j) {
             const Quad<T> q = sh[j];
@@ -91,11 +99,7 @@ __device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, 
     T au[kP], ax[kP], ay[kP], az[kP];
     for (int k = 0; k < kP; ++k) au[k] = ax[k] = ay[k] = az[k] = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
-        __syncthreads();
-        const int64_t k = t0 + threadIdx.x;
-        if (k < e) sh[threadIdx.x] = Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]};
-        __syncthreads();
-        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+        const int cnt = load_tile(s, t0, e, sh);
 #pragma unroll 2
         for (int j = 0; j < cnt; ++j) {
             const Quad<T> q = sh[j];
@@ -331,7 +335,7 @@ public:
             p += 4 * np;
             s.sx = p, s.sy = p + ns, s.sz = p + 2 * ns, s.sc = p + 3 * ns, s.sa = p + 4 * ns, s.sb = p + 5 * ns;
             s.cut2 = p + 6 * ns;
-            build_rows(planes, src.n_plain);
+            build_rows(planes, src.c.data(), src.n_plain);
             index_.ensure(std::max<int64_t>(m_, 1), "site order");
             check(cudaMemcpy(index_.p, src.site_index.data(), static_cast<size_t>(m_) * sizeof(int64_t),
                              cudaMemcpyHostToDevice), "cudaMemcpy (site order)");
@@ -517,49 +521,30 @@ public:
     }
 
 private:
-    // The gradient's row layout (s_.axis, rows, tile_rows) where the plain sites (planes: x, y, z, c of each, in T)
-    // come in runs that share two coordinates, along the axis with the most such neighbours; rows are cut at the
-    // tiles' bounds. None where rows would average fewer than kMinRow sites (point charges).
-    void build_rows(const std::vector<T> &planes, int64_t np) {
-        if (np < 2) return;
-        const T *c[3] = {planes.data(), planes.data() + np, planes.data() + 2 * np};
-        int axis = 0;
-        int64_t best = -1;
-        for (int a = 0; a < 3; ++a) {
-            const T *v = c[(a + 1) % 3], *w = c[(a + 2) % 3];
-            int64_t same = 0;
-            for (int64_t k = 1; k < np; ++k) same += v[k] == v[k - 1] && w[k] == w[k - 1];
-            if (same > best) best = same, axis = a;
-        }
-        const T *v = c[(axis + 1) % 3], *w = c[(axis + 2) % 3], *q = planes.data() + 3 * np;
-        const T inf = std::numeric_limits<T>::infinity();
+    // The gradient's row layout (s_.axis, rows, tile_rows) where the plain sites (planes: x, y, z of each, in T; q
+    // their charges) come in rows (field_forces_rows.hpp), cut at the tiles' bounds, with each row's sites as indices
+    // within its tile.
+    void build_rows(const std::vector<T> &planes, const double *q, int64_t np) {
+        const ForceRows<T> fr =
+            force_rows<T>(planes.data(), planes.data() + np, planes.data() + 2 * np, q, np, kBlock, kMinRow);
+        if (fr.axis < 0) return;
         std::vector<GradRow<T>> rows;
-        std::vector<int> tile_rows;
-        for (int64_t t0 = 0; t0 < np; t0 += kBlock) {
-            tile_rows.push_back(static_cast<int>(rows.size()));
-            for (int64_t k = t0; k < std::min(np, t0 + kBlock); ++k) {
-                const int j = static_cast<int>(k - t0);
-                const T sgn = q[k] > 0 ? T(1) : q[k] < 0 ? T(-1) : T(0);
-                GradRow<T> *r = rows.size() > static_cast<size_t>(tile_rows.back()) ? &rows.back() : nullptr;
-                if (r && v[k] == r->v && w[k] == r->w && (sgn == 0 || r->sgn == 0 || sgn == r->sgn)) {
-                    r->end = j + 1;
-                } else {
-                    rows.push_back(GradRow<T>{v[k], w[k], T(0), inf, j, j + 1});
-                    r = &rows.back();
-                }
-                if (sgn != 0) r->sgn = sgn, r->lim = std::min(r->lim, static_cast<T>(T(1e29) * std::fabs(q[k])));
+        rows.reserve(fr.rows.size());
+        std::vector<int> tile_rows(fr.group_rows.begin(), fr.group_rows.end());
+        for (size_t t = 0; t + 1 < fr.group_rows.size(); ++t) {
+            const int64_t t0 = static_cast<int64_t>(t) * kBlock;
+            for (int64_t i = fr.group_rows[t]; i < fr.group_rows[t + 1]; ++i) {
+                const ForceRow<T> &r = fr.rows[i];
+                rows.push_back(GradRow<T>{r.v, r.w, r.sgn, r.lim, static_cast<int>(r.first - t0),
+                                          static_cast<int>(r.end - t0)});
             }
         }
-        for (GradRow<T> &r : rows)
-            if (r.sgn == 0) r.sgn = 1;  // charges 0 only: a point on one of them gives NaN, which lim catches
-        tile_rows.push_back(static_cast<int>(rows.size()));
-        if (static_cast<int64_t>(rows.size()) * kMinRow > np) return;
         rows_.ensure(rows.size(), "gradient rows"), tile_rows_.ensure(tile_rows.size(), "gradient rows");
         check(cudaMemcpy(rows_.p, rows.data(), rows.size() * sizeof(GradRow<T>), cudaMemcpyHostToDevice),
               "cudaMemcpy (gradient rows)");
         check(cudaMemcpy(tile_rows_.p, tile_rows.data(), tile_rows.size() * sizeof(int), cudaMemcpyHostToDevice),
               "cudaMemcpy (gradient rows)");
-        s_.axis = axis, s_.rows = rows_.p, s_.tile_rows = tile_rows_.p;
+        s_.axis = fr.axis, s_.rows = rows_.p, s_.tile_rows = tile_rows_.p;
     }
 
     void release() {

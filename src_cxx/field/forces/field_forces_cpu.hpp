@@ -6,18 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace qmmm {
+#include "forces/field_forces_rows.hpp"
 
-// A row of the gradient's row layout (lattice cells, field_grad_cpu.cpp): plain sites [first, end), within one chunk of
-// kFieldChunk, that share the two coordinates (v, w) across the rows' axis and whose charges have one sign, sgn (+-1).
-// lim: 1e29 x the smallest non-zero |charge| of the row (inf for a row of zero charges); a site within the singular
-// radius makes sgn x the row's sum of c/d^3 at least ten times that (or inf, or NaN where the point is on a site of
-// charge 0).
-template <class T>
-struct ForceRow {
-    T v, w, sgn, lim;
-    int64_t first, end;
-};
+namespace qmmm {
 
 template <class T>
 struct ForceSourcesCpu {
@@ -30,11 +21,9 @@ struct ForceSourcesCpu {
     T self_inv_r = 0;
     double origin[3] = {0, 0, 0};  // subtracted from every point (in double) before it is rounded to T
     int n_threads = 0;
-    // The row layout where the plain sites come in rows (lattice cells) and the AVX-512 loops run: row_axis (0..2) the
-    // axis rows run along, -1 without; chunk c of kFieldChunk sites has rows[chunk_rows[c] .. chunk_rows[c + 1]).
-    int row_axis = -1;
-    std::vector<ForceRow<T>> rows;
-    std::vector<int64_t> chunk_rows;
+    // The gradient's row layout for the AVX-512 loops where the plain sites come in rows (lattice cells), in groups of
+    // kFieldChunk sites; axis -1 without.
+    ForceRows<T> rows;
 };
 
 // Each point's U and dU/dr: u[i], g[3i..3i+2]. Returns true when every output is finite.

@@ -148,7 +148,7 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t tiles = (n + kPointTile - 1) / kPointTile;
-    const bool rows = s.row_axis >= 0 && forces_use_avx512();
+    const bool rows = s.rows.axis >= 0 && forces_use_avx512();
     // One flag for the call, written only by a tile with a non-finite output (no vector of per-tile flags: a call's
     // only allocation, a malloc and a free per call of a few-charge field); parallel_tiles' end orders it.
     std::atomic<bool> bad{false};
@@ -167,10 +167,11 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
                 // chunk from the plain loop instead (its bits then are that loop's, whatever shares its tile).
                 double part[kPointTile][4] = {};
                 const int64_t c = b / kFieldChunk;
+                const ForceRow<T> *r = s.rows.rows.data();
+                const int a = s.rows.axis;
                 const uint32_t redo = avx512_forces::grad_rows<T>(
-                    s.rows.data() + s.chunk_rows[c], s.rows.data() + s.chunk_rows[c + 1], s.row_axis,
-                    s.row_axis == 0 ? s.x.data() : s.row_axis == 1 ? s.y.data() : s.z.data(), s.c.data(), &p[0][0],
-                    &part[0][0]);
+                    r + s.rows.group_rows[c], r + s.rows.group_rows[c + 1], a,
+                    a == 0 ? s.x.data() : a == 1 ? s.y.data() : s.z.data(), s.c.data(), &p[0][0], &part[0][0]);
                 for (int64_t i = p0; i < p1; ++i) {
                     if (redo >> (i - p0) & 1) plain(s, 1, b, e, p[i - p0], acc[i - p0]);
                     else
@@ -234,7 +235,7 @@ public:
         s.cut2.resize(static_cast<size_t>(src.n_screened));
         for (int64_t m = 0; m < src.n_screened; ++m)
             s.cut2[m] = static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m]));
-        build_rows(src.c);
+        s.rows = force_rows<T>(s.x.data(), s.y.data(), s.z.data(), src.c.data(), s.n_plain, kFieldChunk, kMinRow);
     }
     void grad_start(int64_t n, const double *xyz, double *u, double *grad) override {
         ok_ = force_grad_cpu(s_, n, xyz, u, grad);
@@ -305,46 +306,6 @@ public:
     }
 
 private:
-    // The row layout (ForceSourcesCpu::rows) where the plain sites come in rows along one axis: runs of consecutive
-    // sites with the same other two coordinates (in T) and charges of one sign, cut at the chunks' bounds; the axis
-    // with the most such neighbours. None where rows would average fewer than kMinRow sites. q: the charges.
-    void build_rows(const std::vector<double> &q) {
-        ForceSourcesCpu<T> &s = s_;
-        const int64_t np = s.n_plain;
-        if (np < 2) return;
-        const T *c[3] = {s.x.data(), s.y.data(), s.z.data()};
-        int axis = 0;
-        int64_t best = -1;
-        for (int a = 0; a < 3; ++a) {
-            const T *v = c[(a + 1) % 3], *w = c[(a + 2) % 3];
-            int64_t same = 0;
-            for (int64_t k = 1; k < np; ++k) same += v[k] == v[k - 1] && w[k] == w[k - 1];
-            if (same > best) best = same, axis = a;
-        }
-        const T *v = c[(axis + 1) % 3], *w = c[(axis + 2) % 3];
-        const T inf = std::numeric_limits<T>::infinity();
-        std::vector<ForceRow<T>> rows;
-        std::vector<int64_t> chunk_rows;
-        for (int64_t b = 0; b < np; b += kFieldChunk) {
-            chunk_rows.push_back(static_cast<int64_t>(rows.size()));
-            for (int64_t k = b; k < std::min(np, b + kFieldChunk); ++k) {
-                const T sgn = q[k] > 0 ? T(1) : q[k] < 0 ? T(-1) : T(0);
-                ForceRow<T> *r = static_cast<int64_t>(rows.size()) > chunk_rows.back() ? &rows.back() : nullptr;
-                if (r && v[k] == r->v && w[k] == r->w && (sgn == 0 || r->sgn == 0 || sgn == r->sgn)) {
-                    r->end = k + 1;
-                } else {
-                    rows.push_back(ForceRow<T>{v[k], w[k], T(0), inf, k, k + 1});
-                    r = &rows.back();
-                }
-                if (sgn != 0) r->sgn = sgn, r->lim = std::min(r->lim, static_cast<T>(1e29 * std::fabs(q[k])));
-            }
-        }
-        for (ForceRow<T> &r : rows)
-            if (r.sgn == 0) r.sgn = 1;  // charges 0 only: a point on one of them gives NaN, which lim catches
-        chunk_rows.push_back(static_cast<int64_t>(rows.size()));
-        if (static_cast<int64_t>(rows.size()) * kMinRow > np) return;
-        s.row_axis = axis, s.rows = std::move(rows), s.chunk_rows = std::move(chunk_rows);
-    }
     // Caller's site k in the kernels' order (the plain sites, then the screened ones).
     int64_t at(int64_t k) const {
         const int64_t j = index_[k];
