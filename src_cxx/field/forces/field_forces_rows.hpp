@@ -47,6 +47,9 @@ ForceRows<T> force_rows(const T *x, const T *y, const T *z, const double *q, int
         for (int64_t k = 1; k < n; ++k) same += v[k] == v[k - 1] && w[k] == w[k - 1];
         if (same > best) best = same, axis = a;
     }
+    // Every site that shares no coordinates with the one before it starts a row: where those alone make rows too
+    // short (point charges), none, before a row is built.
+    if ((n - best) * min_row > n) return out;
     const T *v = c[(axis + 1) % 3], *w = c[(axis + 2) % 3];
     const T inf = std::numeric_limits<T>::infinity();
     std::vector<ForceRow<T>> &rows = out.rows;

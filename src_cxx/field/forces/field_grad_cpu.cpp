@@ -148,7 +148,7 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t tiles = (n + kPointTile - 1) / kPointTile;
-    const bool rows = s.rows.axis >= 0 && forces_use_avx512();
+    const bool rows = s.rows.axis >= 0;  // built only where the AVX-512 loops run
     // One flag for the call, written only by a tile with a non-finite output (no vector of per-tile flags: a call's
     // only allocation, a malloc and a free per call of a few-charge field); parallel_tiles' end orders it.
     std::atomic<bool> bad{false};
@@ -235,7 +235,8 @@ public:
         s.cut2.resize(static_cast<size_t>(src.n_screened));
         for (int64_t m = 0; m < src.n_screened; ++m)
             s.cut2[m] = static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m]));
-        s.rows = force_rows<T>(s.x.data(), s.y.data(), s.z.data(), src.c.data(), s.n_plain, kFieldChunk, kMinRow);
+        if (forces_use_avx512())  // the compiler's loops take no rows
+            s.rows = force_rows<T>(s.x.data(), s.y.data(), s.z.data(), src.c.data(), s.n_plain, kFieldChunk, kMinRow);
     }
     void grad_start(int64_t n, const double *xyz, double *u, double *grad) override {
         ok_ = force_grad_cpu(s_, n, xyz, u, grad);
