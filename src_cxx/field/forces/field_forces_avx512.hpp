@@ -8,7 +8,9 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "cpu_simd.hpp"
@@ -72,7 +74,7 @@ struct V<double> {
     using R = __m512d;
     using M = __mmask8;
     static constexpr int kLanes = 8;
-    static constexpr double kPre = 1.0, kUnscale = 1.0;
+    static constexpr double kPre = 1.0, kUnscale = 1.0, kRecip = 1.0;  // recip gives kRecip / d
     QMMM_AVX512 static R set1(double v) { return _mm512_set1_pd(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_pd(); }
     QMMM_AVX512 static R load(M m, const double *p) { return _mm512_maskz_loadu_pd(m, p); }
@@ -96,6 +98,7 @@ struct V<float> {
     using M = __mmask16;
     static constexpr int kLanes = 16;
     static constexpr float kPre = 0.125f, kUnscale = 4.0f;
+    static constexpr double kRecip = 2.0;
     QMMM_AVX512 static R set1(float v) { return _mm512_set1_ps(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_ps(); }
     QMMM_AVX512 static R load(M m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
@@ -123,10 +126,11 @@ struct Sums {
 // One pair term, the body both loops share: lanes m of s gain c g(d) and c (R - r) / d^3 (R - r = (dx, dy, dz), the
 // site minus the point: the gradient at the point and the field at the site alike), c already scaled by kPre (cs).
 // Careful: lanes within the singular radius take c on_value and no vector term (onv: on_value / (kPre kUnscale));
-// every other lane computes exactly what the fast form computes. Fast: dm keeps the lanes' smallest d^2 instead.
+// every other lane computes exactly what the fast form computes. Fast: dm keeps the lanes' smallest d^2 instead, or,
+// without guard, nothing: the caller tells a pair within the radius from the value sums (sum_flags).
 // Unweighted (the reverse field of points of one weight): c = 1, cs unused, the multiply by it left out. full: every
 // lane is in m (the same values without the masks).
-template <class T, bool careful, bool weighted = true, bool full = false>
+template <class T, bool careful, bool weighted = true, bool full = false, bool guard = true>
 QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<T>::R dz, typename V<T>::R cs,
                            typename V<T>::R onv, typename V<T>::M m, Sums<T> &s, typename V<T>::R &dm) {
     using v = V<T>;
@@ -141,7 +145,7 @@ QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<
             const R u = v::blend(on, r, onv);
             s.u = v::add(s.u, weighted ? v::mul(cs, u) : u);
         } else {
-            dm = v::min(dm, d2);
+            if constexpr (guard) dm = v::min(dm, d2);
             r = recip(d2);
             cr = weighted ? v::mul(cs, r) : r;
             s.u = v::add(s.u, cr);
@@ -159,13 +163,50 @@ QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<
         const R u = v::blend(on, r, onv);
         s.u = v::mask_add(s.u, m, weighted ? v::mul(cs, u) : u);
     } else {
-        dm = v::mask_min(dm, m, dm, d2);
+        if constexpr (guard) dm = v::mask_min(dm, m, dm, d2);
         r = recip(d2);
         cr = weighted ? v::mul(cs, r) : r;
         s.u = v::mask_add(s.u, m, cr);
     }
     const R g = v::mul(cr, v::mul(r, r));
     s.x = v::mask3_fmadd(g, dx, s.x, m), s.y = v::mask3_fmadd(g, dy, s.y, m), s.z = v::mask3_fmadd(g, dz, s.z, m);
+}
+
+// The singular radius from the value sums instead of a running minimum, where every term of a lane's sum has one sign
+// (the reverse field's unweighted terms, 1/d; a range of charges of one sign, none zero): a sum of terms of one sign,
+// rounded at each step, is at least its largest term in magnitude (rounding is monotonic), and a pair within the
+// radius has |c r| >= |c|_min kRecip / radius. True where a lane of m times sgn is not below lim, which is that bound a
+// little lowered (NaN too: a site on the point, 1/0). A false alarm only costs the careful pass, whose lanes outside
+// the radius have the fast pass's bits.
+template <class T>
+QMMM_AVX512 bool sum_flag(typename V<T>::R u, typename V<T>::R sgn, typename V<T>::R lim, typename V<T>::M m) {
+    return (V<T>::nlt(V<T>::mul(u, sgn), lim) & m) != 0;
+}
+
+// The bound of sum_flag for terms of weight c_min: c_min kRecip / radius, lowered by 2^-10 (far beyond recip's error);
+// 0 where it is not a normal finite T (the running minimum then).
+template <class T>
+inline T sum_flag_limit(double c_min) {
+    const double lim = c_min * V<T>::kRecip / kSingularRadius * (1.0 - 0x1p-10);
+    return lim >= double(std::numeric_limits<T>::min()) && lim <= double(std::numeric_limits<T>::max()) ? T(lim) : T(0);
+}
+
+// The gradient's sum_flag bound for the charges c[b, e) (already times kPre), signed as they are: nonzero where all
+// are nonzero, of one sign and within 2^20 of each other in magnitude (a false alarm then needs a point within
+// kFieldChunk 2^20 radius ~ 0.01 bohr of a site), else 0.
+template <class T>
+inline T grad_sign_limit(const T *c, int64_t b, int64_t e) {
+    if (e <= b) return T(0);
+    double lo = INFINITY, hi = 0;
+    const bool positive = c[b] > T(0);
+    for (int64_t k = b; k < e; ++k) {
+        if (!(positive ? c[k] > T(0) : c[k] < T(0))) return T(0);
+        const double a = std::fabs(double(c[k]));
+        lo = a < lo ? a : lo, hi = a > hi ? a : hi;
+    }
+    if (hi > lo * 0x1p20) return T(0);
+    const T lim = sum_flag_limit<T>(lo);
+    return positive ? lim : -lim;
 }
 
 // Points per register pass of the gradient: each keeps 3 coordinates and 4 sums in registers, and the points of a pass
@@ -176,7 +217,7 @@ constexpr int kGradPoints = 2;
 // The gradient's plain loop: s[j] gains U and dU/dr = sum c (R - r) / d^3 of sites [b, e) at point j of pt (x y z
 // each), P points, from the charges c times kPre; lanes by position from b. A point's lanes are its own: its bits are
 // those of P = 1.
-template <class T, int P, bool careful>
+template <class T, int P, bool careful, bool guard = true>
 QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, T on_value,
                            const T *pt, Sums<T> *s, typename V<T>::R &dm) {
     using v = V<T>;
@@ -191,7 +232,8 @@ QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T
         const auto m = v::head(e - i);
         const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i), cs = v::load(m, c + i);
         for (int j = 0; j < P; ++j)
-            pair_term<T, careful>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv, m, s[j], dm);
+            pair_term<T, careful, true, false, guard>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv,
+                                                     m, s[j], dm);
     }
 }
 
@@ -208,20 +250,30 @@ QMMM_AVX512 void grad_fold(const Sums<T> &s, double *out) {
     }
 }
 
-// out[4j..4j+3] += U and dU/dr of sites [b, e) at the P points of pt. As the value path's kernels: a first pass keeps
-// the smallest d^2 instead of applying the singular radius to every pair; points with a site within it (rare: a
-// point on a cell centre) are summed again with the blends, which change no other lane: the bits of one careful pass.
+// out[4j..4j+3] += U and dU/dr of sites [b, e) at the P points of pt. As the value path's kernels: a first pass
+// applies the singular radius to no pair; points with a site within it (rare: a point on a cell centre) are summed
+// again with the blends, which change no other lane: the bits of one careful pass. Which points: where sign_lim is
+// nonzero (grad_sign_limit of the range), those whose value sums say so (sum_flag); else those whose smallest d^2,
+// kept by the first pass, does.
 template <class T, int P>
 __attribute__((target("avx512f"))) void grad_plain(int64_t b, int64_t e, const T *x, const T *y, const T *z,
-                                                   const T *c, T on_value, const T *pt, double *out) {
+                                                   const T *c, T on_value, const T *pt, double *out, T sign_lim) {
     using v = V<T>;
     constexpr int Q = P < kGradPoints<T> ? P : kGradPoints<T>;
     static_assert(P % Q == 0, "whole register passes");
     for (int j0 = 0; j0 < P; j0 += Q) {
         Sums<T> s[Q];
         typename v::R dm = v::set1(T(3.0e38));
-        grad_pass<T, Q, false>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
-        if (v::lt(dm, v::set1(T(kSingularRadius2)))) grad_pass<T, Q, true>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
+        bool redo = false;
+        if (sign_lim != T(0)) {
+            grad_pass<T, Q, false, false>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
+            const typename v::R sg = v::set1(sign_lim > T(0) ? T(1) : T(-1)), lim = v::set1(std::fabs(sign_lim));
+            for (int j = 0; j < Q; ++j) redo = redo || sum_flag<T>(s[j].u, sg, lim, v::head(v::kLanes));
+        } else {
+            grad_pass<T, Q, false>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
+            redo = v::lt(dm, v::set1(T(kSingularRadius2)));
+        }
+        if (redo) grad_pass<T, Q, true>(b, e, x, y, z, c, on_value, pt + 3 * j0, s, dm);
         for (int j = 0; j < Q; ++j) grad_fold<T>(s[j], out + 4 * (j0 + j));
     }
 }
@@ -317,7 +369,7 @@ __attribute__((target("avx512f"))) uint32_t grad_rows(const ForceRow<T> *r0, con
 // registers while the points stream past (a point is 4 broadcasts); a site's sums take the points one after the
 // other, so its bits depend neither on G nor on np. The singular radius as the gradient's (grad_plain), per G vectors.
 // Unweighted: the weights are left out of the pair term (a multiply less a pair; PointWeights).
-template <class T, int G, bool careful, bool weighted, bool full>
+template <class T, int G, bool careful, bool weighted, bool full, bool guard = true>
 QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *yk, const typename V<T>::R *zk,
                             const typename V<T>::M *mk, typename V<T>::R onv, const T *pw, int64_t np, Sums<T> *s,
                             typename V<T>::R &dm) {
@@ -328,8 +380,8 @@ QMMM_AVX512 void sites_pass(const typename V<T>::R *xk, const typename V<T>::R *
         const T *p = pw + 4 * i;
         const R px = v::set1(p[0]), py = v::set1(p[1]), pz = v::set1(p[2]), w = weighted ? v::set1(p[3]) : v::zero();
         for (int g = 0; g < G; ++g)
-            pair_term<T, careful, weighted, full>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w, onv,
-                                                  mk[g], s[g], dm);
+            pair_term<T, careful, weighted, full, guard>(v::sub(xk[g], px), v::sub(yk[g], py), v::sub(zk[g], pz), w,
+                                                         onv, mk[g], s[g], dm);
     }
 }
 
@@ -453,7 +505,7 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
     using v = V<T>;
     using R = typename v::R;
     using M = typename v::M;
-    const R onv = v::set1(on_value / (v::kPre * v::kUnscale));
+    const R onv = v::set1(on_value / (v::kPre * v::kUnscale)), unit_lim = v::set1(sum_flag_limit<T>(1.0));
     for (int64_t k = 0; k < m; k += G * v::kLanes) {
         M mk[G];
         R xk[G], yk[G], zk[G], dm = v::set1(T(3.0e38));
@@ -466,12 +518,20 @@ QMMM_AVX512 void sites_blocks(int64_t m, const T *x, const T *y, const T *z, T o
         // A block of G whole vectors (all but a tile's last) runs without masks: the same values.
         const bool full = k + G * v::kLanes <= m;
         auto pass = [&](auto careful, auto weighted, auto whole) QMMM_AVX512_FN {
-            sites_pass<T, G, decltype(careful)::value, decltype(weighted)::value, decltype(whole)::value>(
+            // The unweighted terms are all 1/d > 0: their sums tell a pair within the radius (sum_flag).
+            constexpr bool guard = decltype(weighted)::value;
+            sites_pass<T, G, decltype(careful)::value, decltype(weighted)::value, decltype(whole)::value, guard>(
                 xk, yk, zk, mk, onv, pw, np, s, dm);
         };
         auto passes = [&](auto weighted, auto whole) QMMM_AVX512_FN {
             pass(std::false_type{}, weighted, whole);
-            if (v::lt(dm, v::set1(T(kSingularRadius2)))) pass(std::true_type{}, weighted, whole);
+            bool redo = false;
+            if constexpr (decltype(weighted)::value) {
+                redo = v::lt(dm, v::set1(T(kSingularRadius2)));
+            } else {
+                for (int g = 0; g < G; ++g) redo = redo || sum_flag<T>(s[g].u, v::set1(T(1)), unit_lim, mk[g]);
+            }
+            if (redo) pass(std::true_type{}, weighted, whole);
         };
         if (weighted)
             full ? passes(std::true_type{}, std::true_type{}) : passes(std::true_type{}, std::false_type{});

@@ -24,6 +24,9 @@ struct ForceSourcesCpu {
     // The gradient's row layout for the AVX-512 loops where the plain sites come in rows (lattice cells), in groups of
     // kFieldChunk sites; axis -1 without.
     ForceRows<T> rows;
+    // The AVX-512 gradient's singular test per chunk of kFieldChunk plain sites, for its density cells ([2c]) and its
+    // other sites ([2c + 1]) apart: avx512_forces::grad_sign_limit (0: the running minimum). Empty without AVX-512.
+    std::vector<T> sign_lim;
 };
 
 // Each point's U and dU/dr: u[i], g[3i..3i+2]. Returns true when every output is finite.

@@ -89,31 +89,38 @@ static_assert(ForceSourcesCpu<float>::kPre == avx512_forces::V<float>::kPre &&
 template <class T>
 constexpr int kPass = sizeof(T) == 4 ? 4 : 2;
 
+// sign_lim: the AVX-512 loop's singular test for the range (ForceSourcesCpu::sign_lim).
 inline void plain_run(int np, int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
-                      double on_value, const double *pt, double *out) {
+                      double on_value, const double *pt, double *out, double sign_lim) {
     if (forces_use_avx512())
         (np == 1 ? avx512_forces::grad_plain<double, 1> : avx512_forces::grad_plain<double, 2>)(b, e, x, y, z, c,
-                                                                                              on_value, pt, out);
+                                                                                              on_value, pt, out,
+                                                                                              sign_lim);
     else
         (np == 1 ? plain_double1 : plain_double2)(b, e, x, y, z, c, on_value, pt, out);
 }
 inline void plain_run(int np, int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
-                      float on_value, const float *pt, double *out) {
+                      float on_value, const float *pt, double *out, float sign_lim) {
     if (forces_use_avx512())
         (np == 1 ? avx512_forces::grad_plain<float, 1> : avx512_forces::grad_plain<float, 4>)(b, e, x, y, z, c,
-                                                                                            on_value, pt, out);
+                                                                                            on_value, pt, out,
+                                                                                            sign_lim);
     else
         (np == 1 ? plain_float1 : plain_float4)(b, e, x, y, z, c, on_value, pt, out);
 }
 
-// Sites [b, e) for np points (1 or kPass<T>): the density cells among them (below n_self), then the others.
+// Sites [b, e) of one chunk (b a multiple of kFieldChunk) for np points (1 or kPass<T>): the density cells among them
+// (below n_self), then the others.
 template <class T>
 void plain(const ForceSourcesCpu<T> &s, int np, int64_t b, int64_t e, const T *pt, double *out) {
     const int64_t cut = std::min(std::max(s.n_self, b), e);
-    if (cut > b) plain_run(np, b, cut, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.self_inv_r, pt, out);
+    const size_t ci = 2 * static_cast<size_t>(b / kFieldChunk);
+    const T lim_cells = ci < s.sign_lim.size() ? s.sign_lim[ci] : T(0);
+    const T lim_other = ci < s.sign_lim.size() ? s.sign_lim[ci + 1] : T(0);
+    if (cut > b) plain_run(np, b, cut, s.x.data(), s.y.data(), s.z.data(), s.c.data(), s.self_inv_r, pt, out, lim_cells);
     if (e > cut)
         plain_run(np, cut, e, s.x.data(), s.y.data(), s.z.data(), s.c.data(), std::numeric_limits<T>::quiet_NaN(), pt,
-                  out);
+                  out, lim_other);
 }
 
 #pragma GCC pop_options
@@ -235,8 +242,17 @@ public:
         s.cut2.resize(static_cast<size_t>(src.n_screened));
         for (int64_t m = 0; m < src.n_screened; ++m)
             s.cut2[m] = static_cast<T>(charges_cut2(src.kind, src.sa[m], src.sb[m]));
-        if (forces_use_avx512())  // the compiler's loops take no rows
+        if (forces_use_avx512()) {  // the compiler's loops take no rows and keep no singular test of their own
             s.rows = force_rows<T>(s.x.data(), s.y.data(), s.z.data(), src.c.data(), s.n_plain, kFieldChunk, kMinRow);
+            const int64_t chunks = (s.n_plain + kFieldChunk - 1) / kFieldChunk;
+            s.sign_lim.resize(2 * static_cast<size_t>(chunks));
+            for (int64_t k = 0; k < chunks; ++k) {
+                const int64_t b = k * kFieldChunk, e = std::min(s.n_plain, b + kFieldChunk);
+                const int64_t cut = std::min(std::max(s.n_self, b), e);
+                s.sign_lim[2 * k] = avx512_forces::grad_sign_limit(s.c.data(), b, cut);
+                s.sign_lim[2 * k + 1] = avx512_forces::grad_sign_limit(s.c.data(), cut, e);
+            }
+        }
     }
     void grad_start(int64_t n, const double *xyz, double *u, double *grad) override {
         ok_ = force_grad_cpu(s_, n, xyz, u, grad);
