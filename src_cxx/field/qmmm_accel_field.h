@@ -505,8 +505,11 @@ QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, con
  * screening, nuclei), every method and precision; forces.md (docs/user-guide) has the conventions.
  * The sum is direct on every method: a SPLIT field's gradient (and its u here) is the direct sum, exact, so within
  * the split's tolerance for each component relative to sum |q_m|/d_m^2 (it costs what a DIRECT call costs).
- * Precisions: DOUBLE and MIXED evaluate in double (error per component at most 1e-13 relative to sum |q|/d^2, and
- * u's to sum |q|/d; measured ~5e-16); SINGLE uses float pair terms (offsets from the centre of the sites' box) and
+ * Precisions: DOUBLE evaluates in double (error per component at most 1e-13 relative to sum |q|/d^2, and u's to
+ * sum |q|/d; measured ~5e-16), and so does MIXED for point charges, lattice cells (a cube's) and on the GPU; MIXED's
+ * density cells anywhere on the CPU take qmmm_field_eval's float pair terms (u is then eval's, bit for bit; the
+ * gradient within 2e-8 of sum |q|/d^2 where the float terms' errors average out over many cells, as the value's 1e-8;
+ * measured up to 1.1e-8); SINGLE uses float pair terms (offsets from the centre of the sites' box) and
  * float sums over runs of 1,024 sources, added in double (at most 1e-5 relative to the same norms: ~1e-6 from the
  * float terms, the rest from rounding coordinates to float next to a site; measured up to 2.3e-6), except near a cell
  * or charge: a point at distance d from one has that term's gradient wrong by up to about 3 sqrt(3) 2^-23 X / d of
@@ -515,7 +518,7 @@ QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, con
  * a site is recomputed in double on the host (either backend): DOUBLE's values, the self-potential only on a cell
  * it is on in double.
  * u agrees with qmmm_field_eval
- * within the precision's and method's error, not bit for bit. A point's values depend only on the point, the field,
+ * within the precision's and method's error, not bit for bit (MIXED's float terms above excepted). A point's values depend only on the point, the field,
  * its backend and precision: not on the other points, nor on thread counts or batch sizes.
  * Singular points: as qmmm_field_eval. On a density cell centre with cell_volume set the cell adds its self
  * potential to u and nothing to grad (the cube's field vanishes at its centre); on an EXP-screened charge with a = 1

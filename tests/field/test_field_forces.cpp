@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "field_reference.hpp"
 #include "gpu_test.hpp"
 #include "qmmm_accel.h"
 
@@ -19,10 +20,17 @@ namespace {
 using qmmm_test::kBackend;
 
 // The gradient's and the site field's claims per component, relative to sum |c|/d^2 (forces.md): DOUBLE and MIXED
-// evaluate in double, SINGLE in float terms.
+// evaluate in double (MIXED's gradient of cells anywhere on the CPU excepted: u_claim, grad_claim), SINGLE in float
+// terms.
 // SINGLE: float terms (~1e-6) plus the rounding of the coordinates' offsets to float, 3 2^-24 |offset| / d for the
 // nearest pair, which dominates the scale near a site (measured here up to 2.3e-6).
 double claim(int precision) { return precision == QMMM_PRECISION_SINGLE ? 1e-5 : 1e-13; }
+// The gradient call's claims (forces.md): MIXED's cells anywhere take the value kernels' float terms (U to the value's
+// 1e-8 of sum |c|/d, the gradient to 2e-8 of sum |c|/d^2); elsewhere MIXED is DOUBLE's, within the same bounds.
+// The potential at the centre of a uniformly charged cube of side 1 and charge 1: 6 ln((1 + sqrt 3) / sqrt 2) - pi / 2.
+const long double kCubeSelf = 6 * logl((1 + sqrtl(3.0L)) / sqrtl(2.0L)) - 3.14159265358979323846264338327950288L / 2;
+double u_claim(int precision) { return precision == QMMM_PRECISION_MIXED ? 1e-8 : claim(precision); }
+double grad_claim(int precision) { return precision == QMMM_PRECISION_MIXED ? 2e-8 : claim(precision); }
 
 // One source in the caller's terms: kind 0 a density cell (U += q/d), 1 an MM charge (U -= q g(d), screening and
 // a, b as qmmm_field_create_charges takes them), 2 a nucleus (U -= Z/d).
@@ -153,8 +161,8 @@ void check_grad_reference(const Sys &s, int precision, int64_t n_points) {
         worst_u = std::max(worst_u, double(fabsl(u[i] - r[0]) / su));
         for (int k = 0; k < 3; ++k) worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg));
     }
-    EXPECT_LE(worst_u, claim(precision)) << "precision " << precision;
-    EXPECT_LE(worst_g, claim(precision)) << "precision " << precision;
+    EXPECT_LE(worst_u, u_claim(precision)) << "precision " << precision;
+    EXPECT_LE(worst_g, grad_claim(precision)) << "precision " << precision;
     std::printf("grad vs long double, precision %d, %lld sources: u %.2e, grad %.2e\n", precision,
                 static_cast<long long>(s.sites()), worst_u, worst_g);
     qmmm_field_destroy(f);
@@ -221,11 +229,13 @@ TEST(ForcesGrad, LatticeCellsMatchLongDoubleEveryPrecision) {
                     const long double dx = p[3 * i] - t.x, dy = p[3 * i + 1] - t.y, dz = p[3 * i + 2] - t.z;
                     d2 = std::min(d2, dx * dx + dy * dy + dz * dz);
                 }
-                const double c = claim(prec) + (prec == QMMM_PRECISION_SINGLE ? 72 * 0x1p-24 / double(sqrtl(d2)) : 0);
-                const double du = o >= 0 ? std::fabs(u[i] - ue[i]) / std::fabs(ue[i]) : double(fabsl(u[i] - r[0]) / su);
-                worst_u = std::max(worst_u, du / c);
+                const double near = prec == QMMM_PRECISION_SINGLE ? 72 * 0x1p-24 / double(sqrtl(d2)) : 0;
+                // on a centre: against DOUBLE's eval, relative to sum |c|/d with the cell's self term
+                const double self = o >= 0 ? std::fabs(s.q[o]) * kCubeSelf / h : 0.0;
+                const double du = o >= 0 ? std::fabs(u[i] - ue[i]) / double(su + self) : double(fabsl(u[i] - r[0]) / su);
+                worst_u = std::max(worst_u, du / (u_claim(prec) + near));
                 for (int k = 0; k < 3; ++k)
-                    worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg) / c);
+                    worst_g = std::max(worst_g, double(fabsl(g[3 * i + k] - r[k + 1]) / sg) / (grad_claim(prec) + near));
             }
             const char *name = variant == 0 ? "z fastest" : variant == 1 ? "x fastest" : "z fastest, signs and zeros";
             EXPECT_LE(worst_u, 1.0) << "precision " << prec << ", " << name;
@@ -260,6 +270,99 @@ TEST(ForcesGrad, ScreenedChargesMatchLongDoubleEveryPrecision) {
 // Central differences of U (qmmm_field_eval, DOUBLE; step 1e-4 bohr: truncation ~h^2 U''' / 6) at random points, on
 // top of an EXP charge with a = 1 (a cone: its own term drops out of a central difference, and the gradient's is 0
 // there), 1e-3 bohr from a Gaussian charge and from a cell, 0.3 bohr from a cell.
+// MIXED's gradient of cells anywhere on the CPU, from the value kernels' float terms (CUDA's is DOUBLE's): water 2's
+// density cube at water 1's electron positions (a few core cells hold most of sum q^2: MIXED sums them in double) and a
+// field of a few dominant cells (points near and on them, cell_volume set), against DOUBLE's gradient: every component
+// within grad_claim of sum |q|/d^2, and the mean error over the points (what an average over a walk sees) far below it;
+// U within the value's claim, and on the CPU bit for bit qmmm_field_eval's.
+TEST(ForcesGrad, MixedOnRealAndDominatedDensities) {
+    REQUIRE_BACKEND();
+    for (int which : {0, 1}) {
+        double dv = 0.008;
+        qmmm_test::System s = which == 0 ? qmmm_test::water2_environment(QMMM_SOURCE_DIR, &dv)
+                                         : qmmm_test::dominated_system(6000, 17);
+        ASSERT_GT(s.n_cells(), 0) << qmmm_error_message();
+        if (which == 0) {  // the cube's cells in a random order: no rows (a lattice's gradient takes DOUBLE's rows)
+            std::vector<int64_t> order(static_cast<size_t>(s.n_cells()));
+            for (size_t m = 0; m < order.size(); ++m) order[m] = static_cast<int64_t>(m);
+            std::shuffle(order.begin(), order.end(), std::mt19937_64(12));
+            qmmm_test::System t = s;
+            for (size_t m = 0; m < order.size(); ++m) {
+                t.cell_q[m] = s.cell_q[order[m]];
+                for (int k = 0; k < 3; ++k) t.cell_xyz[3 * m + k] = s.cell_xyz[3 * order[m] + k];
+            }
+            s = t;
+        }
+        const std::vector<double> p =
+            which == 0 ? qmmm_test::water1_electron_points(4096, 11) : qmmm_test::dominated_points(s, 18);
+        const int64_t n = static_cast<int64_t>(p.size() / 3);
+        auto field = [&](int prec) {
+            qmmm_options o;
+            qmmm_options_default(&o);
+            o.backend = kBackend, o.precision = prec, o.cell_volume = dv;
+            qmmm_field f = nullptr;
+            EXPECT_EQ(qmmm_field_create(&f, s.n_cells(), s.cell_xyz.data(), s.cell_q.data(), s.n_nuclei(),
+                                        s.nuc_xyz.data(), s.nuc_z.data(), &o), QMMM_SUCCESS) << qmmm_error_message();
+            return f;
+        };
+        qmmm_field fd = field(QMMM_PRECISION_DOUBLE), fm = field(QMMM_PRECISION_MIXED);
+        std::vector<double> ud(n), gd(3 * n), um(n), gm(3 * n), ue(n);
+        ASSERT_EQ(qmmm_field_eval_grad(fd, n, p.data(), ud.data(), gd.data()), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval_grad(fm, n, p.data(), um.data(), gm.data()), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval(fm, n, p.data(), ue.data()), QMMM_SUCCESS) << qmmm_error_message();
+        if (kBackend == QMMM_BACKEND_CPU) EXPECT_EQ(0, std::memcmp(um.data(), ue.data(), 8 * n)) << which;
+        double worst_u = 0, worst_g = 0, mean_sg = 0;
+        long double mean[3] = {0, 0, 0};
+        const int64_t checked = std::min<int64_t>(n, 1024);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int k = 0; k < 3; ++k) mean[k] += (long double)gm[3 * i + k] - gd[3 * i + k];
+            if (i >= checked) continue;
+            long double su = 0, sg = 0;  // sum |q|/d and sum |q|/d^2 (a cell on the point: its self term, no d^2)
+            auto add = [&](const double *r, double q) {
+                const long double dx = p[3 * i] - r[0], dy = p[3 * i + 1] - r[1], dz = p[3 * i + 2] - r[2];
+                const long double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 < 1e-20L) {
+                    su += fabsl(q * kCubeSelf / cbrtl(dv));
+                    return;
+                }
+                su += fabsl(q) / sqrtl(d2), sg += fabsl(q) / d2;
+            };
+            for (int64_t m = 0; m < s.n_cells(); ++m) add(&s.cell_xyz[3 * m], s.cell_q[m]);
+            for (int64_t b = 0; b < s.n_nuclei(); ++b) add(&s.nuc_xyz[3 * b], s.nuc_z[b]);
+            worst_u = std::max(worst_u, std::fabs(um[i] - ud[i]) / double(su));
+            for (int k = 0; k < 3; ++k) worst_g = std::max(worst_g, std::fabs(gm[3 * i + k] - gd[3 * i + k]) / double(sg));
+            mean_sg += double(sg) / double(checked);
+        }
+        double worst_mean = 0;
+        for (int k = 0; k < 3; ++k) worst_mean = std::max(worst_mean, std::fabs(double(mean[k] / n)) / mean_sg);
+        const char *name = which == 0 ? "water 2's cube (cells shuffled) at water 1's electrons" : "dominant cells";
+        EXPECT_LE(worst_u, u_claim(QMMM_PRECISION_MIXED)) << name;
+        EXPECT_LE(worst_g, grad_claim(QMMM_PRECISION_MIXED)) << name;
+        EXPECT_LE(worst_mean, 0.1 * grad_claim(QMMM_PRECISION_MIXED)) << name;
+        std::printf("MIXED gradient, %s (%lld cells, %lld points): u %.2e, grad %.2e, mean grad error %.2e of the "
+                    "mean sum |q|/d^2\n", name, static_cast<long long>(s.n_cells()), static_cast<long long>(n), worst_u,
+                    worst_g, worst_mean);
+        // A point beyond the float kernels' range (1e17 bohr; MIXED reaches 1e18) in the batch: the engine sums it, and
+        // every other point keeps its bits.
+        std::vector<double> pf(p.begin(), p.begin() + 3 * 5);
+        pf.insert(pf.begin() + 6, {5e17, -1.0, 2.0});
+        std::vector<double> uf(6), gf(18), ufd(1), gfd(3);
+        ASSERT_EQ(qmmm_field_eval_grad(fm, 6, pf.data(), uf.data(), gf.data()), QMMM_SUCCESS) << qmmm_error_message();
+        ASSERT_EQ(qmmm_field_eval_grad(fd, 1, &pf[6], ufd.data(), gfd.data()), QMMM_SUCCESS) << qmmm_error_message();
+        for (int i = 0, j = 0; i < 6; ++i) {
+            if (i == 2) {
+                EXPECT_NEAR(uf[2], ufd[0], 1e-13 * std::fabs(ufd[0])) << name;
+                for (int k = 0; k < 3; ++k) EXPECT_NEAR(gf[6 + k], gfd[k], 1e-13 * std::fabs(gfd[k]) + 1e-300) << name;
+                continue;
+            }
+            EXPECT_EQ(0, std::memcmp(&uf[i], &um[j], 8)) << name << " point " << j;
+            EXPECT_EQ(0, std::memcmp(&gf[3 * i], &gm[3 * j], 24)) << name << " point " << j;
+            ++j;
+        }
+        qmmm_field_destroy(fd), qmmm_field_destroy(fm);
+    }
+}
+
 TEST(ForcesGrad, CentralDifferencesOfU) {
     REQUIRE_BACKEND();
     for (int scr : {int(QMMM_SCREEN_EXP), int(QMMM_SCREEN_GAUSSIAN), -1}) {
@@ -324,16 +427,14 @@ TEST(ForcesGrad, CellSelfTerm) {
             ASSERT_EQ(qmmm_field_eval(f, 1, p, &u_eval), QMMM_SUCCESS);
             long double r[4], su, sg;
             ref_grad(sites_of(rest), p, r, &su, &sg);
-            // U against the rest's long double sum plus the cell's self potential q C / h, C = 6 ln((1 + sqrt 3) /
-            // sqrt 2) - pi / 2 (the potential at the centre of a uniformly charged cube of side h), to the value
-            // claims (DOUBLE 5e-15, MIXED 1e-8, SINGLE 2e-6) of sum |term|
-            const long double c_cube = 6 * logl((1 + sqrtl(3.0L)) / sqrtl(2.0L)) - 3.14159265358979323846264338327950288L / 2;
-            const double self = double(s.q[cell] * c_cube / cbrtl(vol));
+            // U against the rest's long double sum plus the cell's self potential q C / h, to the value claims
+            // (DOUBLE 5e-15, MIXED 1e-8, SINGLE 2e-6) of sum |term|
+            const double self = double(s.q[cell] * kCubeSelf / cbrtl(vol));
             const double tol_u = (prec == QMMM_PRECISION_DOUBLE ? 1e-13 : prec == QMMM_PRECISION_MIXED ? 1e-8 : 1e-5) *
                                  double(su + self);
             EXPECT_NEAR(u, double(r[0]) + self, tol_u) << prec << " " << off;
             EXPECT_NEAR(u_eval, double(r[0]) + self, tol_u) << prec << " " << off;
-            for (int k = 0; k < 3; ++k) EXPECT_NEAR(g[k], double(r[k + 1]), claim(prec) * double(sg)) << prec << " " << off;
+            for (int k = 0; k < 3; ++k) EXPECT_NEAR(g[k], double(r[k + 1]), grad_claim(prec) * double(sg)) << prec << " " << off;
         }
         qmmm_field_destroy(f);
     }

@@ -254,6 +254,8 @@ QMMM_API int qmmm_field_create(qmmm_field *f, int64_t n_cells, const double *cel
         h->forces = std::make_unique<qmmm::ForceEngine>(
             qmmm::force_sources_cells(n_cells, cell_xyz, cell_q, n_nuclei, nuc_xyz, nuc_z, fo));
         h->forces->set_split(split_grad_of(h->impl.get()));
+        // The value backend's own gradient where it is the backend itself (no wrapper moves or adds terms).
+        h->forces->set_own(dynamic_cast<qmmm::FieldGradOwn *>(h->impl.get()));
         *f = g_fields.add(std::move(h));
         return QMMM_SUCCESS;
     });

@@ -57,6 +57,22 @@ public:
     virtual int wait_device() { return QMMM_SUCCESS; }
 };
 
+// A value backend that also gives the gradient from its own kernels (the CPU's MIXED direct field: the value call's
+// float pair terms, with its bits for U). The forces engine asks it first (field_forces.hpp): own_grad returns false
+// where it takes no point of the field's (then the engine's kernels take the call), else u[i] = U as eval gives it and
+// g[3i..3i+2] = dU/dr at every point it takes, and out[i] = 1 at those it leaves to the engine (each point's choice
+// depends on the point alone). A point without a finite value gets non-finite outputs (the engine recomputes or
+// reports it).
+class FieldGradOwn {
+public:
+    virtual ~FieldGradOwn() = default;
+    virtual bool own_grad(int64_t n, const double *xyz, double *u, double *g, std::vector<char> &out) = 0;
+};
+
+// add_nuclear_term's u and its gradient: g[3i..3i+2] gains the heavy cells' q (R - r) / d^3 (none within the singular
+// radius: the cube's self term) and the nuclei's -Z (R - r) / d^3; u as add_nuclear_term gives it, bit for bit.
+void add_nuclear_grad(const FieldData &d, int64_t n, const double *xyz, double *u, double *g, int threads = 1);
+
 // sum_b -Z_b / |r - R_b| added to u (double precision, fixed order); shared by all backends. A point within the
 // singular radius of a nucleus gets NaN (the API turns it into QMMM_ERR_SINGULAR naming the nucleus). The heavy cells'
 // terms (singular rule of the cells) come in first: u becomes (u + heavy) - nuclear. Points are spread over `threads`

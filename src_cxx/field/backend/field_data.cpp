@@ -53,6 +53,55 @@ void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *
     });
 }
 
+namespace {
+
+// nuclear_point's value (the same operations) and its gradient, added to g.
+inline double nuclear_point_grad(const FieldData &d, int64_t n_heavy, const double *p, double u, double *g) {
+    double h = 0.0, hg[3] = {0.0, 0.0, 0.0};
+    for (int64_t m = 0; m < n_heavy; ++m) {
+        const double dx = p[0] - d.heavy_xyz[3 * m], dy = p[1] - d.heavy_xyz[3 * m + 1], dz = p[2] - d.heavy_xyz[3 * m + 2];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        const bool on = d2 < kSingularRadius2;
+        const double inv = on ? d.cell_self_inv_r : 1.0 / std::sqrt(d2);
+        h += d.heavy_q[m] * inv;
+        if (on) continue;
+        const double t = ((d.heavy_q[m] * inv) * inv) * inv;
+        hg[0] -= t * dx, hg[1] -= t * dy, hg[2] -= t * dz;
+    }
+    double s = 0.0, sg[3] = {0.0, 0.0, 0.0};
+    bool on = false;
+    for (int64_t b = 0; b < d.n_nuclei; ++b) {
+        const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        on |= d2 < kSingularRadius2;
+        const double inv = 1.0 / std::sqrt(d2), t = ((d.nuc_z[b] * inv) * inv) * inv;
+        s += d.nuc_z[b] / std::sqrt(d2);
+        sg[0] += t * dx, sg[1] += t * dy, sg[2] += t * dz;
+    }
+    if (on) {
+        for (int k = 0; k < 3; ++k) g[k] = std::numeric_limits<double>::quiet_NaN();
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    for (int k = 0; k < 3; ++k) g[k] += hg[k] + sg[k];
+    return (u + h) - s;
+}
+
+}  // namespace
+
+void add_nuclear_grad(const FieldData &d, int64_t n, const double *xyz, double *u, double *g, int threads) {
+    const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
+    if (d.n_nuclei == 0 && n_heavy == 0) return;
+    if (threads <= 1 || n * (d.n_nuclei + n_heavy) < 16384) {
+        for (int64_t p = 0; p < n; ++p) u[p] = nuclear_point_grad(d, n_heavy, xyz + 3 * p, u[p], g + 3 * p);
+        return;
+    }
+    constexpr int64_t kTile = 64;
+    parallel_tiles(threads, (n + kTile - 1) / kTile, [&](int64_t t) {
+        for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p)
+            u[p] = nuclear_point_grad(d, n_heavy, xyz + 3 * p, u[p], g + 3 * p);
+    });
+}
+
 void field_take_heavy(FieldData &d) {
     const int64_t n = d.n_cells;
     double sum = 0, sum2 = 0;

@@ -176,7 +176,7 @@ double chunk_mixed_near(const float *x, const float *y, const float *z, const fl
 template <class T>
 using AlignedVec = std::vector<T, AlignedAllocator<T>>;
 
-class FieldCpu final : public FieldBackend {
+class FieldCpu final : public FieldBackend, public FieldGradOwn {
 public:
     FieldCpu(const FieldData &d, const qmmm_options &opt)
         : data_(d), precision_(opt.precision), threads_(opt.n_threads), isa_(cpu_isa_choose()), simd_(field_simd_kernels(isa_)) {
@@ -277,7 +277,58 @@ public:
         return QMMM_SUCCESS;
     }
 
+    // MIXED's gradient from its own float pair terms (FieldGradOwn) at the points the SIMD kernels take (the others,
+    // beyond kSimdRange, are left to the engine): U with eval's bits (the same chunk partials, added in chunk order,
+    // then the heavy cells and nuclei), dU/dr beside it (the kernels' mixed_grad; add_nuclear_grad). Tiles of points
+    // as eval's, one point a kernel call.
+    bool own_grad(int64_t n, const double *xyz, double *u, double *g, std::vector<char> &out) override {
+        if (precision_ != QMMM_PRECISION_MIXED || !simd_ || !simd_->mixed_grad || !in_range_) return false;
+        out.assign(static_cast<size_t>(n), 0);
+        std::vector<int64_t> take;  // the points taken, in order
+        take.reserve(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+            if (simd_point(xyz + 3 * i)) take.push_back(i);
+            else out[static_cast<size_t>(i)] = 1;
+        }
+        const int64_t nk = static_cast<int64_t>(take.size());
+        const int nt = call_threads(threads_, static_cast<double>(nk) * static_cast<double>(n_chunks_ * kChunk));
+        const int64_t tile = std::max<int64_t>(1, std::min<int64_t>(kTile, nk / parallel_width(nt)));
+        parallel_tiles(nt, (nk + tile - 1) / tile, [&](int64_t t) {
+            const int64_t k0 = t * tile, k1 = std::min(nk, k0 + tile);
+            double s[kTile][4] = {};
+            for (int64_t c0 = 0; c0 < n_chunks_; c0 += kBlockChunks)
+                for (int64_t k = k0; k < k1; ++k)
+                    for (int64_t c = c0; c < std::min(n_chunks_, c0 + kBlockChunks); ++c) {
+                        double part[4];
+                        grad_partials(c, xyz + 3 * take[k], part);
+                        for (int q = 0; q < 4; ++q) s[k - k0][q] += part[q];
+                    }
+            for (int64_t k = k0; k < k1; ++k) {
+                const int64_t i = take[k];
+                u[i] = s[k - k0][0], std::copy(s[k - k0] + 1, s[k - k0] + 4, g + 3 * i);
+            }
+        });
+        if (nk == n) {
+            add_nuclear_grad(data_, n, xyz, u, g, nt);
+        } else {
+            for (int64_t i : take) add_nuclear_grad(data_, 1, xyz + 3 * i, u + i, g + 3 * i, 1);
+        }
+        simd_clear_upper();
+        return true;
+    }
+
 private:
+    // MIXED: chunk c's value and gradient partials at p (partials' value for this point).
+    void grad_partials(int64_t c, const double *p, double *part) const {
+        const size_t b = static_cast<size_t>(c * kChunk);
+        const double *o = &origin_[3 * static_cast<size_t>(c)];
+        float h[3], l[3];
+        for (int j = 0; j < 3; ++j) field_mixed_split(p[j] - o[j], h[j], l[j]);
+        const float b2 = field_mixed_b2(&lo_mean_[4 * static_cast<size_t>(c)], l);
+        simd_->mixed_grad({&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b]},
+                          h, l, b2, p, data_.cell_self_inv_r, near_box(c, p), part);
+    }
+
     // Points [p0, p1) (at most kTile): the SIMD points in groups of group_ (the cell loads are shared), the
     // others alone through the reference kernels. A point's partials are the same in any group.
     void eval_tile(const double *xyz, int64_t p0, int64_t p1, double *u) const {

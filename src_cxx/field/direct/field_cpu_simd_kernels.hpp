@@ -216,6 +216,79 @@ void mixed(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const 
     }
 }
 
+// ---- MIXED, the gradient beside the value (FieldCpu::own_grad): one point a call (the gradient's sums take the
+// registers that more points' would), part[0] the value with mixed_pass's bits (the same operations in the same
+// order, the near cells' value as near_terms), part[1..3] dU/dr = sum q (R - r) / d^3: per pair the offset a + b
+// (hi + lo, rounded once), 1/d from the seed and the value's own series, q/d^3, summed as the value in float runs of
+// kRun vectors into double lanes; the near cells' terms in double.
+inline void near_terms_grad(const SimdCellsM &c, int b, unsigned bits, const double *p, double self, double *near) {
+    for (; bits; bits &= bits - 1) {
+        const int m = b + __builtin_ctz(bits);
+        const double ex = p[0] - c.xd[m], ey = p[1] - c.yd[m], ez = p[2] - c.zd[m];
+        const double e2 = ex * ex + ey * ey + ez * ez;
+        if (e2 < kSingularRadius2) {  // the cube's self term: no gradient (its field vanishes at the centre)
+            near[0] += c.qd[m] * self;
+            continue;
+        }
+        const double inv = 1.0 / __builtin_sqrt(e2), t = ((c.qd[m] * inv) * inv) * inv;
+        near[0] += c.qd[m] * inv;
+        near[1] -= t * ex, near[2] -= t * ey, near[3] -= t * ez;
+    }
+}
+
+template <Mode M>
+inline void mixed_grad_pass(const SimdCellsM &c, const float *h, const float *l, float b2, const double *p,
+                            double self, double *part, float *dmin) {
+    const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2), two = F16::set(2.0);
+    const F16 hx = F16::set(h[0]), hy = F16::set(h[1]), hz = F16::set(h[2]);
+    const F16 lx = F16::set(l[0]), ly = F16::set(l[1]), lz = F16::set(l[2]), bb = F16::set(b2);
+    F16 corr = zero, dm = F16::set(3.0e38);
+    D16 acc = D16::set(0.0), gx = D16::set(0.0), gy = D16::set(0.0), gz = D16::set(0.0);
+    double near[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int i = 0; i < kFieldChunk; i += kL * kRun) {
+        F16 run = zero, rx = zero, ry = zero, rz = zero;
+        for (int r = 0; r < kRun; ++r) {
+            const int b = i + r * kL;
+            const F16 x = F16::load(c.x + b), y = F16::load(c.y + b), z = F16::load(c.z + b), q = F16::load(c.q + b);
+            const F16 xl = F16::load(c.xl + b), yl = F16::load(c.yl + b), zl = F16::load(c.zl + b);
+            const F16 ax = sub(x, hx), ay = sub(y, hy), az = sub(z, hz);
+            const F16 bx = sub(xl, lx), by = sub(yl, ly), bz = sub(zl, lz);
+            const F16 d2 = mixed_d2(ax, ay, az, bx, by, bz, two, bb);
+            F16 y0 = rsqrt(d2);
+            if constexpr (M == kCareful) {
+                if (const unsigned bits = lt_bits(d2, near2)) {
+                    y0 = select_lt(d2, near2, zero, y0);  // no float term, value or gradient
+                    near_terms_grad(c, b, bits, p, self, near);
+                }
+            } else if constexpr (M == kGuarded) {
+                dm = min(dm, d2);
+            }
+            const F16 e = vfnma(mul(d2, y0), y0, one);
+            const F16 qy = mul(q, y0), ce = correction<F16, kOrderMixed>(e);
+            run = add(run, qy);
+            corr = vfma(qy, ce, corr);
+            // 2 + ce = 2 (1 + e p(e)) = 2 / (d y0), MIXED's series (a shorter one left a bias of ~5e-10 in the mean
+            // of the water test's gradients, rsqrt14): rr = 2/d, qy u2 rr^2 = 8 q/d^3
+            const F16 u2 = add(ce, two);
+            const F16 rr = mul(y0, u2), g = mul(mul(qy, u2), mul(rr, rr));
+            rx = vfma(g, add(ax, bx), rx), ry = vfma(g, add(ay, by), ry), rz = vfma(g, add(az, bz), rz);
+        }
+        acc = add(acc, widen(run));
+        gx = add(gx, widen(rx)), gy = add(gy, widen(ry)), gz = add(gz, widen(rz));
+    }
+    part[0] = hsum(add(acc, mul(widen(corr), D16::set(0.5)))) + near[0];
+    part[1] = hsum(gx) * 0.125 + near[1], part[2] = hsum(gy) * 0.125 + near[2], part[3] = hsum(gz) * 0.125 + near[3];
+    if constexpr (M == kGuarded) *dmin = hmin(dm);
+}
+
+void mixed_grad(const SimdCellsM &c, const float *h, const float *l, float b2, const double *p, double self,
+                bool guard, double *part) {
+    if (!guard) return mixed_grad_pass<kFast>(c, h, l, b2, p, self, part, nullptr);
+    float dmin;
+    mixed_grad_pass<kGuarded>(c, h, l, b2, p, self, part, &dmin);
+    if (!(dmin >= kNearRadius2)) mixed_grad_pass<kCareful>(c, h, l, b2, p, self, part, nullptr);
+}
+
 // ---- DOUBLE: the same from the seed, the polynomial carried far enough for double.
 template <int P, Mode M>
 inline void double_pass(const SimdCellsD &c, const double (*p)[3], double self, double *part, double *dmin) {
@@ -313,4 +386,5 @@ void dbl_rows(const SimdCellsD &c, int64_t n, double x, double y, const double *
     }
 }
 
-const FieldSimdKernels kKernels = {kIsa, kPointsSingle, kPointsMixed, kPointsDouble, &single, &mixed, &dbl, &dbl_rows};
+const FieldSimdKernels kKernels = {kIsa, kPointsSingle, kPointsMixed, kPointsDouble, &single, &mixed, &dbl, &dbl_rows,
+                                   &mixed_grad};

@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "charges/field_charges_shared.hpp"
 #include "forces/field_forces_shared.hpp"
+#include "backend/field_backend.hpp"
 #include "forces/field_forces.hpp"
 #include "split/field_split.hpp"
 
@@ -135,6 +136,20 @@ void ForceEngine::grad_checked(int64_t n, const double *xyz, double *u, double *
 
 bool ForceEngine::split_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad) {
     if (!split_ || !split_->split_grad(n, xyz, u, grad, split_out_)) return false;
+    finish_rest(n, xyz, u, grad, bad);
+    return true;
+}
+
+bool ForceEngine::own_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad) {
+    // Lattice cells keep the engine's rows: exact, and within the cost target by themselves (forces.md's cube table).
+    if (!own_ || kernels().grad_rows() || !own_->own_grad(n, xyz, u, grad, split_out_)) return false;
+    finish_rest(n, xyz, u, grad, bad);
+    return true;
+}
+
+// After split_grad's or own_grad's points: the points they left (split_out_) by the engine's kernels; *bad gains a
+// non-finite output of any point.
+void ForceEngine::finish_rest(int64_t n, const double *xyz, double *u, double *grad, bool *bad) {
     std::vector<int64_t> idx;
     std::vector<double> pts;
     for (int64_t i = 0; i < n; ++i) {
@@ -145,7 +160,7 @@ bool ForceEngine::split_grad(int64_t n, const double *xyz, double *u, double *gr
         const double *g = grad + 3 * i;
         *bad = *bad || !(std::isfinite(u[i]) && std::isfinite(g[0]) && std::isfinite(g[1]) && std::isfinite(g[2]));
     }
-    if (idx.empty()) return true;
+    if (idx.empty()) return;
     const int64_t m = static_cast<int64_t>(idx.size());
     std::vector<double> ou(static_cast<size_t>(m)), og(static_cast<size_t>(3 * m));
     ForceKernels &k = kernels();
@@ -157,7 +172,6 @@ bool ForceEngine::split_grad(int64_t n, const double *xyz, double *u, double *gr
         const int64_t i = idx[static_cast<size_t>(j)];
         u[i] = ou[j], grad[3 * i] = og[3 * j], grad[3 * i + 1] = og[3 * j + 1], grad[3 * i + 2] = og[3 * j + 2];
     }
-    return true;
 }
 
 void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, double *sum_u) {
@@ -166,7 +180,7 @@ void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, do
         u = scratch_u_.data();
     }
     bool bad = false;
-    if (!split_grad(n, xyz, u, grad, &bad)) {
+    if (!split_grad(n, xyz, u, grad, &bad) && !own_grad(n, xyz, u, grad, &bad)) {
         ForceKernels &k = kernels();
         k.grad_start(n, xyz, u, grad);
         k.grad_finish(&bad);
@@ -185,10 +199,10 @@ void ForceEngine::grad_async(int64_t n, const double *xyz, double *u, double *gr
         if (static_cast<int64_t>(scratch_u_.size()) < n) scratch_u_.resize(static_cast<size_t>(n));
         u = scratch_u_.data();
     }
-    // A SPLIT field's gradient is computed here in full (its points on the host; a SINGULAR point is still reported
-    // by wait, as the kernels' are).
+    // A SPLIT field's gradient, or the value backend's own, is computed here in full (on the host; a SINGULAR point
+    // is still reported by wait, as the kernels' are).
     pending_bad_ = false;
-    pending_split_ = split_grad(n, xyz, u, grad, &pending_bad_);
+    pending_split_ = split_grad(n, xyz, u, grad, &pending_bad_) || own_grad(n, xyz, u, grad, &pending_bad_);
     if (!pending_split_) kernels().grad_start(n, xyz, u, grad);
     pending_ = true, pending_n_ = n, pending_u_ = u, pending_sum_ = sum_u, pending_grad_ = grad;
     pending_xyz_.assign(xyz, xyz + 3 * n);

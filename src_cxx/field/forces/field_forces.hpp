@@ -20,6 +20,7 @@
 namespace qmmm {
 
 class DipoleTerm;      // dipoles/field_dipoles.hpp
+class FieldGradOwn;    // backend/field_backend.hpp
 class SplitGradStats;  // split/field_split.hpp
 
 // The sources of a field, in the pair terms' convention: the energy of an electron at r is
@@ -72,6 +73,9 @@ public:
     virtual void accum_read_grad(double *egrad) = 0;
     // The running sums grow by weight * phi / efield given in the caller's site order (values the engine recomputed
     // on the host; the CUDA backend uploads them); false where a backend cannot (then the engine reports the call).
+    // Whether the gradient sums lattice cells by rows (the CPU's AVX-512 loops; the engine then keeps its kernels
+    // for a MIXED field rather than the value backend's own gradient).
+    virtual bool grad_rows() const { return false; }
     virtual bool accum_add_values(const double *phi, const double *efield, double weight) {
         (void)phi, (void)efield, (void)weight;
         return false;
@@ -127,12 +131,19 @@ public:
     void set_dipoles(std::shared_ptr<DipoleTerm> d) { dipoles_ = std::move(d); }
     // A SPLIT field's gradient (owned by the field's value backend, which outlives the engine).
     void set_split(SplitGradStats *s) { split_ = s; }
+    // A value backend's own gradient (the CPU's MIXED direct field, which also outlives the engine): asked before the
+    // engine's kernels.
+    void set_own(FieldGradOwn *o) { own_ = o; }
 
 private:
     ForceKernels &kernels();
     // The split's gradient with the direct sum at the points outside its region; false (nothing written) where the
     // field has none or it does not reach the tolerance. *bad: a value is not finite.
     bool split_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad);
+    // The value backend's own gradient (set_own) where it takes the call, as split_grad.
+    bool own_grad(int64_t n, const double *xyz, double *u, double *grad, bool *bad);
+    // The points split_grad or own_grad left (split_out_) by the engine's kernels; *bad gains a non-finite output.
+    void finish_rest(int64_t n, const double *xyz, double *u, double *grad, bool *bad);
     void grad_checked(int64_t n, const double *xyz, double *u, double *grad, bool bad);
     double site_charge(int64_t k) const;
     // skip_zero: the sites of zero charge are not named (the gradient: they add nothing, even on their centre).
@@ -149,8 +160,10 @@ private:
     std::vector<double> host_g_;
     std::shared_ptr<DipoleTerm> dipoles_;
     SplitGradStats *split_ = nullptr;
-    std::vector<char> split_out_;
-    bool pending_split_ = false, pending_bad_ = false;  // a pending gradient that split_grad computed in full
+    FieldGradOwn *own_ = nullptr;
+    std::vector<char> split_out_;  // the points split_grad or own_grad leave to the kernels
+    // a pending gradient that split_grad or own_grad computed in full
+    bool pending_split_ = false, pending_bad_ = false;
 };
 
 }  // namespace qmmm

@@ -258,6 +258,7 @@ public:
         ok_ = force_grad_cpu(s_, n, xyz, u, grad);
     }
     void grad_finish(bool *bad) override { *bad = !ok_; }
+    bool grad_rows() const override { return s_.rows.axis >= 0; }
     void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
                double weight, bool *bad) override {
         const size_t np = static_cast<size_t>(s_.n_plain), ns = static_cast<size_t>(s_.n_screened);
