@@ -503,8 +503,9 @@ QMMM_API int qmmm_field_eval_walkers_device(qmmm_field f, int64_t n_walkers, con
  * U is the energy of an electron, so the force of the environment on an electron at r is -grad, and on a point of
  * physical charge Q (a QM nucleus: Q = Z) it is +Q grad. Every source kind (density cells, MM charges with any
  * screening, nuclei), every method and precision; forces.md (docs/user-guide) has the conventions.
- * The sum is direct on every method: a SPLIT field's gradient (and its u here) is the direct sum, exact, so within
- * the split's tolerance for each component relative to sum |q_m|/d_m^2 (it costs what a DIRECT call costs).
+ * A SPLIT field's gradient (and its u here) is the split's own at the points inside its region: each component
+ * within the tolerance relative to sum |q_m|/d_m^2 + sum Z_b/d_b^2 (the first call may build a grid of its own for
+ * it: qmmm_field_split_grad_params), the direct sum elsewhere and where the split's cannot reach the tolerance.
  * Precisions: DOUBLE evaluates in double (error per component at most 1e-13 relative to sum |q|/d^2, and u's to
  * sum |q|/d; measured ~5e-16), and so does MIXED for point charges, lattice cells (a cube's) and on the GPU; MIXED's
  * density cells anywhere on the CPU take qmmm_field_eval's float pair terms (u is then eval's, bit for bit; the
