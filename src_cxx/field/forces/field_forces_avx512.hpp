@@ -63,6 +63,13 @@ QMMM_AVX512 __m512 recip(__m512 d2) {
     return _mm512_mul_ps(y0, _mm512_fnmadd_ps(_mm512_mul_ps(d2, y0), y0, _mm512_set1_ps(3.0f)));
 }
 
+// The rounding argument of the _round_ intrinsics that add, sub and mul use: the current mode (no embedded rounding in
+// the instruction). GCC compiles _mm512_add_pd and _mm512_mul_pd as plain vector arithmetic, which -ffp-contract
+// (GCC's default: fast) may fuse into a multiply-add where one instantiation's code allows it and another's does
+// not: a point's bits then depended on the points sharing its pass. The _round_ forms are builtins it does not fuse;
+// every fused multiply-add here is spelled out.
+constexpr int kCur = _MM_FROUND_CUR_DIRECTION;
+
 // The vector type of T and its operations, for one template over both. The loops take the charges (weights) times
 // kPre (ForceSourcesCpu::kPre) and scale the value sums by kUnscale as they leave T, both powers of two (exact): with
 // r = 2/d in float, (c/8) r = c/(4d) and (c/(4d)) r^2 = c/d^3, the field's term unscaled. The value term is the one
@@ -78,9 +85,9 @@ struct V<double> {
     QMMM_AVX512 static R set1(double v) { return _mm512_set1_pd(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_pd(); }
     QMMM_AVX512 static R load(M m, const double *p) { return _mm512_maskz_loadu_pd(m, p); }
-    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_pd(a, b); }
-    QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_pd(a, b); }
-    QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_round_pd(a, b, kCur); }
+    QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_round_pd(a, b, kCur); }
+    QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_round_pd(a, b, kCur); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_pd(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_pd(a, m, a, b); }
@@ -102,9 +109,9 @@ struct V<float> {
     QMMM_AVX512 static R set1(float v) { return _mm512_set1_ps(v); }
     QMMM_AVX512 static R zero() { return _mm512_setzero_ps(); }
     QMMM_AVX512 static R load(M m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
-    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_ps(a, b); }
-    QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
-    QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+    QMMM_AVX512 static R add(R a, R b) { return _mm512_add_round_ps(a, b, kCur); }
+    QMMM_AVX512 static R sub(R a, R b) { return _mm512_sub_round_ps(a, b, kCur); }
+    QMMM_AVX512 static R mul(R a, R b) { return _mm512_mul_round_ps(a, b, kCur); }
     QMMM_AVX512 static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
     QMMM_AVX512 static R min(R a, R b) { return _mm512_min_ps(a, b); }
     QMMM_AVX512 static R mask_add(R a, M m, R b) { return _mm512_mask_add_ps(a, m, a, b); }
@@ -228,9 +235,19 @@ QMMM_AVX512 void grad_pass(int64_t b, int64_t e, const T *x, const T *y, const T
         px[j] = v::set1(pt[3 * j]), py[j] = v::set1(pt[3 * j + 1]), pz[j] = v::set1(pt[3 * j + 2]);
         s[j].u = s[j].x = s[j].y = s[j].z = v::zero();
     }
-    for (int64_t i = b; i < e; i += v::kLanes) {
-        const auto m = v::head(e - i);
-        const R xk = v::load(m, x + i), yk = v::load(m, y + i), zk = v::load(m, z + i), cs = v::load(m, c + i);
+    // Whole vectors without masks (the same values), then the masked tail.
+    const int64_t whole = b + (e - b) / v::kLanes * v::kLanes;
+    const auto all = v::head(v::kLanes);
+    for (int64_t i = b; i < whole; i += v::kLanes) {
+        const R xk = v::load(all, x + i), yk = v::load(all, y + i), zk = v::load(all, z + i), cs = v::load(all, c + i);
+        for (int j = 0; j < P; ++j)
+            pair_term<T, careful, true, true, guard>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv,
+                                                    all, s[j], dm);
+    }
+    if (whole < e) {
+        const auto m = v::head(e - whole);
+        const R xk = v::load(m, x + whole), yk = v::load(m, y + whole), zk = v::load(m, z + whole),
+                cs = v::load(m, c + whole);
         for (int j = 0; j < P; ++j)
             pair_term<T, careful, true, false, guard>(v::sub(xk, px[j]), v::sub(yk, py[j]), v::sub(zk, pz[j]), cs, onv,
                                                      m, s[j], dm);
