@@ -5,10 +5,12 @@
 // An engine of its own beside the value backends: it keeps the field's sources as the caller gave them (ForceSources,
 // made at create, before the value backend reorders, moves or splits them) and runs its own kernels on the CPU
 // (field_grad_cpu.cpp, field_site_field_cpu.cpp) or the GPU (src_cuda/field/forces, reached through ForcesGpu).
-// Every method and precision of the value path maps onto one direct sum here, except a SPLIT field's gradient: the
-// split's own (split/field_split.hpp's SplitGradStats) at the points inside its region, this engine's direct sum at
-// the others (and at all of them where the split's gradient does not reach the tolerance); field_forces.cpp builds
-// the engine on first use.
+// Every method and precision of the value path maps onto one direct sum here, except two gradients that the value
+// backend gives itself: a SPLIT field's, the split's own (split/field_split.hpp's SplitGradStats) at the points inside
+// its region, this engine's direct sum at the others (and at all of them where the split's gradient does not reach the
+// tolerance); and a MIXED field's of density cells anywhere on the CPU, from the value call's float pair terms
+// (backend/field_backend.hpp's FieldGradOwn; lattice cells keep this engine's rows). field_forces.cpp builds the
+// engine on first use.
 #pragma once
 #include <cstdint>
 #include <memory>
