@@ -625,8 +625,16 @@ void op_dcs(Provider &in) {
                    lat.spacing[2], n ? qs[0] : 0.0);
         ld ref = 0, norm = 0, bound = 0;
         bool ok = true;
+        // The map's point is origin + (i, j, l) spacing exactly: its distance from offsets in long double (pt, rounded
+        // to double, moves by ulp(origin) -- 1.2e-8 of a distance 1e99 from an origin at -2.6e107).
+        const ld off[3] = {(ld)i * lat.spacing[0], (ld)j * lat.spacing[1], (ld)l * lat.spacing[2]};
         for (int64_t a = 0; a < n; ++a) {
-            const ld r = dist(pt, &xyz[3 * a]);
+            ld r2 = 0;
+            for (int d = 0; d < 3; ++d) {
+                const ld e = off[d] - ((ld)xyz[3 * a + d] - (ld)lat.origin[d]);
+                r2 += e * e;
+            }
+            const ld r = std::sqrt(r2);
             ld l1p = 0, l1a = 0, l1o = 0;
             for (int d = 0; d < 3; ++d)
                 l1p += std::fabs((ld)pt[d] - lat.origin[d]), l1a += std::fabs((ld)xyz[3 * a + d] - lat.origin[d]),
