@@ -14,13 +14,19 @@ namespace qmmm {
 
 namespace {
 
-// The nuclear (and heavy-cell) term of one point: u becomes (u + heavy) - nuclear, NaN on a nucleus.
-inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p, double u) {
-    double h = 0.0;
+// The nuclear (and heavy-cell) term of one point: u becomes (u + heavy) - nuclear, NaN on a nucleus. With g, g[0..2]
+// gains its gradient (the heavy cells' q (R - r) / d^3, none within the singular radius: the cube's self term; the
+// nuclei's -Z (R - r) / d^3), NaN on a nucleus; u's operations are the same either way.
+inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p, double u, double *g = nullptr) {
+    double h = 0.0, hg[3] = {0.0, 0.0, 0.0};
     for (int64_t m = 0; m < n_heavy; ++m) {
         const double dx = p[0] - d.heavy_xyz[3 * m], dy = p[1] - d.heavy_xyz[3 * m + 1], dz = p[2] - d.heavy_xyz[3 * m + 2];
         const double d2 = dx * dx + dy * dy + dz * dz;
         h += d.heavy_q[m] * (d2 < kSingularRadius2 ? d.cell_self_inv_r : 1.0 / std::sqrt(d2));
+        if (g && !(d2 < kSingularRadius2)) {
+            const double inv = 1.0 / std::sqrt(d2), t = ((d.heavy_q[m] * inv) * inv) * inv;
+            hg[0] -= t * dx, hg[1] -= t * dy, hg[2] -= t * dz;
+        }
     }
     double s = 0.0;
     bool on = false;
@@ -29,77 +35,43 @@ inline double nuclear_point(const FieldData &d, int64_t n_heavy, const double *p
         const double d2 = dx * dx + dy * dy + dz * dz;
         on |= d2 < kSingularRadius2;
         s += d.nuc_z[b] / std::sqrt(d2);
+        if (g) {
+            const double inv = 1.0 / std::sqrt(d2), t = ((d.nuc_z[b] * inv) * inv) * inv;
+            hg[0] += t * dx, hg[1] += t * dy, hg[2] += t * dz;
+        }
     }
+    if (g)
+        for (int k = 0; k < 3; ++k) g[k] = on ? std::numeric_limits<double>::quiet_NaN() : g[k] + hg[k];
     return on ? std::numeric_limits<double>::quiet_NaN() : (u + h) - s;  // the API reports the nucleus
 }
 
-}  // namespace
-
-// In parallel from a few thousand pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of
-// 1,024 or 8,192 points on 16 cores 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs on the
-// H100's host).
-void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
+// add_nuclear_term and add_nuclear_grad: the points' nuclear_point, g null or not. In parallel from a few thousand
+// pairs on: serial, the 20 nuclei of the glycine environment made a CPU split call of 1,024 or 8,192 points on 16 cores
+// 19-24 % slower (0.31-0.38 against 0.25-0.32 us a point, alternated runs on the H100's host).
+void nuclear_points(const FieldData &d, int64_t n, const double *xyz, double *u, double *g, int threads) {
     const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
     if (d.n_nuclei == 0 && n_heavy == 0) return;
+    auto one = [&](int64_t p) { u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p], g ? g + 3 * p : nullptr); };
     // Small calls stay on the caller's thread (waking helpers costs microseconds: more than a legacy code's whole
     // point-charge loop).
     if (threads <= 1 || n * (d.n_nuclei + n_heavy) < 16384) {
-        for (int64_t p = 0; p < n; ++p) u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p]);
+        for (int64_t p = 0; p < n; ++p) one(p);
         return;
     }
     constexpr int64_t kTile = 64;
     parallel_tiles(threads, (n + kTile - 1) / kTile, [&](int64_t t) {
-        for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p) u[p] = nuclear_point(d, n_heavy, xyz + 3 * p, u[p]);
+        for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p) one(p);
     });
-}
-
-namespace {
-
-// nuclear_point's value (the same operations) and its gradient, added to g.
-inline double nuclear_point_grad(const FieldData &d, int64_t n_heavy, const double *p, double u, double *g) {
-    double h = 0.0, hg[3] = {0.0, 0.0, 0.0};
-    for (int64_t m = 0; m < n_heavy; ++m) {
-        const double dx = p[0] - d.heavy_xyz[3 * m], dy = p[1] - d.heavy_xyz[3 * m + 1], dz = p[2] - d.heavy_xyz[3 * m + 2];
-        const double d2 = dx * dx + dy * dy + dz * dz;
-        const bool on = d2 < kSingularRadius2;
-        const double inv = on ? d.cell_self_inv_r : 1.0 / std::sqrt(d2);
-        h += d.heavy_q[m] * inv;
-        if (on) continue;
-        const double t = ((d.heavy_q[m] * inv) * inv) * inv;
-        hg[0] -= t * dx, hg[1] -= t * dy, hg[2] -= t * dz;
-    }
-    double s = 0.0, sg[3] = {0.0, 0.0, 0.0};
-    bool on = false;
-    for (int64_t b = 0; b < d.n_nuclei; ++b) {
-        const double dx = p[0] - d.nuc_xyz[3 * b], dy = p[1] - d.nuc_xyz[3 * b + 1], dz = p[2] - d.nuc_xyz[3 * b + 2];
-        const double d2 = dx * dx + dy * dy + dz * dz;
-        on |= d2 < kSingularRadius2;
-        const double inv = 1.0 / std::sqrt(d2), t = ((d.nuc_z[b] * inv) * inv) * inv;
-        s += d.nuc_z[b] / std::sqrt(d2);
-        sg[0] += t * dx, sg[1] += t * dy, sg[2] += t * dz;
-    }
-    if (on) {
-        for (int k = 0; k < 3; ++k) g[k] = std::numeric_limits<double>::quiet_NaN();
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    for (int k = 0; k < 3; ++k) g[k] += hg[k] + sg[k];
-    return (u + h) - s;
 }
 
 }  // namespace
 
+void add_nuclear_term(const FieldData &d, int64_t n, const double *xyz, double *u, int threads) {
+    nuclear_points(d, n, xyz, u, nullptr, threads);
+}
+
 void add_nuclear_grad(const FieldData &d, int64_t n, const double *xyz, double *u, double *g, int threads) {
-    const int64_t n_heavy = static_cast<int64_t>(d.heavy_q.size());
-    if (d.n_nuclei == 0 && n_heavy == 0) return;
-    if (threads <= 1 || n * (d.n_nuclei + n_heavy) < 16384) {
-        for (int64_t p = 0; p < n; ++p) u[p] = nuclear_point_grad(d, n_heavy, xyz + 3 * p, u[p], g + 3 * p);
-        return;
-    }
-    constexpr int64_t kTile = 64;
-    parallel_tiles(threads, (n + kTile - 1) / kTile, [&](int64_t t) {
-        for (int64_t p = t * kTile; p < std::min(n, (t + 1) * kTile); ++p)
-            u[p] = nuclear_point_grad(d, n_heavy, xyz + 3 * p, u[p], g + 3 * p);
-    });
+    nuclear_points(d, n, xyz, u, g, threads);
 }
 
 void field_take_heavy(FieldData &d) {

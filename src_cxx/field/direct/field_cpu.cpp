@@ -322,11 +322,14 @@ private:
     void grad_partials(int64_t c, const double *p, double *part) const {
         const size_t b = static_cast<size_t>(c * kChunk);
         const double *o = &origin_[3 * static_cast<size_t>(c)];
-        float h[3], l[3];
-        for (int j = 0; j < 3; ++j) field_mixed_split(p[j] - o[j], h[j], l[j]);
-        const float b2 = field_mixed_b2(&lo_mean_[4 * static_cast<size_t>(c)], l);
+        float h[1][3], l[1][3];
+        const double pt[1][3] = {{p[0], p[1], p[2]}};
+        for (int j = 0; j < 3; ++j) field_mixed_split(p[j] - o[j], h[0][j], l[0][j]);
+        const float b2 = field_mixed_b2(&lo_mean_[4 * static_cast<size_t>(c)], l[0]);
+        double grad[1][3];
         simd_->mixed_grad({&xf_[b], &yf_[b], &zf_[b], &qf_[b], &xl_[b], &yl_[b], &zl_[b], &xd_[b], &yd_[b], &zd_[b], &qd_[b]},
-                          h, l, b2, p, data_.cell_self_inv_r, near_box(c, p), part);
+                          h, l, &b2, pt, data_.cell_self_inv_r, near_box(c, p), part, grad);
+        std::copy(grad[0], grad[0] + 3, part + 1);
     }
 
     // Points [p0, p1) (at most kTile): the SIMD points in groups of group_ (the cell loads are shared), the

@@ -56,10 +56,10 @@ struct FieldSimdKernels {
     // 16, any layout): each cell's x-y distance serves all np nodes, and the series stops at 1e-12 relative instead
     // of half an ulp (the split's grid: field_split.hpp). A node within the singular radius of a cell takes q * self.
     void (*dbl_rows)(const SimdCellsD &c, int64_t n, double x, double y, const double *z, int np, double self, double *part);
-    // MIXED's value and gradient of one point (h, l, b2, p as mixed; guard as above): part[0] the value, with mixed's
-    // bits; part[1..3] dU/dr.
-    void (*mixed_grad)(const SimdCellsM &c, const float *h, const float *l, float b2, const double *p, double self,
-                       bool guard, double *part);
+    // MIXED's value and gradient of one point (h, l, b2, p as mixed for np = 1; guard as above): *part the value, with
+    // mixed's bits; *grad dU/dr.
+    void (*mixed_grad)(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2,
+                       const double (*p)[3], double self, bool guard, double *part, double (*grad)[3]);
 };
 
 // The kernels of `isa`, or nullptr for CpuIsa::Generic (the reference kernels in field_cpu.cpp).

@@ -127,13 +127,20 @@ void single(const SimdCellsF &c, const float (*p)[3], int np, float self, bool g
 
 // ---- MIXED: float pair terms from hi + lo offsets to the chunk origin, double accumulation.
 // Careful: the pass for a point within kNearRadius2 of a cell: those lanes add nothing to the float sums
-// (y0 = 0) and their terms are added in double from the absolute copy, in cell order, with the singular rule.
-inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *p, double self, double &near) {
+// (y0 = 0) and their terms are added in double from the absolute copy, in cell order, with the singular rule. With
+// g (the gradient's pass), g[0..2] gains q (R - r) / d^3 of each (none within the singular radius: the cube's self
+// term, whose field vanishes at the centre).
+inline void near_terms(const SimdCellsM &c, int b, unsigned bits, const double *p, double self, double &near,
+                       double *g = nullptr) {
     for (; bits; bits &= bits - 1) {
         const int m = b + __builtin_ctz(bits);
         const double ex = p[0] - c.xd[m], ey = p[1] - c.yd[m], ez = p[2] - c.zd[m];
         const double e2 = ex * ex + ey * ey + ez * ez;
         near += c.qd[m] * (e2 < kSingularRadius2 ? self : 1.0 / __builtin_sqrt(e2));
+        if (g && !(e2 < kSingularRadius2)) {
+            const double inv = 1.0 / __builtin_sqrt(e2), t = ((c.qd[m] * inv) * inv) * inv;
+            g[0] -= t * ex, g[1] -= t * ey, g[2] -= t * ez;
+        }
     }
 }
 
@@ -149,48 +156,70 @@ inline F16 mixed_d2(F16 ax, F16 ay, F16 az, F16 bx, F16 by, F16 bz, F16 two, F16
     return vfma(az, vfma(bz, two, az), vfma(ay, vfma(by, two, ay), vfma(ax, vfma(bx, two, ax), b2)));
 }
 
-template <int P, Mode M>
+// G (the gradient call's pass, FieldCpu::own_grad): grad[k] also gets point k's dU/dr = sum q (R - r) / d^3 beside
+// the value, whose operations and order stay the value call's (its bits): per pair the offset a + b (hi + lo, rounded
+// once), 1/d from the seed and the value's own series (2 + ce = 2 (1 + e p(e)); a shorter series left a mean error of
+// ~5e-10 over the water test's gradients with rsqrt14), q/d^3, summed as the value in float runs into double lanes.
+template <int P, Mode M, bool G = false>
 inline void mixed_pass(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2,
-                       const double (*p)[3], double self, double *part, float *dmin) {
+                       const double (*p)[3], double self, double *part, float *dmin, double (*grad)[3] = nullptr) {
     const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2), two = F16::set(2.0);
     F16 hx[P], hy[P], hz[P], lx[P], ly[P], lz[P], bb[P], corr[P], dm[P];
-    D16 acc[P];
-    double near[P];
+    D16 acc[P], gacc[G ? P : 1][3];
+    double near[P], gnear[P][3];
     for (int k = 0; k < P; ++k) {
         hx[k] = F16::set(h[k][0]), hy[k] = F16::set(h[k][1]), hz[k] = F16::set(h[k][2]);
         lx[k] = F16::set(l[k][0]), ly[k] = F16::set(l[k][1]), lz[k] = F16::set(l[k][2]), bb[k] = F16::set(b2[k]);
         corr[k] = zero, dm[k] = F16::set(3.0e38), acc[k] = D16::set(0.0), near[k] = 0.0;
+        for (int a = 0; a < 3; ++a) gnear[k][a] = 0.0;
+        if constexpr (G)
+            for (int a = 0; a < 3; ++a) gacc[k][a] = D16::set(0.0);
     }
     for (int i = 0; i < kFieldChunk; i += kL * kRun) {
-        F16 run[P];
-        for (int k = 0; k < P; ++k) run[k] = zero;
+        F16 run[P], grun[G ? P : 1][3];
+        for (int k = 0; k < P; ++k) {
+            run[k] = zero;
+            if constexpr (G) grun[k][0] = grun[k][1] = grun[k][2] = zero;
+        }
         for (int r = 0; r < kRun; ++r) {
             const int b = i + r * kL;
             const F16 x = F16::load(c.x + b), y = F16::load(c.y + b), z = F16::load(c.z + b), q = F16::load(c.q + b);
             const F16 xl = F16::load(c.xl + b), yl = F16::load(c.yl + b), zl = F16::load(c.zl + b);
 #pragma GCC unroll 4
             for (int k = 0; k < P; ++k) {
-                const F16 d2 = mixed_d2(sub(x, hx[k]), sub(y, hy[k]), sub(z, hz[k]), sub(xl, lx[k]), sub(yl, ly[k]),
-                                        sub(zl, lz[k]), two, bb[k]);
+                const F16 ax = sub(x, hx[k]), ay = sub(y, hy[k]), az = sub(z, hz[k]);
+                const F16 bx = sub(xl, lx[k]), by = sub(yl, ly[k]), bz = sub(zl, lz[k]);
+                const F16 d2 = mixed_d2(ax, ay, az, bx, by, bz, two, bb[k]);
                 F16 y0 = rsqrt(d2);
                 if constexpr (M == kCareful) {
                     if (const unsigned bits = lt_bits(d2, near2)) {
-                        y0 = select_lt(d2, near2, zero, y0);
-                        near_terms(c, b, bits, p[k], self, near[k]);
+                        y0 = select_lt(d2, near2, zero, y0);  // no float term, value or gradient
+                        near_terms(c, b, bits, p[k], self, near[k], G ? gnear[k] : nullptr);
                     }
                 } else if constexpr (M == kGuarded) {
                     dm[k] = min(dm[k], d2);
                 }
                 const F16 e = vfnma(mul(d2, y0), y0, one);
-                const F16 qy = mul(q, y0);
+                const F16 qy = mul(q, y0), ce = correction<F16, kOrderMixed>(e);
                 run[k] = add(run[k], qy);
-                corr[k] = vfma(qy, correction<F16, kOrderMixed>(e), corr[k]);
+                corr[k] = vfma(qy, ce, corr[k]);
+                if constexpr (G) {  // rr = 2/d, qy u2 rr^2 = 8 q/d^3
+                    const F16 u2 = add(ce, two), rr = mul(y0, u2), g = mul(mul(qy, u2), mul(rr, rr));
+                    grun[k][0] = vfma(g, add(ax, bx), grun[k][0]), grun[k][1] = vfma(g, add(ay, by), grun[k][1]);
+                    grun[k][2] = vfma(g, add(az, bz), grun[k][2]);
+                }
             }
         }
-        for (int k = 0; k < P; ++k) acc[k] = add(acc[k], widen(run[k]));
+        for (int k = 0; k < P; ++k) {
+            acc[k] = add(acc[k], widen(run[k]));
+            if constexpr (G)
+                for (int a = 0; a < 3; ++a) gacc[k][a] = add(gacc[k][a], widen(grun[k][a]));
+        }
     }
     for (int k = 0; k < P; ++k) {
         part[k] = hsum(add(acc[k], mul(widen(corr[k]), D16::set(0.5)))) + near[k];
+        if constexpr (G)
+            for (int a = 0; a < 3; ++a) grad[k][a] = hsum(gacc[k][a]) * 0.125 + gnear[k][a];
         if constexpr (M == kGuarded) dmin[k] = hmin(dm[k]);
     }
 }
@@ -216,78 +245,16 @@ void mixed(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const 
     }
 }
 
-// ---- MIXED, the gradient beside the value (FieldCpu::own_grad): one point a call (the gradient's sums take the
-// registers that more points' would; two a call, sharing the cell loads, measured the same on the development VM's
-// AMD EPYC: forces_bench, 10^5 cells, 4,096 points), part[0] the value with mixed_pass's bits (the same operations in the same
-// order, the near cells' value as near_terms), part[1..3] dU/dr = sum q (R - r) / d^3: per pair the offset a + b
-// (hi + lo, rounded once), 1/d from the seed and the value's own series, q/d^3, summed as the value in float runs of
-// kRun vectors into double lanes; the near cells' terms in double.
-inline void near_terms_grad(const SimdCellsM &c, int b, unsigned bits, const double *p, double self, double *near) {
-    for (; bits; bits &= bits - 1) {
-        const int m = b + __builtin_ctz(bits);
-        const double ex = p[0] - c.xd[m], ey = p[1] - c.yd[m], ez = p[2] - c.zd[m];
-        const double e2 = ex * ex + ey * ey + ez * ez;
-        if (e2 < kSingularRadius2) {  // the cube's self term: no gradient (its field vanishes at the centre)
-            near[0] += c.qd[m] * self;
-            continue;
-        }
-        const double inv = 1.0 / __builtin_sqrt(e2), t = ((c.qd[m] * inv) * inv) * inv;
-        near[0] += c.qd[m] * inv;
-        near[1] -= t * ex, near[2] -= t * ey, near[3] -= t * ez;
-    }
-}
-
-template <Mode M>
-inline void mixed_grad_pass(const SimdCellsM &c, const float *h, const float *l, float b2, const double *p,
-                            double self, double *part, float *dmin) {
-    const F16 one = F16::set(1.0), zero = F16::set(0.0), near2 = F16::set(kNearRadius2), two = F16::set(2.0);
-    const F16 hx = F16::set(h[0]), hy = F16::set(h[1]), hz = F16::set(h[2]);
-    const F16 lx = F16::set(l[0]), ly = F16::set(l[1]), lz = F16::set(l[2]), bb = F16::set(b2);
-    F16 corr = zero, dm = F16::set(3.0e38);
-    D16 acc = D16::set(0.0), gx = D16::set(0.0), gy = D16::set(0.0), gz = D16::set(0.0);
-    double near[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int i = 0; i < kFieldChunk; i += kL * kRun) {
-        F16 run = zero, rx = zero, ry = zero, rz = zero;
-        for (int r = 0; r < kRun; ++r) {
-            const int b = i + r * kL;
-            const F16 x = F16::load(c.x + b), y = F16::load(c.y + b), z = F16::load(c.z + b), q = F16::load(c.q + b);
-            const F16 xl = F16::load(c.xl + b), yl = F16::load(c.yl + b), zl = F16::load(c.zl + b);
-            const F16 ax = sub(x, hx), ay = sub(y, hy), az = sub(z, hz);
-            const F16 bx = sub(xl, lx), by = sub(yl, ly), bz = sub(zl, lz);
-            const F16 d2 = mixed_d2(ax, ay, az, bx, by, bz, two, bb);
-            F16 y0 = rsqrt(d2);
-            if constexpr (M == kCareful) {
-                if (const unsigned bits = lt_bits(d2, near2)) {
-                    y0 = select_lt(d2, near2, zero, y0);  // no float term, value or gradient
-                    near_terms_grad(c, b, bits, p, self, near);
-                }
-            } else if constexpr (M == kGuarded) {
-                dm = min(dm, d2);
-            }
-            const F16 e = vfnma(mul(d2, y0), y0, one);
-            const F16 qy = mul(q, y0), ce = correction<F16, kOrderMixed>(e);
-            run = add(run, qy);
-            corr = vfma(qy, ce, corr);
-            // 2 + ce = 2 (1 + e p(e)) = 2 / (d y0), MIXED's series (a shorter one left a bias of ~5e-10 in the mean
-            // of the water test's gradients, rsqrt14): rr = 2/d, qy u2 rr^2 = 8 q/d^3
-            const F16 u2 = add(ce, two);
-            const F16 rr = mul(y0, u2), g = mul(mul(qy, u2), mul(rr, rr));
-            rx = vfma(g, add(ax, bx), rx), ry = vfma(g, add(ay, by), ry), rz = vfma(g, add(az, bz), rz);
-        }
-        acc = add(acc, widen(run));
-        gx = add(gx, widen(rx)), gy = add(gy, widen(ry)), gz = add(gz, widen(rz));
-    }
-    part[0] = hsum(add(acc, mul(widen(corr), D16::set(0.5)))) + near[0];
-    part[1] = hsum(gx) * 0.125 + near[1], part[2] = hsum(gy) * 0.125 + near[2], part[3] = hsum(gz) * 0.125 + near[3];
-    if constexpr (M == kGuarded) *dmin = hmin(dm);
-}
-
-void mixed_grad(const SimdCellsM &c, const float *h, const float *l, float b2, const double *p, double self,
-                bool guard, double *part) {
-    if (!guard) return mixed_grad_pass<kFast>(c, h, l, b2, p, self, part, nullptr);
+// ---- MIXED, the gradient beside the value (FieldCpu::own_grad): mixed_pass with G, one point a call (the
+// gradient's sums take the registers that more points' would; two a call, sharing the cell loads, measured the same on
+// the development VM's AMD EPYC: forces_bench, 10^5 cells, 4,096 points). *part the value (mixed's bits), *grad
+// dU/dr.
+void mixed_grad(const SimdCellsM &c, const float (*h)[3], const float (*l)[3], const float *b2, const double (*p)[3],
+                double self, bool guard, double *part, double (*grad)[3]) {
+    if (!guard) return mixed_pass<1, kFast, true>(c, h, l, b2, p, self, part, nullptr, grad);
     float dmin;
-    mixed_grad_pass<kGuarded>(c, h, l, b2, p, self, part, &dmin);
-    if (!(dmin >= kNearRadius2)) mixed_grad_pass<kCareful>(c, h, l, b2, p, self, part, nullptr);
+    mixed_pass<1, kGuarded, true>(c, h, l, b2, p, self, part, &dmin, grad);
+    if (!(dmin >= kNearRadius2)) mixed_pass<1, kCareful, true>(c, h, l, b2, p, self, part, nullptr, grad);
 }
 
 // ---- DOUBLE: the same from the seed, the polynomial carried far enough for double.
