@@ -39,6 +39,9 @@ struct ForceDev {
     int axis = -1;
     const GradRow<T> *rows = nullptr;
     const int *tile_rows = nullptr;
+    // Per chunk of kFieldChunk plain sites: the singular test's bound on the chunk's value sum (sign_sum_limit,
+    // field_forces_sign.hpp), 0 where the chunk keeps the running max of 1/d.
+    const T *sum_lim = nullptr;
 };
 
 // Four values read as one shared-memory load (LDS.128 for float; two for double): a site (x y z c) or a point

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "forces/field_forces_shared.hpp"
 #include "forces/field_forces.hpp"
 #include "forces/field_forces_rows.hpp"
+#include "forces/field_forces_sign.hpp"
 
 namespace qmmm::cuda::forces {
 namespace {
@@ -89,10 +91,31 @@ __device__ __forceinline__ int near_word() {
     return order_word(static_cast<T>(0.999 / kSingularRadius));
 }
 
-// The fast form of slice_sum_careful for kP points a thread (point m is p[m]): each site's shared-memory load serves kP
-// points, and every point keeps its own sums in the order of kP = 1. A pair: d^2, 1/d, t = c/d, c/d^3 as t (1/d)^2,
-// and its three products (DOUBLE 18 FP64 operations, SINGLE 13 FP32; the max of 1/d on the integer pipe); top[m]: the
-// largest 1/d's order_word.
+// A tile's pairs (sites sh[0, cnt)) for kP points: each site's shared-memory load serves kP points, and every point
+// keeps its own sums in the order of kP = 1. A pair: d^2, 1/d, t = c/d, c/d^3 as t (1/d)^2, and its three products
+// (DOUBLE 18 FP64 operations, SINGLE 13 FP32). kMax: top[m] also keeps the largest 1/d's order_word (on the integer
+// pipe, but an issue slot a pair: 14 against 13 in SINGLE).
+template <class T, int kP, bool kMax>
+__device__ __forceinline__ void tile_terms(const Quad<T> *sh, int cnt, const T (&p)[kP][3], T (&au)[kP], T (&ax)[kP],
+                                           T (&ay)[kP], T (&az)[kP], int (&top)[kP]) {
+#pragma unroll 2
+    for (int j = 0; j < cnt; ++j) {
+        const Quad<T> q = sh[j];
+#pragma unroll
+        for (int m = 0; m < kP; ++m) {
+            const T dx = p[m][0] - q.x, dy = p[m][1] - q.y, dz = p[m][2] - q.z;
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const T inv = inv_sqrt(d2), t = q.w * inv, g = t * (inv * inv);
+            au[m] += t, ax[m] -= g * dx, ay[m] -= g * dy, az[m] -= g * dz;
+            if (kMax) top[m] = max(top[m], order_word(inv));
+        }
+    }
+}
+
+// The fast form of slice_sum_careful for kP points a thread (point m is p[m]). top[m] ends at or above near_word where
+// a site may be within the singular radius of point m: in a chunk whose charges allow it (s.sum_lim nonzero: one sign,
+// none zero, within 2^20), the chunk's value sum tells (field_forces_sign.hpp) and no pair keeps a max; elsewhere the
+// largest 1/d's order_word. The branch is the block's (every thread has the same tile).
 template <class T, int kP>
 __device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, int64_t e, const T (&p)[kP][3],
                                                Quad<T> *sh, double (&acc)[kP][4], int (&top)[kP]) {
@@ -100,20 +123,13 @@ __device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, 
     for (int k = 0; k < kP; ++k) au[k] = ax[k] = ay[k] = az[k] = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         const int cnt = load_tile(s, t0, e, sh);
-#pragma unroll 2
-        for (int j = 0; j < cnt; ++j) {
-            const Quad<T> q = sh[j];
-#pragma unroll
-            for (int m = 0; m < kP; ++m) {
-                const T dx = p[m][0] - q.x, dy = p[m][1] - q.y, dz = p[m][2] - q.z;
-                const T d2 = dx * dx + dy * dy + dz * dz;
-                const T inv = inv_sqrt(d2), t = q.w * inv, g = t * (inv * inv);
-                au[m] += t, ax[m] -= g * dx, ay[m] -= g * dy, az[m] -= g * dz;
-                top[m] = max(top[m], order_word(inv));
-            }
-        }
+        const T lim = s.sum_lim[t0 / kFieldChunk];
+        if (lim != T(0)) tile_terms<T, kP, false>(sh, cnt, p, au, ax, ay, az, top);
+        else tile_terms<T, kP, true>(sh, cnt, p, au, ax, ay, az, top);
         if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+            const T sgn = lim > T(0) ? T(1) : T(-1);
             for (int m = 0; m < kP; ++m) {
+                if (lim != T(0) && !(au[m] * sgn < lim * sgn)) top[m] = INT_MAX;  // an infinite sum too (1/0)
                 acc[m][0] += au[m], acc[m][1] += ax[m], acc[m][2] += ay[m], acc[m][3] += az[m];
                 au[m] = ax[m] = ay[m] = az[m] = 0;
             }
@@ -128,8 +144,8 @@ template <class T>
 constexpr int kGradPoints = sizeof(T) == 4 ? 3 : 2;
 
 // part[slice][i] = point i's sums over the slice's plain sites; a thread takes points i, i + kBlock, ... of its
-// block's kGradPoints<T> x kBlock. A point whose largest 1/d says a site may be within the singular radius takes the
-// slice again in the careful form: its bits are those of its own form, whatever shares its block.
+// block's kGradPoints<T> x kBlock. A point whose sums or largest 1/d say a site may be within the singular radius takes
+// the slice again in the careful form: its bits are those of its own form, whatever shares its block.
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
                                                             double *__restrict__ part) {
@@ -336,6 +352,7 @@ public:
             s.sx = p, s.sy = p + ns, s.sz = p + 2 * ns, s.sc = p + 3 * ns, s.sa = p + 4 * ns, s.sb = p + 5 * ns;
             s.cut2 = p + 6 * ns;
             build_rows(planes, src.c.data(), src.n_plain);
+            build_sum_limits(planes.data() + 3 * np, src.n_plain);
             index_.ensure(std::max<int64_t>(m_, 1), "site order");
             check(cudaMemcpy(index_.p, src.site_index.data(), static_cast<size_t>(m_) * sizeof(int64_t),
                              cudaMemcpyHostToDevice), "cudaMemcpy (site order)");
@@ -547,8 +564,20 @@ private:
         s_.axis = fr.axis, s_.rows = rows_.p, s_.tile_rows = tile_rows_.p;
     }
 
+    // s_.sum_lim: each chunk's bound from its charges c (in T, as the kernels sum them; inv_sqrt gives 1/d).
+    void build_sum_limits(const T *c, int64_t np) {
+        const int64_t chunks = (np + kFieldChunk - 1) / kFieldChunk;
+        std::vector<T> lim(static_cast<size_t>(std::max<int64_t>(chunks, 1)), T(0));
+        for (int64_t k = 0; k < chunks; ++k)
+            lim[k] = sign_sum_limit<T>(c, k * kFieldChunk, std::min(np, (k + 1) * kFieldChunk), 1.0);
+        sum_lim_.ensure(lim.size(), "gradient bounds");
+        check(cudaMemcpy(sum_lim_.p, lim.data(), lim.size() * sizeof(T), cudaMemcpyHostToDevice),
+              "cudaMemcpy (gradient bounds)");
+        s_.sum_lim = sum_lim_.p;
+    }
+
     void release() {
-        rows_.release(), tile_rows_.release();
+        rows_.release(), tile_rows_.release(), sum_lim_.release();
         call_g_.release(), acc_g_.release(), call_g_host_.release();
         planes_.release(), index_.release(), out_p_.release(), out_s_.release(), call_.release(), acc_.release();
         flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
@@ -561,7 +590,7 @@ private:
     int dev_ = 0;
     cudaStream_t stream_ = nullptr;
     ForceDev<T> s_;
-    DeviceBuf<T> planes_, pts_dev_;
+    DeviceBuf<T> planes_, pts_dev_, sum_lim_;
     DeviceBuf<int64_t> index_;
     DeviceBuf<double> out_p_, out_s_, call_, acc_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
     DeviceBuf<int> flag_, tile_rows_;

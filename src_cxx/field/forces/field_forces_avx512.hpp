@@ -16,6 +16,7 @@
 #include "cpu_simd.hpp"
 #include "backend/field_shared.hpp"
 #include "forces/field_forces_cpu.hpp"
+#include "forces/field_forces_sign.hpp"
 
 namespace qmmm {
 
@@ -180,40 +181,23 @@ QMMM_AVX512 void pair_term(typename V<T>::R dx, typename V<T>::R dy, typename V<
 }
 
 // The singular radius from the value sums instead of a running minimum, where every term of a lane's sum has one sign
-// (the reverse field's unweighted terms, 1/d; a range of charges of one sign, none zero): a sum of terms of one sign,
-// rounded at each step, is at least its largest term in magnitude (rounding is monotonic), and a pair within the
-// radius has |c r| >= |c|_min kRecip / radius. True where a lane of m times sgn is not below lim, which is that bound a
-// little lowered (NaN too: a site on the point, 1/0). A false alarm only costs the careful pass, whose lanes outside
-// the radius have the fast pass's bits.
+// (the reverse field's unweighted terms, 1/d; a range of charges of one sign, none zero; field_forces_sign.hpp): true
+// where a lane of u times sgn is not below lim (NaN too: a site on the point, 1/0).
 template <class T>
 QMMM_AVX512 bool sum_flag(typename V<T>::R u, typename V<T>::R sgn, typename V<T>::R lim, typename V<T>::M m) {
     return (V<T>::nlt(V<T>::mul(u, sgn), lim) & m) != 0;
 }
 
-// The bound of sum_flag for terms of weight c_min: c_min kRecip / radius, lowered by 2^-10 (far beyond recip's error);
-// 0 where it is not a normal finite T (the running minimum then).
+// sum_flag's bound for terms of weight c_min (field_forces_sign.hpp), for recip's kRecip / d.
 template <class T>
 inline T sum_flag_limit(double c_min) {
-    const double lim = c_min * V<T>::kRecip / kSingularRadius * (1.0 - 0x1p-10);
-    return lim >= double(std::numeric_limits<T>::min()) && lim <= double(std::numeric_limits<T>::max()) ? T(lim) : T(0);
+    return qmmm::sum_flag_limit<T>(c_min, V<T>::kRecip);
 }
 
-// The gradient's sum_flag bound for the charges c[b, e) (already times kPre), signed as they are: nonzero where all
-// are nonzero, of one sign and within 2^20 of each other in magnitude (a false alarm then needs a point within
-// kFieldChunk 2^20 radius ~ 0.01 bohr of a site), else 0.
+// The gradient's sum_flag bound for the charges c[b, e) (already times kPre): sign_sum_limit (0: the running minimum).
 template <class T>
 inline T grad_sign_limit(const T *c, int64_t b, int64_t e) {
-    if (e <= b) return T(0);
-    double lo = INFINITY, hi = 0;
-    const bool positive = c[b] > T(0);
-    for (int64_t k = b; k < e; ++k) {
-        if (!(positive ? c[k] > T(0) : c[k] < T(0))) return T(0);
-        const double a = std::fabs(double(c[k]));
-        lo = a < lo ? a : lo, hi = a > hi ? a : hi;
-    }
-    if (hi > lo * 0x1p20) return T(0);
-    const T lim = sum_flag_limit<T>(lo);
-    return positive ? lim : -lim;
+    return sign_sum_limit<T>(c, b, e, V<T>::kRecip);
 }
 
 // Points per register pass of the gradient: each keeps 3 coordinates and 4 sums in registers, and the points of a pass
