@@ -375,8 +375,9 @@ QMMM_API int qmmm_field_create_charges(qmmm_field *f, int64_t n_charges, const d
  * @param[out] sum the sum (hartree)
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
- * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
- *         QMMM_ERR_CUDA as qmmm_field_eval
+ * @retval QMMM_ERR_NONFINITE as qmmm_field_eval, or finite values whose sum leaves double's range
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY, QMMM_ERR_CUDA as
+ *         qmmm_field_eval
  * @threading One thread at a time per handle; different fields may be evaluated from different threads.
  */
 QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
@@ -391,6 +392,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
  * @retval QMMM_ERR_BUSY an evaluation is already pending on f
  * @retval QMMM_ERR_NULL_ARG sum is NULL, or xyz with n_points > 0
  * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_CUDA as qmmm_field_eval_async
+ *         (qmmm_field_wait: QMMM_ERR_NONFINITE also for finite values whose sum leaves double's range)
  * @threading One thread at a time per handle (the same or another thread may call qmmm_field_wait later).
  */
 QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const double *xyz, double *sum);
@@ -418,7 +420,9 @@ QMMM_API int qmmm_field_eval_sum_async(qmmm_field f, int64_t n_points, const dou
  * @retval QMMM_ERR_NULL_ARG offsets or sums is NULL with n_walkers > 0, or xyz with points to evaluate
  * @retval QMMM_ERR_INVALID_ARG n_walkers < 0, offsets[0] < 0 or decreasing offsets (the message names the walker), or
  *         as qmmm_field_eval
- * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_eval
+ * @retval QMMM_ERR_NONFINITE as qmmm_field_eval, or a walker's finite values whose sum leaves double's range (the
+ *         message names the walker)
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY, QMMM_ERR_CUDA as qmmm_field_eval
  * @threading One thread at a time per handle (calls on one handle from several threads must be serialised by the
  *         caller: a second thread's call while one runs is undefined, a destroy meanwhile is QMMM_ERR_BUSY);
  *         different handles, of the same sources or not, may be used from different threads at once. A crowd per
@@ -568,8 +572,9 @@ QMMM_API int qmmm_field_eval_grad_async(qmmm_field f, int64_t n_points, const do
  * @param[out] grad the gradients, 3*n_points doubles (hartree/bohr)
  * @retval QMMM_SUCCESS
  * @retval QMMM_ERR_NULL_ARG sum_u is NULL, or xyz or grad with n_points > 0
- * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_NONFINITE, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY,
- *         QMMM_ERR_CUDA as qmmm_field_eval_grad
+ * @retval QMMM_ERR_NONFINITE as qmmm_field_eval_grad, or finite values whose sum leaves double's range
+ * @retval QMMM_ERR_BAD_HANDLE, QMMM_ERR_INVALID_ARG, QMMM_ERR_SINGULAR, QMMM_ERR_BUSY, QMMM_ERR_CUDA as
+ *         qmmm_field_eval_grad
  * @threading One thread at a time per handle.
  */
 QMMM_API int qmmm_field_eval_grad_sum(qmmm_field f, int64_t n_points, const double *xyz, double *sum_u, double *grad);

@@ -276,3 +276,44 @@ TEST(FieldBadInput, SingleNearASiteIsTrueToItsStatedError) {
     }
 }
 
+
+// Finite values whose sum leaves double's range (a cell of the largest DOUBLE charge, 1e300, and 400,000 points
+// 2e-3 bohr from it: 5e302 hartree each, c/d^3 1.25e308 within range, a sum of 2e308): every call that returns a sum
+// says QMMM_ERR_NONFINITE (it returned +Inf with success); the values and the walkers' smaller sums stay good.
+TEST(FieldBadInput, FiniteValuesWhoseSumOverflows) {
+    const double cell[3] = {0.25, -0.5, 1.0}, q = 1e300, r = 2e-3;
+    const int64_t n = 400000;
+    std::vector<double> p(3 * n);
+    for (int64_t i = 0; i < n; ++i) {  // a spiral over the sphere of radius r about the cell
+        const double z = 1 - (2 * i + 1.0) / n, s = std::sqrt(1 - z * z), a = 2.399963229728653 * i;
+        p[3 * i] = cell[0] + r * s * std::cos(a), p[3 * i + 1] = cell[1] + r * s * std::sin(a), p[3 * i + 2] = cell[2] + r * z;
+    }
+    const qmmm_options o = opts();
+    qmmm_field f = nullptr;
+    ASSERT_EQ(qmmm_field_create(&f, 1, cell, &q, 0, nullptr, nullptr, &o), QMMM_SUCCESS) << qmmm_error_message();
+    std::vector<double> u(n), g(3 * n);
+    ASSERT_EQ(qmmm_field_eval(f, n, p.data(), u.data()), QMMM_SUCCESS) << qmmm_error_message();
+    for (int64_t i = 0; i < n; i += 997) EXPECT_NEAR(u[i], q / r, 1e-12 * q / r) << i;
+    double sum = 0;
+    EXPECT_EQ(qmmm_field_eval_sum(f, n, p.data(), &sum), QMMM_ERR_NONFINITE);
+    expect_message("leaves double's range");
+    EXPECT_EQ(qmmm_field_eval_sum_async(f, n, p.data(), &sum), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_EQ(qmmm_field_wait(f), QMMM_ERR_NONFINITE);
+    expect_message("qmmm_field_eval_sum_async");
+    EXPECT_EQ(qmmm_field_eval_grad_sum(f, n, p.data(), &sum, g.data()), QMMM_ERR_NONFINITE);
+    expect_message("leaves double's range");
+    ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+    for (int64_t i = 0; i < n; i += 997)
+        for (int k = 0; k < 3; ++k) EXPECT_NEAR(g[3 * i + k], -q * (p[3 * i + k] - cell[k]) / (r * r * r), 1e-10 * q / (r * r));
+    // One walker of all the points overflows; two of half each sum to 1e308.
+    const int64_t one[2] = {0, n}, two[3] = {0, n / 2, n};
+    double sums[2] = {0, 0};
+    EXPECT_EQ(qmmm_field_eval_walkers(f, 1, one, p.data(), sums, nullptr), QMMM_ERR_NONFINITE);
+    expect_message("walker 0's sum");
+    ASSERT_EQ(qmmm_field_eval_walkers(f, 2, two, p.data(), sums, nullptr), QMMM_SUCCESS) << qmmm_error_message();
+    for (int w = 0; w < 2; ++w) EXPECT_NEAR(sums[w], (n / 2) * (q / r), 1e-10 * (n / 2) * (q / r));
+    // The handle stays usable.
+    ASSERT_EQ(qmmm_field_eval_sum(f, n / 2, p.data(), &sum), QMMM_SUCCESS) << qmmm_error_message();
+    EXPECT_NEAR(sum, (n / 2) * (q / r), 1e-10 * (n / 2) * (q / r));
+    qmmm_field_destroy(f);
+}

@@ -12,6 +12,7 @@
 #include "all_finite.hpp"
 #include "api/field_checks.hpp"
 #include "api/field_walkers.hpp"
+#include "backend/checked_sum.hpp"
 #include "backend/field_backend.hpp"
 #include "backend/field_factory.hpp"
 #include "charges/field_charges.hpp"
@@ -166,13 +167,6 @@ int dipole_precision(const qmmm_field_s &h) {
     return h.impl->precision() == QMMM_PRECISION_SINGLE ? QMMM_PRECISION_SINGLE : QMMM_PRECISION_DOUBLE;
 }
 
-// sum_i u[i] in index order (the same bits for the same values, whatever the backend did in parallel).
-double ordered_sum(const double *u, int64_t n) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += u[i];
-    return s;
-}
-
 // The handle's buffer for n per-point values (allocated once per size reached, not per call).
 double *scratch(qmmm_field_s *h, int64_t n) {
     if (n <= 0) return h->scratch.data();
@@ -306,7 +300,7 @@ QMMM_API int qmmm_field_wait(qmmm_field f) {
         h->pending_sum = nullptr;
         if (int s = h->impl->wait()) return s;
         check_values(*h, h->pending_n, h->pending_xyz.data(), h->pending_u);
-        if (sum) *sum = ordered_sum(h->pending_u, h->pending_n);
+        if (sum) *sum = qmmm::checked_sum(h->pending_u, h->pending_n, "qmmm_field_eval_sum_async");
         if (walkers) walkers();
         return QMMM_SUCCESS;
     });
@@ -325,7 +319,7 @@ QMMM_API int qmmm_field_eval_sum(qmmm_field f, int64_t n_points, const double *x
         if (n_points == 0) return QMMM_SUCCESS;
         if (int s = h->impl->eval(n_points, xyz, u)) return s;
         check_values(*h, n_points, xyz, u);
-        *sum = ordered_sum(u, n_points);
+        *sum = qmmm::checked_sum(u, n_points, "qmmm_field_eval_sum");
         return QMMM_SUCCESS;
     });
 }

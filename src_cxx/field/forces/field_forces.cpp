@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/checked_sum.hpp"
 #include "dipoles/field_dipoles.hpp"
 #include "error.hpp"
 #include "charges/field_charges_shared.hpp"
@@ -187,11 +188,7 @@ void ForceEngine::grad(int64_t n, const double *xyz, double *u, double *grad, do
     }
     grad_checked(n, xyz, u, grad, bad);
     if (dipoles_) dipoles_->add(n, xyz, u, grad);
-    if (sum_u) {
-        double s = 0;
-        for (int64_t i = 0; i < n; ++i) s += u[i];
-        *sum_u = s;
-    }
+    if (sum_u) *sum_u = checked_sum(u, n, "qmmm_field_eval_grad_sum");
 }
 
 void ForceEngine::grad_async(int64_t n, const double *xyz, double *u, double *grad, double *sum_u) {
@@ -216,11 +213,7 @@ void ForceEngine::wait() {
     pending_split_ = false;
     grad_checked(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_, bad);
     if (dipoles_) dipoles_->add(pending_n_, pending_xyz_.data(), pending_u_, pending_grad_);
-    if (pending_sum_) {
-        double s = 0;
-        for (int64_t i = 0; i < pending_n_; ++i) s += pending_u_[i];
-        *pending_sum_ = s;
-    }
+    if (pending_sum_) *pending_sum_ = checked_sum(pending_u_, pending_n_, "the pending gradient call's sum");
 }
 
 // SINGLE rounds the points to float: one 1e-8 bohr from a site lands on it there (a false SINGULAR or overflow, or a

@@ -1,0 +1,24 @@
+// checked_sum.hpp -- a call's sum of per-point values, added in index order (the same bits for the same values,
+// whatever computed them in parallel). Finite values can still sum beyond double's range (values near 1e308
+// hartree from charges near the create limits): that is QMMM_ERR_NONFINITE, never an Inf returned with success.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "error.hpp"
+
+namespace qmmm {
+
+// sum_i u[i] in index order; what names the sum in the error (e.g. "qmmm_field_eval_sum", "walker 3's sum").
+inline double checked_sum(const double *u, int64_t n, const char *what) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += u[i];
+    if (std::isfinite(s)) return s;
+    double big = 0;
+    for (int64_t i = 0; i < n; ++i) big = std::fabs(u[i]) > big ? std::fabs(u[i]) : big;
+    throw Error(QMMM_ERR_NONFINITE,
+                strfmt("%s: the sum of %lld finite values leaves double's range (largest |value| %.3g hartree)", what,
+                       ix(n), big));
+}
+
+}  // namespace qmmm
