@@ -666,6 +666,30 @@ TEST(ChargesErrors, ExpAmplitudeBeyondThePrecisionIsRefused) {
     }
 }
 
+// An EXP term whose product q (1 - a e^-x) leaves double's range although the term, divided by d, does not (q = -4e119,
+// a = -4e202, 1e27 bohr away: 1.6e295 hartree): the kernels form that product first and overflow; the point is then
+// recomputed on the host with the factor divided by d first, and the value is the term's (it was QMMM_ERR_NONFINITE).
+TEST(Charges, ExpTermWhoseProductOverflowsIsEvaluated) {
+    REQUIRE_BACKEND();
+    const double x = 0, y = 0, z = 0, q = -4e119, a = -4e202, b = 3e-244;
+    const double p[6] = {0, 0, 1e27, 0.5, -3e26, 2e26};
+    qmmm_options o;
+    qmmm_options_default(&o);
+    o.backend = kBackend, o.precision = QMMM_PRECISION_DOUBLE;
+    qmmm_field f = nullptr;
+    ASSERT_EQ(qmmm_field_create_charges(&f, 1, &x, &y, &z, 1, &q, QMMM_SCREEN_EXP, &a, &b, 0, nullptr, nullptr, &o),
+              QMMM_SUCCESS) << qmmm_error_message();
+    double u[2];
+    ASSERT_EQ(qmmm_field_eval(f, 2, p, u), QMMM_SUCCESS) << qmmm_error_message();
+    for (int i = 0; i < 2; ++i) {
+        const long double d2 = (long double)p[3 * i] * p[3 * i] + (long double)p[3 * i + 1] * p[3 * i + 1] +
+                               (long double)p[3 * i + 2] * p[3 * i + 2];
+        const long double ref = -(long double)q * (1 - (long double)a * expl(-(long double)b * d2)) / sqrtl(d2);
+        EXPECT_NEAR(u[i], double(ref), 1e-14 * std::fabs(double(ref))) << i;
+    }
+    qmmm_field_destroy(f);
+}
+
 #ifndef QMMM_TEST_CUDA
 // The default thread count: OMP_NUM_THREADS when set, else cores / ranks on the node.
 TEST(Threads, DefaultFollowsNodeRanksAndOmpNumThreads) {

@@ -115,17 +115,18 @@ bool on_nucleus(const qmmm::FieldData &d, const double *p, int64_t b) {
 // The backends return NaN for a point within the singular radius of a nucleus (they compute the nuclear term
 // anyway, so the check costs nothing there) and for a point on a cell centre when cell_volume is unknown; this
 // says which, for the first such point.
-// A SINGLE field's point that float's coordinates put on a site (a NaN, as the self-potential is NaN there) is
-// recomputed in double first: it gets the true value whether or not it is on the site in double.
+// A point without a finite value is recomputed on the host in double first, term by term (ForceEngine::grad_host): a
+// SINGLE field's point that float's coordinates put on a site (a NaN, as the self-potential is NaN there) gets the
+// true value whether or not it is on the site in double, and a screened charge's term that overflowed in the kernels'
+// order (q (1 - a e^-x) before / d: 4e119 x 4e202 at 1e27 bohr, a term of 2e295) gets the host's (the factor / d
+// first). Only what is still not finite is reported.
 void check_values(const qmmm_field_s &h, int64_t n, const double *xyz, double *u) {
     const qmmm::FieldData &d = h.nuclei;
     if (qmmm::all_finite(u, n)) return;
-    const bool single = h.impl->precision() == QMMM_PRECISION_SINGLE;
     for (int64_t p = 0; p < n; ++p) {
         if (std::isfinite(u[p])) continue;
         const double *x = xyz + 3 * p;
-        double g[3];
-        if (single && h.forces->grad_host(x, &u[p], g)) {
+        if (h.forces->grad_host(x, &u[p], nullptr)) {
             // grad_host gives the sources' term alone: the dipoles' is added again (the same bits as in the call).
             if (h.dipoles) h.dipoles->add(1, x, &u[p], nullptr);
             continue;

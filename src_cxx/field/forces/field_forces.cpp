@@ -57,7 +57,7 @@ void ForceEngine::report_singular(int64_t n, const double *xyz, const char *what
 }
 
 // U and dU/dr at p in double on the host, term by term: the kernels' rule, except that a site of zero charge adds
-// nothing (the kernels' 0 * NaN on its centre). False when the result is still not finite.
+// nothing (the kernels' 0 * NaN on its centre). g NULL: U alone. False when the result is still not finite.
 bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
     double v = 0, gx = 0, gy = 0, gz = 0;
     // ch: c times the vector term h, formed as the kernels do (c / d^3 as ((c / d) / d) / d: 1 / d^3 alone
@@ -83,8 +83,10 @@ bool ForceEngine::grad_host(const double *p, double *u, double *g) const {
         add(s_.sc[k], dx, dy, dz, screened_inv_r_xyz<double>(s_.kind, dx, dy, dz, s_.sa[k], s_.sb[k]),
             d2 > 0 ? s_.sc[k] * screened_grad_h<double>(s_.kind, d2, s_.sa[k], s_.sb[k]) : 0.0);
     }
-    if (!std::isfinite(v) || !std::isfinite(gx) || !std::isfinite(gy) || !std::isfinite(gz)) return false;
+    if (!std::isfinite(v)) return false;
     if (u) *u = v;
+    if (!g) return true;
+    if (!std::isfinite(gx) || !std::isfinite(gy) || !std::isfinite(gz)) return false;
     g[0] = gx, g[1] = gy, g[2] = gz;
     return true;
 }

@@ -98,9 +98,10 @@ public:
 class ForceEngine {
 public:
     explicit ForceEngine(ForceSources s) : s_(std::move(s)) {}
-    // U and dU/dr at one point in double on the host, term by term (a site of zero charge adds nothing); false when
-    // not finite (a point on a site without a finite potential, or an overflow). The value path's fallback for
-    // points that SINGLE's float coordinates put on a site (qmmm_field_eval).
+    // U and dU/dr (g NULL: U alone) at one point in double on the host, term by term (a site of zero charge adds
+    // nothing); false when not finite (a point on a site without a finite potential, or an overflow). The value
+    // path's fallback for a point without a finite value (qmmm_field_eval): one that SINGLE's float coordinates put
+    // on a site, or a screened term that overflowed in the kernels' order.
     bool grad_host(const double *p, double *u, double *g) const;
     // The sites' potential and field of n points in double on the host, each site's points in index order; false when
     // not finite. The fallback of SINGLE's site field where float's coordinates put a point on a site.
