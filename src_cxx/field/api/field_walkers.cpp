@@ -7,7 +7,6 @@
 // point's bits do not depend on the call (FieldBackend::merge_from); otherwise from one call per walker, the calls
 // qmmm_field_eval_sum would make.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -54,14 +53,9 @@ bool mergeable(const FieldAccess &a, int64_t n_walkers, const int64_t *offsets) 
 // sums[w] = walker w's values (v indexed from offsets[0]) added in point order: qmmm_field_eval_sum's order (and its
 // error where finite values sum beyond double's range).
 void walker_sums(int64_t n_walkers, const int64_t *offsets, const double *v, double *sums) {
-    for (int64_t w = 0; w < n_walkers; ++w) {
-        const double *u = v + (offsets[w] - offsets[0]);
-        const int64_t c = offsets[w + 1] - offsets[w];
-        double s = 0;
-        for (int64_t i = 0; i < c; ++i) s += u[i];
-        if (!std::isfinite(s)) qmmm::checked_sum(u, c, strfmt("walker %lld's sum", static_cast<long long>(w)).c_str());
-        sums[w] = s;
-    }
+    for (int64_t w = 0; w < n_walkers; ++w)
+        sums[w] = qmmm::checked_sum(v + (offsets[w] - offsets[0]), offsets[w + 1] - offsets[w],
+                                    "qmmm_field_eval_walkers", w);
 }
 
 // The checks every host-array walker call makes; returns where the values go (u, or the handle's buffer).
