@@ -10,7 +10,7 @@
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
 #          node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges forces crowd dipoles pol
-#          legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian (about 10 minutes in all on an H200 host with
+#          legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian vmc_forces (about 10 minutes in all on an H200 host with
 #          16 cores before the last seven were added). pol_bench exits 1 when a solve misses its tolerance: that run is
 #          recorded as failed and its table refuses it.
 set -uo pipefail
@@ -65,6 +65,9 @@ publish() {
       run $R/field/crowd -- "$B/crowd_bench" --json $R/field/crowd.json ;;
     dipoles)
       run $R/field/dipoles -- "$B/dipoles_bench" --json $R/field/dipoles.json ;;
+    vmc_forces)
+      rm -rf $R/vmc/forces_cost
+      run $R/vmc/forces_cost -- env REPEATS=3 bash bench/vmc/vmc_forces_cost.sh "$B" $R/vmc/forces_cost cuda 128 256 4 ;;
     pol)
       run $R/pol/pol -- "$B/pol_bench" --sites 10000 100000 --backend cuda --json $R/pol/pol.json ;;
     rdf_pipeline)
@@ -79,7 +82,8 @@ publish() {
 sources=("$@")
 ((${#sources[@]})) || sources=(field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc
                                node_vmc_double node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges
-                               forces crowd dipoles pol legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian)
+                               forces crowd dipoles pol legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian
+                               vmc_forces)
 status=0
 for s in "${sources[@]}"; do
   publish "$s" > /dev/null

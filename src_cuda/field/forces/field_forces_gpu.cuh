@@ -65,10 +65,24 @@ __device__ __forceinline__ double inv_sqrt(double x) {
     return y + y * e * (0.5 + 0.375 * e);
 }
 
-// The field at the sites of n points (pts: x y z w per point, in T and offsets from the origin): 4 doubles per plain
-// site (phi, E) into out_p, per screened site into out_s. Asynchronous on stream.
+// Where launch_sites puts each site's four values (phi, E): at 4 to_caller_p[k] of dst for plain site k, 4
+// to_caller_s[k] for screened site k (the caller's order); the value itself, or with acc_in dst = acc_in + weight x
+// value, the product rounded before the sum (the CPU accumulator's bits), so that a call whose values are not all
+// finite leaves acc_in as it was. *flag (mapped host memory, cleared by the caller) is set to 1 where a value is not
+// finite.
+struct SitesOut {
+    const int64_t *to_caller_p = nullptr, *to_caller_s = nullptr;
+    double *dst = nullptr;
+    const double *acc_in = nullptr;
+    double weight = 0;
+    int *flag = nullptr;
+};
+
+// The field at the sites of n points (pts: x y z w per point, in T and offsets from the origin) into o. w1: the
+// points' one weight where they all have it (the plain sites' terms then leave it out), else NaN. Asynchronous on
+// stream.
 template <class T>
-void launch_sites(const ForceDev<T> &s, int64_t n, const T *pts, double *out_p, double *out_s, cudaStream_t stream);
+void launch_sites(const ForceDev<T> &s, int64_t n, const T *pts, double w1, const SitesOut &o, cudaStream_t stream);
 
 // The field gradient at the plain sites of n points (as launch_sites): 6 doubles per site (xx xy xz yy yz zz) into
 // out; *flag set where a value is not finite. cell_on: a density cell's term on its centre (0, or NaN where the self

@@ -1,5 +1,5 @@
 // field_grad_gpu.cu -- the gradient dU/dr at points on the GPU, and the forces' GPU backend (ForcesGpu): sources,
-// buffers, the site field's scatter into the caller's order, the accumulator's sums (and its field gradient's) on
+// buffers, the accumulator's sums (and its field gradient's) on
 // the device (the CPU twin: src_cxx/field/forces/field_grad_cpu.cpp).
 //
 // Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes two (DOUBLE) or three (SINGLE)
@@ -285,18 +285,6 @@ __global__ void grad_finish_kernel(ForceDev<T> s, int64_t n, int64_t slices, con
     if (!ok) atomicOr(flag, 1);  // an integer flag, not a value
 }
 
-// call[4k..] = the value of caller site k (plain or screened, site_index); flag when one is not finite.
-__global__ void scatter_kernel(int64_t m, const int64_t *__restrict__ index, const double *__restrict__ out_p,
-                               const double *__restrict__ out_s, double *__restrict__ call, int *flag) {
-    const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (k >= m) return;
-    const int64_t j = index[k];
-    const double *v = j >= 0 ? out_p + 4 * j : out_s + 4 * (-1 - j);
-    bool ok = true;
-    for (int c = 0; c < 4; ++c) call[4 * k + c] = v[c], ok &= isfinite(v[c]);
-    if (!ok) atomicOr(flag, 1);
-}
-
 // acc += weight * call, the product rounded before the sum (no contraction into an FMA): the CPU's bits.
 __global__ void accumulate_kernel(int64_t m4, double weight, const double *__restrict__ call, double *__restrict__ acc) {
     const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -353,14 +341,20 @@ public:
             s.cut2 = p + 6 * ns;
             build_rows(planes, src.c.data(), src.n_plain);
             build_sum_limits(planes.data() + 3 * np, src.n_plain);
-            index_.ensure(std::max<int64_t>(m_, 1), "site order");
-            check(cudaMemcpy(index_.p, src.site_index.data(), static_cast<size_t>(m_) * sizeof(int64_t),
+            // Each site's place in the caller's order (the plain sites', then the screened sites'): site_index
+            // names every site once.
+            std::vector<int64_t> to_caller(std::max<size_t>(np + ns, 1), -1);
+            for (int64_t k = 0; k < m_; ++k) {
+                const int64_t j = src.site_index[static_cast<size_t>(k)];
+                to_caller[static_cast<size_t>(j >= 0 ? j : static_cast<int64_t>(np) - 1 - j)] = k;
+            }
+            to_caller_.ensure(to_caller.size(), "site order");
+            check(cudaMemcpy(to_caller_.p, to_caller.data(), to_caller.size() * sizeof(int64_t),
                              cudaMemcpyHostToDevice), "cudaMemcpy (site order)");
-            out_p_.ensure(4 * std::max<size_t>(np, 1), "site field"), out_s_.ensure(4 * std::max<size_t>(ns, 1), "site field");
             call_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
-            acc_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
-            check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemset");
-            flag_.ensure(1, "flag"), flag_host_.ensure(1, "flag");
+            acc_[0].ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
+            check(cudaMemsetAsync(acc_[0].p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemset");
+            flag_.ensure(1, "flag"), flag_host_.ensure(1, "flag"), site_flag_.ensure(1, "flag");
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         } catch (...) {
             release();
@@ -413,8 +407,9 @@ public:
         *bad = flag_host_.p[0] != 0;
     }
 
-    // The points in T (offsets from the origin) with their weights onto the device, and the flag cleared.
-    void put_points(int64_t n, const double *xyz, const double *w) {
+    // The points in T (offsets from the origin) with their weights onto the device. Returns their one weight where
+    // they all have it (launch_sites), else NaN.
+    double put_points(int64_t n, const double *xyz, const double *w) {
         pts_host_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
         pts_dev_.ensure(static_cast<size_t>(4 * std::max<int64_t>(n, 1)), "points");
         for (int64_t i = 0; i < n; ++i) {
@@ -424,28 +419,38 @@ public:
         if (n > 0)
             check(cudaMemcpyAsync(pts_dev_.p, pts_host_.p, static_cast<size_t>(4 * n) * sizeof(T),
                                   cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
-        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
+        const bool one = n > 0 && std::all_of(w, w + n, [&](double v) { return v == w[0]; });
+        return one ? w[0] : std::numeric_limits<double>::quiet_NaN();
     }
 
+    // One launch a call: the kernels write each site's values in the caller's order, into call_ or, accumulating,
+    // into the spare sums as running sums + weight x values; the spare becomes the sums once every value is finite
+    // (so a failed call leaves the sums as they were). The flag lives in mapped host memory: no copy, no clear.
     void sites(int64_t n, const double *xyz, const double *w, double *phi, double *efield, bool accumulate,
                double weight, bool *bad) override {
         DeviceScope scope(dev_);
-        put_points(n, xyz, w);
-        launch_sites<T>(s_, n, pts_dev_.p, out_p_.p, out_s_.p, stream_);
-        scatter_kernel<<<blocks(m_, 256), 256, 0, stream_>>>(m_, index_.p, out_p_.p, out_s_.p, call_.p, flag_.p);
-        check(cudaGetLastError(), "site field kernel launch");
-        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+        const double w1 = put_points(n, xyz, w);
+        SitesOut o;
+        o.to_caller_p = to_caller_.p, o.to_caller_s = to_caller_.p + s_.n_plain;
+        if (accumulate) {
+            acc_[1 - cur_].ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
+            o.dst = acc_[1 - cur_].p, o.acc_in = acc_[cur_].p, o.weight = weight;
+        } else {
+            o.dst = call_.p;
+        }
+        site_flag_.p[0] = 0;  // the stream's earlier kernels that write it have finished (each call ends synchronized)
+        o.flag = site_flag_.dev;
+        launch_sites<T>(s_, n, pts_dev_.p, w1, o, stream_);
         if (!accumulate) {
             call_host_.ensure(4 * static_cast<size_t>(m_), "site field");
             check(cudaMemcpyAsync(call_host_.p, call_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
                                   cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site field)");
         }
         check(cudaStreamSynchronize(stream_), "site field kernels (cudaStreamSynchronize)");
-        *bad = flag_host_.p[0] != 0;
+        *bad = static_cast<volatile int *>(site_flag_.p)[0] != 0;
         if (*bad) return;
-        if (accumulate) {  // the sums stay on the device; the next call on the stream runs after this
-            accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
-            check(cudaGetLastError(), "site accumulator kernel launch");
+        if (accumulate) {
+            cur_ = 1 - cur_;
             return;
         }
         for (int64_t k = 0; k < m_; ++k) {
@@ -455,7 +460,7 @@ public:
     }
     void accum_reset() override {
         DeviceScope scope(dev_);
-        check(cudaMemsetAsync(acc_.p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
+        check(cudaMemsetAsync(acc_[cur_].p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemsetAsync");
     }
     // Values the engine recomputed in double on the host (SINGLE, a point that float puts on a site): onto the device
     // in the accumulator's layout (phi, E per site, caller order) and added as a call's.
@@ -468,7 +473,7 @@ public:
         }
         check(cudaMemcpyAsync(call_.p, call_host_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
                               cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (site field)");
-        accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_.p);
+        accumulate_kernel<<<blocks(4 * m_, 256), 256, 0, stream_>>>(4 * m_, weight, call_.p, acc_[cur_].p);
         check(cudaGetLastError(), "site accumulator kernel launch");
         check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");  // call_host_ is reused
         return true;
@@ -476,7 +481,7 @@ public:
     void accum_read(double *phi, double *efield) override {
         DeviceScope scope(dev_);
         call_host_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
-        check(cudaMemcpyAsync(call_host_.p, acc_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
+        check(cudaMemcpyAsync(call_host_.p, acc_[cur_].p, 4 * static_cast<size_t>(m_) * sizeof(double),
                               cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site accumulator)");
         check(cudaStreamSynchronize(stream_), "site accumulator (cudaStreamSynchronize)");
         for (int64_t k = 0; k < m_; ++k) {
@@ -496,6 +501,7 @@ public:
         // the engine recomputes in double), as the CPU.
         const T cell_on = std::is_same<T, float>::value || !(s_.self == s_.self) ? std::numeric_limits<T>::quiet_NaN()
                                                                                  : T(0);
+        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
         launch_sites_grad<T>(s_, n, pts_dev_.p, cell_on, call_g_.p, flag_.p, stream_);
         check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
         if (egrad) {
@@ -579,9 +585,9 @@ private:
     void release() {
         rows_.release(), tile_rows_.release(), sum_lim_.release();
         call_g_.release(), acc_g_.release(), call_g_host_.release();
-        planes_.release(), index_.release(), out_p_.release(), out_s_.release(), call_.release(), acc_.release();
+        planes_.release(), to_caller_.release(), call_.release(), acc_[0].release(), acc_[1].release();
         flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
-        flag_host_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
+        flag_host_.release(), site_flag_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -591,11 +597,13 @@ private:
     cudaStream_t stream_ = nullptr;
     ForceDev<T> s_;
     DeviceBuf<T> planes_, pts_dev_, sum_lim_;
-    DeviceBuf<int64_t> index_;
-    DeviceBuf<double> out_p_, out_s_, call_, acc_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
+    DeviceBuf<int64_t> to_caller_;
+    DeviceBuf<double> acc_[2];  // the site accumulator's sums (acc_[cur_]) and their spare
+    int cur_ = 0;
+    DeviceBuf<double> call_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
     DeviceBuf<int> flag_, tile_rows_;
     DeviceBuf<GradRow<T>> rows_;
-    PinnedBuf<int> flag_host_;
+    PinnedBuf<int> flag_host_, site_flag_;
     PinnedBuf<double> xyz_host_, out_host_, call_host_, call_g_host_;
     PinnedBuf<T> pts_host_;
     int64_t n_ = 0;
