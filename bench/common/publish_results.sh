@@ -10,9 +10,10 @@
 # needs the 16 cores that the node tables' rows name (cpu_16, gpu_16_mps, hyb_4x4: NCORES defaults to nproc).
 # Sources: field_direct cube_glycine_rows cube_glycine_tiles split_glycine precision_vmc node_vmc_double
 #          node_vmc_single rdf_pipeline legacy_loop legacy_loop_node split_charges forces crowd dipoles pol
-#          legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian vmc_forces (about 10 minutes in all on an H200 host with
-#          16 cores before the last seven were added). pol_bench exits 1 when a solve misses its tolerance: that run is
-#          recorded as failed and its table refuses it.
+#          legacy_loop_exp_soft legacy_loop_exp_hard legacy_loop_gaussian vmc_forces (about 10 minutes in all on an
+#          H200 host with 16 cores before the last eight were added). pol_bench exits 1 when a solve misses its
+#          tolerance: that run is recorded as failed and its table refuses it.
+# forces_cpu_vm (not among the defaults) runs on the 2-core development VM with its CPU build: BUILD_DIR build.
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
   echo "usage: publish_results.sh BUILD_DIR [SOURCE...]" >&2
@@ -61,6 +62,8 @@ publish() {
       run $R/field/legacy_loop_node -- bash bench/field/legacy_loop_node.sh "$B" $R/field/legacy_loop_node.json ;;
     forces)
       run $R/forces/forces -- "$B/forces_bench" --cube $CUBE --json $R/forces/forces.json ;;
+    forces_cpu_vm)  # the CPU of the 2-core development VM (the CI machine's kind), from the CPU build; not on the GPU host
+      run $R/forces/forces_cpu_vm -- "$B/forces_bench" --cpu-only --cube $CUBE --json $R/forces/forces_cpu_vm.json ;;
     crowd)
       run $R/field/crowd -- "$B/crowd_bench" --json $R/field/crowd.json ;;
     dipoles)
