@@ -539,6 +539,43 @@ TEST(ForcesSites, SeveralChunksOfPoints) {
         }
 }
 
+// A site's sums are 0 + c_1 + c_2 + ... over its chunks of kFieldChunk points, added in chunk order (whatever the
+// launch takes side by side): the field of 2,048 points equals, bit for bit, the field of the first 1,024 plus that
+// of the others. Cells (in DOUBLE a point of the second chunk on a cell centre: that chunk's careful form) and screened
+// charges; one weight and several.
+TEST(ForcesSites, ChunksAddInOrder) {
+    REQUIRE_BACKEND();
+    const int64_t n = 2048, half = 1024;
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        for (int sys = 0; sys < 2; ++sys) {
+            const Sys s = sys == 0 ? cells_system(300, 51) : charges_system(200, QMMM_SCREEN_EXP, 52);
+            qmmm_field f = make(s, p, 0, sys == 0 ? 0.008 : 0);
+            std::vector<double> x = random_points(n, 53);
+            // DOUBLE only: SINGLE recomputes a call with a point on a site in double (the engine's rule).
+            if (sys == 0 && p == QMMM_PRECISION_DOUBLE)
+                std::copy(&s.xyz[3 * 7], &s.xyz[3 * 7 + 3], &x[3 * (half + 100)]);
+            const int64_t m = s.sites();
+            for (bool one : {false, true}) {
+                std::vector<double> w(n);
+                for (int64_t i = 0; i < n; ++i) w[i] = one ? -1.0 : i % 9 == 0 ? 2.0 : -1.0;
+                std::vector<double> phi(m), e(3 * m), phi_a(m), e_a(3 * m), phi_b(m), e_b(3 * m);
+                ASSERT_EQ(qmmm_field_site_field(f, n, x.data(), w.data(), phi.data(), e.data()), QMMM_SUCCESS)
+                    << qmmm_error_message();
+                ASSERT_EQ(qmmm_field_site_field(f, half, x.data(), w.data(), phi_a.data(), e_a.data()), QMMM_SUCCESS);
+                ASSERT_EQ(qmmm_field_site_field(f, n - half, x.data() + 3 * half, w.data() + half, phi_b.data(),
+                                                e_b.data()),
+                          QMMM_SUCCESS);
+                int64_t differ = 0;
+                for (int64_t k = 0; k < m; ++k) {
+                    differ += phi[k] != phi_a[k] + phi_b[k];
+                    for (int c = 0; c < 3; ++c) differ += e[3 * k + c] != e_a[3 * k + c] + e_b[3 * k + c];
+                }
+                EXPECT_EQ(differ, 0) << "precision " << p << " system " << sys << " one weight " << one;
+            }
+            qmmm_field_destroy(f);
+        }
+}
+
 // Newton's third law between the calls: sum_k Q_k E_k + sum_i w_i grad_i = 0 (Q_k = -c_k), relative to the sum of
 // the magnitudes of its terms.
 TEST(ForcesSites, NewtonsThirdLawOnRandomSystems) {

@@ -355,6 +355,7 @@ public:
             acc_[0].ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
             check(cudaMemsetAsync(acc_[0].p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemset");
             flag_.ensure(1, "flag"), flag_host_.ensure(1, "flag"), site_flag_.ensure(1, "flag");
+            wave_blocks_ = sites_wave_blocks<T>();
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         } catch (...) {
             release();
@@ -440,7 +441,10 @@ public:
         }
         site_flag_.p[0] = 0;  // the stream's earlier kernels that write it have finished (each call ends synchronized)
         o.flag = site_flag_.dev;
-        launch_sites<T>(s_, n, pts_dev_.p, w1, o, stream_);
+        const int64_t per_launch = sites_chunks_per_launch(s_.n_plain, s_.n_screened, n, wave_blocks_);
+        if (per_launch > 1)
+            site_part_.ensure(static_cast<size_t>((per_launch + 1) * 4 * m_), "site field partial sums");
+        launch_sites<T>(s_, n, pts_dev_.p, w1, o, per_launch, site_part_.p, stream_);
         if (!accumulate) {
             call_host_.ensure(4 * static_cast<size_t>(m_), "site field");
             check(cudaMemcpyAsync(call_host_.p, call_.p, 4 * static_cast<size_t>(m_) * sizeof(double),
@@ -587,6 +591,7 @@ private:
         call_g_.release(), acc_g_.release(), call_g_host_.release();
         planes_.release(), to_caller_.release(), call_.release(), acc_[0].release(), acc_[1].release();
         flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
+        site_part_.release();
         flag_host_.release(), site_flag_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
@@ -601,6 +606,8 @@ private:
     DeviceBuf<double> acc_[2];  // the site accumulator's sums (acc_[cur_]) and their spare
     int cur_ = 0;
     DeviceBuf<double> call_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
+    DeviceBuf<double> site_part_;  // the site field's partial sums per chunk (launch_sites)
+    int64_t wave_blocks_ = 1;      // the site field kernel's blocks that the device holds at once
     DeviceBuf<int> flag_, tile_rows_;
     DeviceBuf<GradRow<T>> rows_;
     PinnedBuf<int> flag_host_, site_flag_;
