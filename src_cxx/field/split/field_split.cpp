@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu_parallel.hpp"
 #include "error.hpp"
 #include "split/field_split_build.hpp"
 
@@ -205,13 +206,15 @@ void split_point_order(const SplitGridView &g, double box, int64_t n, const doub
     for (int k = 0; k < 3; ++k) box = std::max(box, (g.hi[k] - g.lo[k]) / 32.0);  // 32 boxes a side at most: 15 bits
     const double inv = 1.0 / box;
     std::vector<uint64_t> key(static_cast<size_t>(n)), tmp(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static) num_threads(threads) if (n >= 4096)
-    for (int64_t i = 0; i < n; ++i) {
-        uint64_t m = 0;
-        for (int k = 0; k < 3; ++k)
-            m |= morton_spread(static_cast<uint64_t>(std::clamp((xyz[3 * i + k] - g.lo[k]) * inv, 0.0, 31.0))) << k;
-        key[static_cast<size_t>(i)] = m << 32 | static_cast<uint64_t>(i);  // n < 2^32 (the API's batches)
-    }
+    constexpr int64_t kTile = 2048;  // keys a tile of the pool's loop (cpu_parallel.hpp, as the call's own loop)
+    parallel_tiles(n >= 4096 ? threads : 1, (n + kTile - 1) / kTile, [&](int64_t t) {
+        for (int64_t i = t * kTile; i < std::min(n, (t + 1) * kTile); ++i) {
+            uint64_t m = 0;
+            for (int k = 0; k < 3; ++k)
+                m |= morton_spread(static_cast<uint64_t>(std::clamp((xyz[3 * i + k] - g.lo[k]) * inv, 0.0, 31.0))) << k;
+            key[static_cast<size_t>(i)] = m << 32 | static_cast<uint64_t>(i);  // n < 2^32 (the API's batches)
+        }
+    });
     // LSD radix sort of the 15-bit codes in two passes (8 and 7 bits; stable: ties keep the index order).
     for (int shift = 32; shift < 47; shift += 8) {
         std::array<int64_t, 257> count{};

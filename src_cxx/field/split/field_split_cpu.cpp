@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cpu_parallel.hpp"
 #include "cpu_simd.hpp"
 #include "cpu_threads.hpp"
 #include "error.hpp"
@@ -344,25 +345,27 @@ public:
         if (!split_grad_info().split) return false;
         out.assign(static_cast<size_t>(n), 0);
         grad_cells(grad_.view, grad_.self, n, xyz, &out, u, grad);
-        const int nt = call_threads(threads_, static_cast<double>(n) * static_cast<double>(nuclei_.n_nuclei));
-#pragma omp parallel for schedule(static) num_threads(nt) if (n >= 64)
-        for (int64_t i = 0; i < n; ++i) {
-            if (out[i]) continue;
-            const double *p = xyz + 3 * i;
-            double *g = grad + 3 * i, v = 0;
-            for (int64_t b = 0; b < nuclei_.n_nuclei; ++b) {  // - Z / d and its gradient Z (r - R) / d^3
-                const double *r = &nuclei_.nuc_xyz[3 * b];
-                const double dx = p[0] - r[0], dy = p[1] - r[1], dz = p[2] - r[2];
-                const double d2 = dx * dx + dy * dy + dz * dz, z = nuclei_.nuc_z[b];
-                if (d2 < kSingularRadius2) {  // no finite value: the engine names the nucleus
-                    v = std::numeric_limits<double>::quiet_NaN();
-                    continue;
+        const double work = static_cast<double>(n) * static_cast<double>(nuclei_.n_nuclei);
+        const int nt = n >= 64 ? call_threads(threads_, work) : 1;
+        parallel_tiles(nt, (n + 63) / 64, [&](int64_t t) {
+            for (int64_t i = t * 64; i < std::min(n, t * 64 + 64); ++i) {
+                if (out[i]) continue;
+                const double *p = xyz + 3 * i;
+                double *g = grad + 3 * i, v = 0;
+                for (int64_t b = 0; b < nuclei_.n_nuclei; ++b) {  // - Z / d and its gradient Z (r - R) / d^3
+                    const double *r = &nuclei_.nuc_xyz[3 * b];
+                    const double dx = p[0] - r[0], dy = p[1] - r[1], dz = p[2] - r[2];
+                    const double d2 = dx * dx + dy * dy + dz * dz, z = nuclei_.nuc_z[b];
+                    if (d2 < kSingularRadius2) {  // no finite value: the engine names the nucleus
+                        v = std::numeric_limits<double>::quiet_NaN();
+                        continue;
+                    }
+                    const double inv = 1 / std::sqrt(d2), c = ((z * inv) * inv) * inv;
+                    v -= z * inv, g[0] += c * dx, g[1] += c * dy, g[2] += c * dz;
                 }
-                const double inv = 1 / std::sqrt(d2), c = ((z * inv) * inv) * inv;
-                v -= z * inv, g[0] += c * dx, g[1] += c * dy, g[2] += c * dz;
+                u[i] += v;
             }
-            u[i] += v;
-        }
+        });
         return true;
     }
 
@@ -381,17 +384,14 @@ public:
         std::vector<char> out(static_cast<size_t>(n));
         if (n >= kSortPoints) split_point_order(view_.grid, 0.5 * std::sqrt(view_.rc2), n, xyz, nt, order_);
         else order_.clear();
-#pragma omp parallel num_threads(nt) if (n >= 4 * kLanes)
-        {
-#pragma omp for schedule(dynamic, 8)
-            for (int64_t k = 0; k < n; ++k) {
+        parallel_tiles(n >= 4 * kLanes ? nt : 1, (n + kPointTile - 1) / kPointTile, [&](int64_t t) {
+            for (int64_t k = t * kPointTile; k < std::min(n, (t + 1) * kPointTile); ++k) {
                 const int64_t i = order_.empty() ? k : order_[static_cast<size_t>(k)];
                 const double *p = xyz + 3 * i;
                 out[i] = !split_inside(view_.grid, p);
                 u[i] = out[i] ? 0.0 : interp(view_.grid, p) + short_sum(view_, p, model_.self);
             }
-            simd_clear_upper();  // the workers too (cpu_simd.hpp)
-        }
+        });
         outside(n, xyz, out, u);
         add_nuclear_term(nuclei_, n, xyz, u, nt);
         simd_clear_upper();
@@ -504,22 +504,28 @@ private:
         const int nt = call_threads(threads_, 1.5e3 * static_cast<double>(n));
         std::vector<int64_t> order;
         if (n >= kSortPoints) split_point_order(v.v.grid, 0.5 * std::sqrt(v.rg2), n, xyz, nt, order);
-#pragma omp parallel for schedule(dynamic, 8) num_threads(nt) if (n >= 4 * kLanes)
-        for (int64_t k = 0; k < n; ++k) {
-            const int64_t i = order.empty() ? k : order[static_cast<size_t>(k)];
-            const double *p = xyz + 3 * i;
-            if (out && !split_inside(v.v.grid, p)) {
-                (*out)[static_cast<size_t>(i)] = 1;
-                continue;
+        parallel_tiles(n >= 4 * kLanes ? nt : 1, (n + kPointTile - 1) / kPointTile, [&](int64_t t) {
+            for (int64_t k = t * kPointTile; k < std::min(n, (t + 1) * kPointTile); ++k) {
+                const int64_t i = order.empty() ? k : order[static_cast<size_t>(k)];
+                const double *p = xyz + 3 * i;
+                if (out && !split_inside(v.v.grid, p)) {
+                    (*out)[static_cast<size_t>(i)] = 1;
+                    continue;
+                }
+                split_grad_point(v, p, self, u + i, g + 3 * i);
             }
-            split_grad_point(v, p, self, u + i, g + 3 * i);
-        }
+        });
     }
 
     // Batches of at least this many points are evaluated in spatial order (split_point_order), so that the next point's
     // ~1,000 cells and 512 grid values are mostly in L1 and L2 already: 5-11 % faster on one core of the H100 host
     // (AVX-512), 9-20 % on an AVX2 core, 0-2 % at 16 threads, same bits.
     static constexpr int64_t kSortPoints = 64;
+    // Points a tile of a call's parallel loop (cpu_parallel.hpp, the library's pool, as every other per-call loop:
+    // an OpenMP team here left its threads spinning after the loop while the pool's helpers took the nuclear term,
+    // 31 threads on 16 cores, and a helper taken off its core held the call: rounds of 10.7 us a point against 1.5 at
+    // 1.1M cells, 1,024 points, 16 threads on an idle 16-core Xeon).
+    static constexpr int64_t kPointTile = 8;
     std::vector<int64_t> order_;
     int threads_;
     bool cells_in_range_ = false;  // every cell within kSimdRange of the origin (the SIMD kernels' precondition)
