@@ -857,6 +857,47 @@ TEST(ForcesGpu, MatchesTheCpu) {
             qmmm_field_destroy(fc), qmmm_field_destroy(fg);
         }
 }
+
+// The gradient's two grids give the same bits: a call of few points takes a block per chunk of 256 sites, one whose
+// blocks by slices of 4,096 sites fill the GPU (here more than 2,400 blocks, more than any GPU holds at once) takes
+// the slices. On random cells, a lattice's rows and point charges with screened ones, for points anywhere, on cell
+// centres (the careful form of the centre's slice) and near them: each point alone against the large batch.
+TEST(ForcesGpu, ChunksAndSlicesGiveTheSameBits) {
+    REQUIRE_BACKEND();
+    const double h = 0.45;
+    for (int sys : {0, 1, 2}) {
+        Sys s = sys == 2 ? charges_system(100000, QMMM_SCREEN_EXP, 96) : cells_system(sys == 1 ? 0 : 100000, 93);
+        if (sys == 1)  // z fastest: rows of 29 cells (the row layout), 3 slices
+            for (int i = 0; i < 23; ++i)
+                for (int j = 0; j < 17; ++j)
+                    for (int k = 0; k < 29; ++k)
+                        s.xyz.insert(s.xyz.end(), {-5 + h * i, -4 + h * j, -6 + h * k}), s.q.push_back(1e-3 + 1e-5 * k);
+        std::vector<double> p;
+        for (int64_t m : {int64_t(0), int64_t(4100), s.n() - 1}) {  // on a centre (slices 0, 1 and the last), near one
+            if (!s.charges) p.insert(p.end(), {s.xyz[3 * m], s.xyz[3 * m + 1], s.xyz[3 * m + 2]});
+            p.insert(p.end(), {s.xyz[3 * m] + 1e-3, s.xyz[3 * m + 1], s.xyz[3 * m + 2] - 1e-3});
+        }
+        const int64_t special = static_cast<int64_t>(p.size()) / 3;
+        // Blocks by slices: points / (3 SINGLE, 2 DOUBLE, 1 rows) / 128 x slices (25 of 10^5 cells, 3 of the lattice,
+        // 17 of the 66,667 unscreened charges).
+        const std::vector<double> rest = random_points(sys == 1 ? 110000 : sys == 2 ? 60000 : 40000, 94, 6);
+        p.insert(p.end(), rest.begin(), rest.end());
+        const int64_t n = static_cast<int64_t>(p.size()) / 3;
+        for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+            qmmm_field f = make(s, prec, 0, s.charges ? 0.0 : h * h * h);
+            std::vector<double> u(n), g(3 * n);
+            ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u.data(), g.data()), QMMM_SUCCESS) << qmmm_error_message();
+            for (int64_t i = 0; i < special + 8; ++i) {
+                double u1 = NAN, g1[3] = {NAN, NAN, NAN};
+                ASSERT_EQ(qmmm_field_eval_grad(f, 1, &p[3 * i], &u1, g1), QMMM_SUCCESS) << qmmm_error_message();
+                ASSERT_TRUE(std::isfinite(u1)) << i;
+                EXPECT_EQ(0, std::memcmp(&u[i], &u1, 8)) << "system " << sys << " prec " << prec << " point " << i;
+                EXPECT_EQ(0, std::memcmp(&g[3 * i], g1, 24)) << "system " << sys << " prec " << prec << " point " << i;
+            }
+            qmmm_field_destroy(f);
+        }
+    }
+}
 #endif
 
 }  // namespace

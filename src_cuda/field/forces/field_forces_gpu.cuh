@@ -12,10 +12,15 @@
 namespace qmmm::cuda::forces {
 
 constexpr int kBlock = 128;
-// Plain sites per slice of the gradient's grid (a multiple of kFieldChunk and kBlock): the partial sums of one slice
+// Plain sites per slice of the gradient's grid (a multiple of kGradChunk and kBlock): the partial sums of one slice
 // are added in slice order, so a point's bits do not depend on the batch.
 constexpr int64_t kSlice = 4096;
-static_assert(kSlice % kFieldChunk == 0 && kFieldChunk % kBlock == 0, "slices of whole chunks of whole tiles");
+// Plain sites (and screened charges) per chunk of the gradient: a point's terms over a chunk are summed in T in index
+// order and flushed into its double sums; a call of few points takes a block per chunk, so a chunk's length is the
+// serial part of such a call. On an H100 (10^5 random cells, 22 points, the whole call): 1,024 sites a chunk DOUBLE
+// 68 us, SINGLE 42 us; 512: 50, 34; 256: 41, 31; at 8,192 points (by slices) -1 % to +5 %, within the spread of runs.
+constexpr int64_t kGradChunk = 256;
+static_assert(kSlice % kGradChunk == 0 && kGradChunk % kBlock == 0, "slices of whole chunks of whole tiles");
 
 // A row of the gradient's row layout as the kernels read it: ForceRow (field_forces_rows.hpp: v, w, sgn, lim) with
 // its sites first..end-1 as indices within its tile.
@@ -39,7 +44,7 @@ struct ForceDev {
     int axis = -1;
     const GradRow<T> *rows = nullptr;
     const int *tile_rows = nullptr;
-    // Per chunk of kFieldChunk plain sites: the singular test's bound on the chunk's value sum (sign_sum_limit,
+    // Per chunk of kGradChunk plain sites: the singular test's bound on the chunk's value sum (sign_sum_limit,
     // field_forces_sign.hpp), 0 where the chunk keeps the running max of 1/d.
     const T *sum_lim = nullptr;
 };
@@ -79,8 +84,9 @@ struct SitesOut {
 };
 
 // Where the sites' blocks fill the GPU this many times over, a site field launch takes every chunk of points in
-// each block (a tail of at most a quarter wave); below it, each chunk in its own block (grid y). On an H100, 1e5
-// sites (782 blocks) and 8,192 points, accumulating: DOUBLE 1,165 -> 1,072 us, SINGLE 508 -> 509 us (the same bits).
+// each block (the last, partial wave is then at most a quarter of the launch); below it, each chunk in its own block
+// (grid y). On an H100, 1e5 sites (782 blocks) and 8,192 points, accumulating: DOUBLE 1,165 -> 1,072 us, SINGLE 508 ->
+// 509 us (the same bits).
 constexpr int64_t kSiteSplitWaves = 4;
 // The most memory the chunks' partial sums take (launches of fewer chunks beyond it): 10 chunks of 1e5 sites.
 constexpr int64_t kSiteSplitBytes = int64_t(32) << 20;
@@ -101,8 +107,9 @@ void launch_sites(const ForceDev<T> &s, int64_t n, const T *pts, double w1, cons
                   double *part, cudaStream_t stream);
 
 // The field gradient at the plain sites of n points (as launch_sites): 6 doubles per site (xx xy xz yy yz zz) into
-// out; *flag set where a value is not finite. cell_on: a density cell's term on its centre (0, or NaN where the self
-// term does not apply). Asynchronous on stream (field_site_grad_gpu.cu).
+// out; *flag (mapped host memory, cleared by the caller) set to 1 where a value is not finite. cell_on: a density
+// cell's term on its centre (0, or NaN where the self term does not apply). Asynchronous on stream
+// (field_site_grad_gpu.cu).
 template <class T>
 void launch_sites_grad(const ForceDev<T> &s, int64_t n, const T *pts, T cell_on, double *out, int *flag,
                        cudaStream_t stream);

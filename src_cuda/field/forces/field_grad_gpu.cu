@@ -2,11 +2,15 @@
 // buffers, the accumulator's sums (and its field gradient's) on
 // the device (the CPU twin: src_cxx/field/forces/field_grad_cpu.cpp).
 //
-// Gradient: a grid of (point blocks) x (slices of kSlice plain sites); a thread takes two (DOUBLE) or three (SINGLE)
-// points, one on the row layout, against its slice, the sites through shared memory in tiles, summed in T and
-// flushed into double every kFieldChunk sites; its partial goes to part[slice][point]. A second kernel adds a point's
-// slices in slice order, then its screened charges in index order. No atomics on values (one integer flag says a
-// value was not finite); a point's bits depend on neither the batch nor the launch shape.
+// Gradient: a point's terms are summed in T over each chunk of kGradChunk sites in index order and flushed into double;
+// the chunks add up in order within each slice of kSlice plain sites, the slices in order, then the screened charges'
+// chunks in order. Two grids give those sums. By slices (a batch that fills the GPU): (point blocks) x (slices), a
+// thread takes two (DOUBLE) or three (SINGLE) points, one on the row layout, the sites through shared memory in tiles,
+// and its slice's partial goes to part[slice][point]. By chunks (a call of few points, such as a QMC step's): (point
+// blocks) x (chunks), a point a thread, a chunk's partial to part[chunk][point]. The screened charges take a grid of
+// (point blocks) x (their chunks). A last kernel adds a point's partials in that order (by chunks, a block a point, the
+// partials loaded side by side). No atomics on values (one integer flag in mapped host memory says a value was not
+// finite; the values go to mapped host memory too); a point's bits depend on neither the batch nor the grid.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,8 +31,12 @@
 namespace qmmm::cuda::forces {
 namespace {
 
-// Points per launch round: bounds the partial sums' buffer (slices x points x 4 doubles).
+// Points per launch round at most, and the most memory their partial sums by slices take (rounds of fewer points
+// beyond it); by chunks (16 times as many partials) at most kChunkPartBytes, else by slices.
 constexpr int64_t kRound = 65536;
+constexpr int64_t kPartBytes = int64_t(512) << 20;
+constexpr int64_t kChunkPartBytes = int64_t(128) << 20;
+constexpr int64_t kMaxGridY = 65535;  // a launch's grid y at most (the plain sites by chunks take one launch)
 // The row layout is taken where rows average at least this many sites: a row costs a head's load and three
 // products per point besides its pairs.
 constexpr int64_t kMinRow = 8;
@@ -50,9 +58,23 @@ __device__ __forceinline__ int load_tile(const ForceDev<T> &s, int64_t t0, int64
     return static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
 }
 
-// One point's sums over the plain sites [b, e) in the careful form (the block's threads load the tiles together): a
-// site within the singular radius gives its on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no
-// gradient; beyond it, the fast forms' terms.
+// A pair of the careful form (site q, index k): a site within the singular radius gives its on-value for 1/d
+// (self_inv_r of a density cell, NaN otherwise) and no gradient; beyond it, the fast forms' terms.
+template <class T>
+__device__ __forceinline__ void careful_pair(const ForceDev<T> &s, const Quad<T> &q, int64_t k, T px, T py, T pz, T &au,
+                                             T &ax, T &ay, T &az) {
+    const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
+    const T d2 = dx * dx + dy * dy + dz * dz;
+    const T ck = q.w;
+    const bool on = d2 < T(kSingularRadius2);
+    const T inv = on ? T(0) : inv_sqrt(d2);
+    au += ck * (on ? (k < s.n_self ? s.self : s.bad) : inv);
+    const T g = (ck * inv) * (inv * inv);
+    ax -= g * dx, ay -= g * dy, az -= g * dz;
+}
+
+// One point's sums over the plain sites [b, e) (b a multiple of kGradChunk) in the careful form, the block's threads
+// loading the tiles together; flushed into acc every kGradChunk sites.
 template <class T>
 __device__ __forceinline__ void slice_sum_careful(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz,
                                                   Quad<T> *sh, double *acc) {
@@ -60,18 +82,22 @@ __device__ __forceinline__ void slice_sum_careful(const ForceDev<T> &s, int64_t 
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         const int cnt = load_tile(s, t0, e, sh);
 #pragma unroll 4
-        for (int j = 0; j < cnt; ++j) {
-            const Quad<T> q = sh[j];
-            const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
-            const T d2 = dx * dx + dy * dy + dz * dz;
-            const T ck = q.w;
-            const bool on = d2 < T(kSingularRadius2);
-            const T inv = on ? T(0) : inv_sqrt(d2);
-            au += ck * (on ? (t0 + j < s.n_self ? s.self : s.bad) : inv);
-            const T g = (ck * inv) * (inv * inv);
-            ax -= g * dx, ay -= g * dy, az -= g * dz;
+        for (int j = 0; j < cnt; ++j) careful_pair(s, sh[j], t0 + j, px, py, pz, au, ax, ay, az);
+        if ((t0 + kBlock - b) % kGradChunk == 0 || t0 + kBlock >= e) {
+            acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
+            au = ax = ay = az = 0;
         }
-        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+    }
+}
+
+// slice_sum_careful by one thread alone, the sites read from global memory: the same terms and flushes, so the same
+// bits.
+template <class T>
+__device__ void range_sum_careful(const ForceDev<T> &s, int64_t b, int64_t e, T px, T py, T pz, double *acc) {
+    T au = 0, ax = 0, ay = 0, az = 0;
+    for (int64_t k = b; k < e; ++k) {
+        careful_pair(s, Quad<T>{s.x[k], s.y[k], s.z[k], s.c[k]}, k, px, py, pz, au, ax, ay, az);
+        if ((k + 1 - b) % kGradChunk == 0 || k + 1 == e) {
             acc[0] += au, acc[1] += ax, acc[2] += ay, acc[3] += az;
             au = ax = ay = az = 0;
         }
@@ -98,7 +124,8 @@ __device__ __forceinline__ int near_word() {
 template <class T, int kP, bool kMax>
 __device__ __forceinline__ void tile_terms(const Quad<T> *sh, int cnt, const T (&p)[kP][3], T (&au)[kP], T (&ax)[kP],
                                            T (&ay)[kP], T (&az)[kP], int (&top)[kP]) {
-#pragma unroll 2
+    constexpr int kUnroll = kP == 1 ? 4 : 2;
+#pragma unroll kUnroll
     for (int j = 0; j < cnt; ++j) {
         const Quad<T> q = sh[j];
 #pragma unroll
@@ -123,10 +150,10 @@ __device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, 
     for (int k = 0; k < kP; ++k) au[k] = ax[k] = ay[k] = az[k] = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
         const int cnt = load_tile(s, t0, e, sh);
-        const T lim = s.sum_lim[t0 / kFieldChunk];
+        const T lim = s.sum_lim[t0 / kGradChunk];
         if (lim != T(0)) tile_terms<T, kP, false>(sh, cnt, p, au, ax, ay, az, top);
         else tile_terms<T, kP, true>(sh, cnt, p, au, ax, ay, az, top);
-        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+        if ((t0 + kBlock - b) % kGradChunk == 0 || t0 + kBlock >= e) {
             const T sgn = lim > T(0) ? T(1) : T(-1);
             for (int m = 0; m < kP; ++m) {
                 if (lim != T(0) && !(au[m] * sgn < lim * sgn)) top[m] = INT_MAX;  // an infinite sum too (1/0)
@@ -143,29 +170,34 @@ __device__ __forceinline__ void slice_sum_fast(const ForceDev<T> &s, int64_t b, 
 template <class T>
 constexpr int kGradPoints = sizeof(T) == 4 ? 3 : 2;
 
-// part[slice][i] = point i's sums over the slice's plain sites; a thread takes points i, i + kBlock, ... of its
-// block's kGradPoints<T> x kBlock. A point whose sums or largest 1/d say a site may be within the singular radius takes
-// the slice again in the careful form: its bits are those of its own form, whatever shares its block.
-template <class T>
+// part[y][i] = point i's sums over the plain sites [y span, (y + 1) span), y = blockIdx.y; a thread takes points
+// i, i + kBlock, ... of its block's kP x kBlock. By slices (span kSlice, near_out NULL): a point whose sums or largest
+// 1/d say a site may be within the singular radius takes the slice again in the careful form, so its bits are those of
+// its own form, whatever shares its block. By chunks (span kGradChunk): near_out[y][i] says so instead, and
+// grad_finish_kernel takes that point's slice in the careful form.
+template <class T, int kP>
 __global__ void __launch_bounds__(kBlock) grad_plain_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
-                                                            double *__restrict__ part) {
+                                                            int64_t span, double *__restrict__ part,
+                                                            unsigned char *__restrict__ near_out) {
     __shared__ Quad<T> sh[kBlock];
-    const int64_t i0 = blockIdx.x * static_cast<int64_t>(kGradPoints<T> * kBlock) + threadIdx.x;
-    const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
-    T p[kGradPoints<T>][3];
-    double acc[kGradPoints<T>][4];
-    int top[kGradPoints<T>];
-    for (int m = 0; m < kGradPoints<T>; ++m) {
+    const int64_t i0 = blockIdx.x * static_cast<int64_t>(kP * kBlock) + threadIdx.x;
+    const int64_t slice = blockIdx.y, b = slice * span, e = b + span < s.n_plain ? b + span : s.n_plain;
+    T p[kP][3];
+    double acc[kP][4];
+    int top[kP];
+    for (int m = 0; m < kP; ++m) {
         const int64_t i = i0 + m * kBlock;
         for (int c = 0; c < 3; ++c) p[m][c] = i < n ? static_cast<T>(xyz[3 * i + c] - s.origin[c]) : T(0);
         for (int c = 0; c < 4; ++c) acc[m][c] = 0;
         top[m] = 0;
     }
-    slice_sum_fast<T, kGradPoints<T>>(s, b, e, p, sh, acc, top);
-    for (int m = 0; m < kGradPoints<T>; ++m) {
+    slice_sum_fast<T, kP>(s, b, e, p, sh, acc, top);
+    for (int m = 0; m < kP; ++m) {
         const int64_t i = i0 + m * kBlock;
         const bool near = i < n && top[m] >= near_word<T>();
-        if (__syncthreads_or(near)) {
+        if (near_out) {
+            if (i < n) near_out[slice * n + i] = near;
+        } else if (__syncthreads_or(near)) {
             double careful[4] = {0, 0, 0, 0};
             slice_sum_careful<T>(s, b, e, p[m][0], p[m][1], p[m][2], sh, careful);
             if (near)
@@ -212,7 +244,7 @@ __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, i
             gv += gs * dv, gw += gs * dw;
             flag |= !(gs * h.sgn < h.lim);
         }
-        if ((t0 + kBlock - b) % kFieldChunk == 0 || t0 + kBlock >= e) {
+        if ((t0 + kBlock - b) % kGradChunk == 0 || t0 + kBlock >= e) {
             acc[0] += au, acc[1 + a] -= gu, acc[1 + av] -= gv, acc[1 + aw] -= gw;
             au = gu = gv = gw = 0;
         }
@@ -220,17 +252,18 @@ __device__ __forceinline__ void row_slice_sum(const ForceDev<T> &s, int64_t b, i
     *near = flag;
 }
 
-// grad_plain_kernel on the row layout: the same partials (part[slice][i]) to rounding, the same careful form where a
-// row's sum says a site may be within the singular radius (slice_sum_careful's, which that point takes whatever shares its
-// block; beyond the radius it is the fast form's sum in another order).
+// grad_plain_kernel on the row layout, by slices or chunks (span, near_out) as it: the same partials to rounding, the
+// same careful form where a row's sum says a site may be within the singular radius (slice_sum_careful's, which that
+// point takes whatever shares its block; beyond the radius it is the fast form's sum in another order).
 template <class T>
 __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
-                                                           double *__restrict__ part) {
+                                                           int64_t span, double *__restrict__ part,
+                                                           unsigned char *__restrict__ near_out) {
     __shared__ Quad<T> sh[kBlock];
     __shared__ Pair2<T> shc[kBlock];
     __shared__ GradRow<T> shr[kBlock];
     const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x;
-    const int64_t slice = blockIdx.y, b = slice * kSlice, e = b + kSlice < s.n_plain ? b + kSlice : s.n_plain;
+    const int64_t slice = blockIdx.y, b = slice * span, e = b + span < s.n_plain ? b + span : s.n_plain;
     T p[3] = {0, 0, 0};
     if (i < n)
         for (int c = 0; c < 3; ++c) p[c] = static_cast<T>(xyz[3 * i + c] - s.origin[c]);
@@ -238,7 +271,9 @@ __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_
     bool flag = false;
     row_slice_sum<T>(s, b, e, p, shr, shc, acc, &flag);
     const bool near = i < n && flag;
-    if (__syncthreads_or(near)) {
+    if (near_out) {
+        if (i < n) near_out[slice * n + i] = near;
+    } else if (__syncthreads_or(near)) {
         double careful[4] = {0, 0, 0, 0};
         slice_sum_careful<T>(s, b, e, p[0], p[1], p[2], sh, careful);
         if (near)
@@ -248,41 +283,152 @@ __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_
         for (int j = 0; j < 4; ++j) part[(slice * n + i) * 4 + j] = acc[j];
 }
 
-// out[4i..]: the slices' partials in slice order, then the screened charges in index order; flag set when a value
-// is not finite.
+// One screened charge's terms at a point (offsets dx dy dz, charge c, kernel a b, cut2: beyond it 1/d): U += c g,
+// dU/dr += c h d (field_forces_shared.hpp).
 template <class T>
-__global__ void grad_finish_kernel(ForceDev<T> s, int64_t n, int64_t slices, const double *__restrict__ xyz,
-                                   const double *__restrict__ part, double *__restrict__ out, int *flag) {
+__device__ __forceinline__ void screened_pair(int kind, T dx, T dy, T dz, T c, T a, T b, T cut2, T &v, T &gx, T &gy,
+                                              T &gz) {
+    const T d2 = dx * dx + dy * dy + dz * dz;
+    T gv, h;
+    if (d2 >= cut2) {
+        const T inv = inv_sqrt(d2);
+        gv = inv, h = -inv * inv * inv;
+    } else {
+        gv = screened_inv_r_xyz<T>(kind, dx, dy, dz, a, b);
+        h = d2 > T(0) ? screened_grad_h<T>(kind, d2, a, b) : T(0);
+    }
+    v += c * gv;
+    const T ch = c * h;
+    gx += ch * dx, gy += ch * dy, gz += ch * dz;
+}
+
+// part[y][i] = point i's sums over the screened charges [y kGradChunk, (y + 1) kGradChunk) (y = y0 + blockIdx.y), in
+// index order in T; a thread a point, the charges through shared memory (two Quads a charge: x y z c, a b cut2).
+template <class T>
+__global__ void __launch_bounds__(kBlock) grad_screened_kernel(ForceDev<T> s, int64_t n, const double *__restrict__ xyz,
+                                                               int64_t y0, double *__restrict__ part) {
+    __shared__ Quad<T> sh[2 * kBlock];
+    const int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x, y = y0 + blockIdx.y;
+    const int64_t b = y * kGradChunk, e = b + kGradChunk < s.n_screened ? b + kGradChunk : s.n_screened;
+    T p[3] = {0, 0, 0};
+    if (i < n)
+        for (int c = 0; c < 3; ++c) p[c] = static_cast<T>(xyz[3 * i + c] - s.origin[c]);
+    T v = 0, gx = 0, gy = 0, gz = 0;
+    for (int64_t t0 = b; t0 < e; t0 += kBlock) {
+        __syncthreads();
+        const int64_t k = t0 + threadIdx.x;
+        if (k < e) {
+            sh[2 * threadIdx.x] = Quad<T>{s.sx[k], s.sy[k], s.sz[k], s.sc[k]};
+            sh[2 * threadIdx.x + 1] = Quad<T>{s.sa[k], s.sb[k], s.cut2[k], T(0)};
+        }
+        __syncthreads();
+        const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
+        for (int j = 0; j < cnt; ++j) {
+            const Quad<T> q = sh[2 * j], r = sh[2 * j + 1];
+            screened_pair<T>(s.kind, p[0] - q.x, p[1] - q.y, p[2] - q.z, q.w, r.x, r.y, r.z, v, gx, gy, gz);
+        }
+    }
+    if (i < n) {
+        double *o = part + (y * n + i) * 4;
+        o[0] = v, o[1] = gx, o[2] = gy, o[3] = gz;
+    }
+}
+
+// Point i's sum over the slice of partials [p0, p1) of part (parts of the plain sites, kGradChunk or kSlice each):
+// added from 0 in order (a slice's chunks, as the slice kernel's flushes), or, where near (by chunks, else NULL) marks
+// one of them, the slice in the careful form, as the slice kernel takes it.
+template <class T>
+__device__ __forceinline__ void slice_total(const ForceDev<T> &s, int64_t n, int64_t i, int64_t p0, int64_t p1,
+                                            const unsigned char *__restrict__ near, const double *__restrict__ xyz,
+                                            const double *__restrict__ part, double (&sl)[4]) {
+    bool careful = false;
+    if (near)
+        for (int64_t c = p0; c < p1; ++c) careful |= near[c * n + i] != 0;
+    for (int j = 0; j < 4; ++j) sl[j] = 0;
+    if (careful) {
+        T p[3];
+        for (int c = 0; c < 3; ++c) p[c] = static_cast<T>(xyz[3 * i + c] - s.origin[c]);
+        const int64_t e = p1 * kGradChunk < s.n_plain ? p1 * kGradChunk : s.n_plain;
+        range_sum_careful<T>(s, p0 * kGradChunk, e, p[0], p[1], p[2], sl);
+    } else {
+        for (int64_t c = p0; c < p1; c += 4) {  // four chunks' loads ahead of their additions, which keep their order
+            double v[4][4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                for (int j = 0; j < 4; ++j) v[q][j] = c + q < p1 ? part[((c + q) * n + i) * 4 + j] : 0.0;
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                if (c + q < p1)
+                    for (int j = 0; j < 4; ++j) sl[j] += v[q][j];
+        }
+    }
+}
+
+// Point i's sums a to out[4i..]; *flag (mapped host memory, cleared by the caller) set to 1 when a value is not finite.
+__device__ __forceinline__ void finish_point(int64_t i, const double (&a)[4], double *__restrict__ out, int *flag) {
+    bool ok = true;
+    for (int j = 0; j < 4; ++j) out[4 * i + j] = a[j], ok &= isfinite(a[j]);
+    if (!ok) *flag = 1;  // every writer stores the same value: no atomic needed
+}
+
+// Term k of point i's sum: the plain sites' slice k (slice_total: parts of kGradChunk sites by chunks, near their
+// flags, else of kSlice), or for k >= slices the screened charges' chunk k - slices (part_s).
+template <class T>
+__device__ __forceinline__ void term(const ForceDev<T> &s, int64_t n, int64_t i, int64_t k, int64_t slices,
+                                     int64_t parts, const unsigned char *__restrict__ near,
+                                     const double *__restrict__ xyz, const double *__restrict__ part,
+                                     const double *__restrict__ part_s, double (&t)[4]) {
+    if (k >= slices) {
+        for (int j = 0; j < 4; ++j) t[j] = part_s[((k - slices) * n + i) * 4 + j];
+        return;
+    }
+    const int64_t g = near ? kSlice / kGradChunk : 1, p1 = (k + 1) * g < parts ? (k + 1) * g : parts;
+    slice_total<T>(s, n, i, k * g, p1, near, xyz, part, t);
+}
+
+// out[4i..]: point i's terms added from 0 in order, the plain sites' slices, then the screened charges' chunks (a
+// thread a point).
+template <class T>
+__global__ void grad_finish_kernel(ForceDev<T> s, int64_t n, int64_t slices, int64_t s_chunks,
+                                   const double *__restrict__ xyz, const double *__restrict__ part,
+                                   const double *__restrict__ part_s, double *__restrict__ out, int *flag) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (i >= n) return;
     double a[4] = {0, 0, 0, 0};
-    for (int64_t sl = 0; sl < slices; ++sl)
-        for (int j = 0; j < 4; ++j) a[j] += part[(sl * n + i) * 4 + j];
-    if (s.n_screened > 0) {
-        const T px = static_cast<T>(xyz[3 * i] - s.origin[0]), py = static_cast<T>(xyz[3 * i + 1] - s.origin[1]);
-        const T pz = static_cast<T>(xyz[3 * i + 2] - s.origin[2]);
-        T v = 0, gx = 0, gy = 0, gz = 0;
-        for (int64_t m = 0; m < s.n_screened; ++m) {
-            const T dx = px - s.sx[m], dy = py - s.sy[m], dz = pz - s.sz[m];
-            const T d2 = dx * dx + dy * dy + dz * dz;
-            T gv, h;
-            if (d2 >= s.cut2[m]) {
-                const T inv = inv_sqrt(d2);
-                gv = inv, h = -inv * inv * inv;
-            } else {
-                gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[m], s.sb[m]);
-                h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
-            }
-            const T cm = s.sc[m];
-            v += cm * gv;
-            const T ch = cm * h;
-            gx += ch * dx, gy += ch * dy, gz += ch * dz;
-        }
-        a[0] += v, a[1] += gx, a[2] += gy, a[3] += gz;
+    for (int64_t k = 0; k < slices + s_chunks; ++k) {
+        double t[4];
+        term<T>(s, n, i, k, slices, slices, nullptr, xyz, part, part_s, t);
+        for (int j = 0; j < 4; ++j) a[j] += t[j];  // a slice: a += 0 + part, a's bits (a is never -0)
     }
-    bool ok = true;
-    for (int j = 0; j < 4; ++j) out[4 * i + j] = a[j], ok &= isfinite(a[j]);
-    if (!ok) atomicOr(flag, 1);  // an integer flag, not a value
+    finish_point(i, a, out, flag);
+}
+
+// grad_finish_kernel by chunks of plain sites (part: a partial a chunk; near: their flags), a block a point: thread t
+// takes terms t, t + kBlock, ..., thread 0 adds them in order. The same additions, so the same bits; a few points' many
+// partials load side by side.
+template <class T>
+__global__ void __launch_bounds__(kBlock) grad_finish_chunks_kernel(ForceDev<T> s, int64_t n, int64_t chunks,
+                                                                    int64_t s_chunks,
+                                                                    const unsigned char *__restrict__ near,
+                                                                    const double *__restrict__ xyz,
+                                                                    const double *__restrict__ part,
+                                                                    const double *__restrict__ part_s,
+                                                                    double *__restrict__ out, int *flag) {
+    __shared__ double sums[kBlock][4];
+    const int64_t i = blockIdx.x;
+    const int64_t slices = (chunks + kSlice / kGradChunk - 1) / (kSlice / kGradChunk), terms = slices + s_chunks;
+    double a[4] = {0, 0, 0, 0};
+    for (int64_t b = 0; b < terms; b += kBlock) {
+        double t[4] = {0, 0, 0, 0};
+        if (b + threadIdx.x < terms) term<T>(s, n, i, b + threadIdx.x, slices, chunks, near, xyz, part, part_s, t);
+        for (int j = 0; j < 4; ++j) sums[threadIdx.x][j] = t[j];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int q = 0; q < kBlock && b + q < terms; ++q)
+                for (int j = 0; j < 4; ++j) a[j] += sums[q][j];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) finish_point(i, a, out, flag);
 }
 
 // acc += weight * call, the product rounded before the sum (no contraction into an FMA): the CPU's bits.
@@ -354,8 +500,14 @@ public:
             call_.ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site field");
             acc_[0].ensure(4 * static_cast<size_t>(std::max<int64_t>(m_, 1)), "site accumulator");
             check(cudaMemsetAsync(acc_[0].p, 0, 4 * static_cast<size_t>(m_) * sizeof(double), stream_), "cudaMemset");
-            flag_.ensure(1, "flag"), flag_host_.ensure(1, "flag"), site_flag_.ensure(1, "flag");
+            grad_flag_.ensure(1, "flag"), site_flag_.ensure(1, "flag");
             wave_blocks_ = sites_wave_blocks<T>();
+            int sms = 0, per_sm = 0;
+            check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_), "cudaDeviceGetAttribute");
+            check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grad_plain_kernel<T, kGradPoints<T>>, kBlock,
+                                                                0),
+                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+            grad_wave_ = static_cast<int64_t>(sms) * std::max(per_sm, 1);
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         } catch (...) {
             release();
@@ -372,31 +524,54 @@ public:
         DeviceScope scope(dev_);
         n_ = n, u_ = u, grad_ = grad;
         xyz_host_.ensure(static_cast<size_t>(3 * n), "points"), out_host_.ensure(static_cast<size_t>(4 * n), "gradients");
-        xyz_dev_.ensure(static_cast<size_t>(3 * n), "points"), out_dev_.ensure(static_cast<size_t>(4 * n), "gradients");
-        const int64_t slices = std::max<int64_t>(1, (s_.n_plain + kSlice - 1) / kSlice);
-        part_.ensure(static_cast<size_t>(slices * std::min(n, kRound) * 4), "gradient partial sums");
+        xyz_dev_.ensure(static_cast<size_t>(3 * n), "points");
+        const int64_t slices = (s_.n_plain + kSlice - 1) / kSlice, chunks = (s_.n_plain + kGradChunk - 1) / kGradChunk;
+        const int64_t s_chunks = (s_.n_screened + kGradChunk - 1) / kGradChunk;
+        const int kp = s_.axis >= 0 ? 1 : kGradPoints<T>;
+        // Points a launch round: their partial sums by slices within kPartBytes.
+        const int64_t round =
+            std::clamp<int64_t>(kPartBytes / (32 * std::max<int64_t>(slices + s_chunks, 1)), 1, kRound);
         std::copy(xyz, xyz + 3 * n, xyz_host_.p);
         check(cudaMemcpyAsync(xyz_dev_.p, xyz_host_.p, static_cast<size_t>(3 * n) * sizeof(double),
                               cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (points)");
-        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
-        for (int64_t r = 0; r < n; r += kRound) {
-            const int64_t nr = std::min(kRound, n - r);
+        grad_flag_.p[0] = 0;  // no kernel that writes it runs (the engine admits one call at a time, each synchronized)
+        for (int64_t r = 0; r < n; r += round) {
+            const int64_t nr = std::min(round, n - r);
+            const double *pts = xyz_dev_.p + 3 * r;
+            // By chunks where the slices' blocks would leave the device part idle (few points: a QMC step's call).
+            const bool by_chunk = s_.n_plain > 0 && chunks <= kMaxGridY &&
+                                  static_cast<int64_t>(blocks(nr, kp * kBlock)) * slices < grad_wave_ &&
+                                  32 * (chunks + s_chunks) * nr <= kChunkPartBytes;
+            const int64_t parts = by_chunk ? chunks : slices;
+            part_.ensure(static_cast<size_t>(std::max<int64_t>((parts + s_chunks) * nr * 4, 1)),
+                         "gradient partial sums");
+            double *part_s = part_.p + parts * nr * 4;
+            if (by_chunk) near_.ensure(static_cast<size_t>(parts * nr), "gradient near flags");
+            unsigned char *near = by_chunk ? near_.p : nullptr;
+            const int64_t span = by_chunk ? kGradChunk : kSlice;
+            double *out = out_host_.dev + 4 * r;  // mapped: the results go straight to the host, no copy
             if (s_.n_plain > 0) {
-                const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(slices));
-                if (s_.axis >= 0) grad_rows_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, xyz_dev_.p + 3 * r, part_.p);
+                const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(parts));
+                if (s_.axis >= 0)
+                    grad_rows_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, pts, span, part_.p, near);
+                else if (by_chunk)
+                    grad_plain_kernel<T, 1><<<grid, kBlock, 0, stream_>>>(s_, nr, pts, span, part_.p, near);
                 else
-                    grad_plain_kernel<T><<<dim3(blocks(nr, kGradPoints<T> * kBlock), grid.y), kBlock, 0, stream_>>>(
-                        s_, nr, xyz_dev_.p + 3 * r, part_.p);
-            } else {
-                check(cudaMemsetAsync(part_.p, 0, static_cast<size_t>(nr * 4) * sizeof(double), stream_), "cudaMemset");
+                    grad_plain_kernel<T, kGradPoints<T>><<<dim3(blocks(nr, kp * kBlock), grid.y), kBlock, 0, stream_>>>(
+                        s_, nr, pts, span, part_.p, nullptr);
             }
-            grad_finish_kernel<T><<<blocks(nr, kBlock), kBlock, 0, stream_>>>(s_, nr, slices, xyz_dev_.p + 3 * r,
-                                                                              part_.p, out_dev_.p + 4 * r, flag_.p);
+            for (int64_t y0 = 0; y0 < s_chunks; y0 += kMaxGridY) {
+                const dim3 grid(blocks(nr, kBlock), static_cast<unsigned>(std::min(s_chunks - y0, kMaxGridY)));
+                grad_screened_kernel<T><<<grid, kBlock, 0, stream_>>>(s_, nr, pts, y0, part_s);
+            }
+            if (by_chunk)
+                grad_finish_chunks_kernel<T><<<static_cast<unsigned>(nr), kBlock, 0, stream_>>>(
+                    s_, nr, parts, s_chunks, near, pts, part_.p, part_s, out, grad_flag_.dev);
+            else
+                grad_finish_kernel<T><<<blocks(nr, kBlock), kBlock, 0, stream_>>>(s_, nr, parts, s_chunks, pts, part_.p,
+                                                                                  part_s, out, grad_flag_.dev);
         }
         check(cudaGetLastError(), "gradient kernel launch");
-        check(cudaMemcpyAsync(out_host_.p, out_dev_.p, static_cast<size_t>(4 * n) * sizeof(double),
-                              cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (gradients)");
-        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     }
     void grad_finish(bool *bad) override {
         DeviceScope scope(dev_);
@@ -405,7 +580,7 @@ public:
             u_[i] = out_host_.p[4 * i];
             for (int c = 0; c < 3; ++c) grad_[3 * i + c] = out_host_.p[4 * i + 1 + c];
         }
-        *bad = flag_host_.p[0] != 0;
+        *bad = static_cast<volatile int *>(grad_flag_.p)[0] != 0;
     }
 
     // The points in T (offsets from the origin) with their weights onto the device. Returns their one weight where
@@ -505,16 +680,15 @@ public:
         // the engine recomputes in double), as the CPU.
         const T cell_on = std::is_same<T, float>::value || !(s_.self == s_.self) ? std::numeric_limits<T>::quiet_NaN()
                                                                                  : T(0);
-        check(cudaMemsetAsync(flag_.p, 0, sizeof(int), stream_), "cudaMemsetAsync (flag)");
-        launch_sites_grad<T>(s_, n, pts_dev_.p, cell_on, call_g_.p, flag_.p, stream_);
-        check(cudaMemcpyAsync(flag_host_.p, flag_.p, sizeof(int), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+        site_flag_.p[0] = 0;  // as in sites()
+        launch_sites_grad<T>(s_, n, pts_dev_.p, cell_on, call_g_.p, site_flag_.dev, stream_);
         if (egrad) {
             call_g_host_.ensure(m6, "site field gradient");
             check(cudaMemcpyAsync(call_g_host_.p, call_g_.p, 6 * static_cast<size_t>(m_) * sizeof(double),
                                   cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (site field gradient)");
         }
         check(cudaStreamSynchronize(stream_), "site field gradient kernel (cudaStreamSynchronize)");
-        *bad = flag_host_.p[0] != 0;
+        *bad = static_cast<volatile int *>(site_flag_.p)[0] != 0;
         if (egrad && !*bad) std::copy(call_g_host_.p, call_g_host_.p + 6 * m_, egrad);
     }
     void accum_grad_reset() override {
@@ -576,10 +750,10 @@ private:
 
     // s_.sum_lim: each chunk's bound from its charges c (in T, as the kernels sum them; inv_sqrt gives 1/d).
     void build_sum_limits(const T *c, int64_t np) {
-        const int64_t chunks = (np + kFieldChunk - 1) / kFieldChunk;
+        const int64_t chunks = (np + kGradChunk - 1) / kGradChunk;
         std::vector<T> lim(static_cast<size_t>(std::max<int64_t>(chunks, 1)), T(0));
         for (int64_t k = 0; k < chunks; ++k)
-            lim[k] = sign_sum_limit<T>(c, k * kFieldChunk, std::min(np, (k + 1) * kFieldChunk), 1.0);
+            lim[k] = sign_sum_limit<T>(c, k * kGradChunk, std::min(np, (k + 1) * kGradChunk), 1.0);
         sum_lim_.ensure(lim.size(), "gradient bounds");
         check(cudaMemcpy(sum_lim_.p, lim.data(), lim.size() * sizeof(T), cudaMemcpyHostToDevice),
               "cudaMemcpy (gradient bounds)");
@@ -590,9 +764,10 @@ private:
         rows_.release(), tile_rows_.release(), sum_lim_.release();
         call_g_.release(), acc_g_.release(), call_g_host_.release();
         planes_.release(), to_caller_.release(), call_.release(), acc_[0].release(), acc_[1].release();
-        flag_.release(), xyz_dev_.release(), out_dev_.release(), part_.release(), pts_dev_.release();
+        xyz_dev_.release(), part_.release(), near_.release(), pts_dev_.release();
         site_part_.release();
-        flag_host_.release(), site_flag_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release(), call_host_.release();
+        grad_flag_.release(), site_flag_.release(), xyz_host_.release(), out_host_.release(), pts_host_.release();
+        call_host_.release();
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
     }
@@ -605,12 +780,14 @@ private:
     DeviceBuf<int64_t> to_caller_;
     DeviceBuf<double> acc_[2];  // the site accumulator's sums (acc_[cur_]) and their spare
     int cur_ = 0;
-    DeviceBuf<double> call_, xyz_dev_, out_dev_, part_, call_g_, acc_g_;
+    DeviceBuf<double> call_, xyz_dev_, part_, call_g_, acc_g_;
+    DeviceBuf<unsigned char> near_;  // the gradient's near flags by chunks (grad_plain_kernel)
     DeviceBuf<double> site_part_;  // the site field's partial sums per chunk (launch_sites)
     int64_t wave_blocks_ = 1;      // the site field kernel's blocks that the device holds at once
-    DeviceBuf<int> flag_, tile_rows_;
+    int64_t grad_wave_ = 1;        // the gradient kernel's (by slices)
+    DeviceBuf<int> tile_rows_;
     DeviceBuf<GradRow<T>> rows_;
-    PinnedBuf<int> flag_host_, site_flag_;
+    PinnedBuf<int> grad_flag_, site_flag_;  // mapped: the kernels set them, no copy
     PinnedBuf<double> xyz_host_, out_host_, call_host_, call_g_host_;
     PinnedBuf<T> pts_host_;
     int64_t n_ = 0;

@@ -22,8 +22,8 @@ namespace {
 // radius the site's on-value for 1/d (self_inv_r of a density cell, NaN otherwise) and no field. Screened sites take
 // their forms. kOne (plain sites, points that all have one weight w1): the terms leave the weight out and each flush
 // takes it (as the CPU's loops), and the fast form's unweighted sums of 1/d > 0 tell a point within the radius
-// (sum_flag_limit, field_forces_sign.hpp: a sum not below lim1); otherwise the fast form keeps the smallest d^2 in
-// *d2_min. *near (fast form): either says so.
+// (sum_flag_limit, field_forces_sign.hpp: a sum not below lim1); otherwise the fast form keeps the smallest d^2. *near
+// (fast form): a point within the radius, by either test.
 template <class T, bool kScreened, bool kCareful, bool kOne>
 __device__ __forceinline__ void site_sum(const ForceDev<T> &s, int64_t b0, int64_t n, const T *__restrict__ pts,
                                          Quad<T> *sh, bool live, T X, T Y, T Z, T a, T b, T cut2, T on_value, double w1,

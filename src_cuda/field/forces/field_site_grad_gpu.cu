@@ -13,7 +13,8 @@ namespace qmmm::cuda::forces {
 namespace {
 
 // out[6k..6k+5] = site k's xx xy xz yy yz zz. Within the singular radius a site takes cell_on (0: a density cell
-// with its self term, whose field is flat at its centre) or NaN for each term; a value that is not finite sets *flag.
+// with its self term, whose field is flat at its centre) or NaN for each term; a value that is not finite sets *flag
+// (mapped host memory) to 1.
 template <class T>
 __global__ void __launch_bounds__(kBlock) sites_grad_kernel(ForceDev<T> s, int64_t n, const T *__restrict__ pts,
                                                             T cell_on, double *__restrict__ out, int *flag) {
@@ -54,7 +55,7 @@ __global__ void __launch_bounds__(kBlock) sites_grad_kernel(ForceDev<T> s, int64
     if (!live) return;
     bool ok = true;
     for (int c = 0; c < 6; ++c) out[6 * k + c] = acc[c], ok &= isfinite(acc[c]);
-    if (!ok) atomicOr(flag, 1);
+    if (!ok) *flag = 1;  // every writer stores the same value: no atomic needed
 }
 
 }  // namespace
