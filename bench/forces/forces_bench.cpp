@@ -14,6 +14,9 @@
 // field gradient at the sites, qmmm_field_site_field_grad, and the accumulator's add with its gradient option on (the
 // dipoles' forces): their times over the site field's and the plain add's. Times: median of 5 blocks of at least
 // min-time / 5 each, after one untimed call.
+// A QMC code's call site (kind "gradient_call"): the same two calls at few points and at 8,192, DOUBLE and SINGLE, on
+// --sites cells (the reverse rows' field) and on 10^4 MM charges of which every one is Gaussian-screened (widths 0.5
+// to 1.5 bohr, charges -0.8..0.8 e, random in a 50-bohr box; the screened kernels' own grid on the GPU).
 // Split gradient (--split, the CPU): a QMMM_METHOD_SPLIT field (tolerance --split-tol) of a density on a lattice
 // (--split-cells cells, 0.3 bohr apart, a Gaussian of width 3 bohr, as a molecule's environment; random point-like
 // cells would ask the grid for deep refinement around each) and the 8 nuclei, over the box [-3, 3]^3 bohr, N points
@@ -88,6 +91,21 @@ std::vector<double> make_points(int n, unsigned seed) {
     std::vector<double> p(3 * static_cast<size_t>(n));
     for (double &v : p) v = nd(g);
     return p;
+}
+
+// Gaussian-screened MM charges (every one), random in a 50-bohr box, and make_env's first two nuclei.
+struct Screened {
+    std::vector<double> xyz, q, a, b, nuc_xyz = {0, 0, 0, 2.7, 0, 0}, nuc_z = {8, 1};
+};
+Screened make_screened(int64_t m, unsigned seed) {
+    Screened e;
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> box(-25, 25), chg(-0.8, 0.8), width(0.5, 1.5);
+    for (int64_t i = 0; i < m; ++i) {
+        e.xyz.insert(e.xyz.end(), {box(g), box(g), box(g)});
+        e.q.push_back(chg(g)), e.a.push_back(width(g)), e.b.push_back(0.0);
+    }
+    return e;
 }
 
 qmmm_field make(const Env &e, int backend, int precision) {
@@ -206,6 +224,53 @@ int main(int argc, char **argv) {
             std::vector<double> pts = make_points(n, 4);
             for (size_t i = 0; i < pts.size(); ++i) pts[i] += 0.5 * (lo[i % 3] + hi[i % 3]);
             gradient_rows(c, pts, "gradient_cube", cube.c_str());
+        }
+
+        // ---- a QMC code's call site: few points (and 8,192), cells and screened charges ----
+        {
+            const Env c = make_env(m_sites, 5);
+            const Screened sc = make_screened(10000, 8);
+            std::printf("\ngradient vs potential at a call site: %lld cells + %zu nuclei; 10,000 Gaussian-screened "
+                        "charges + %zu nuclei\n", static_cast<long long>(c.q.size()), c.nuc_z.size(), sc.nuc_z.size());
+            std::printf("%-5s %-7s %-9s %6s %12s %12s %7s\n", "", "prec", "sources", "N", "eval us", "grad us", "ratio");
+            for (int b : backends)
+                for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+                    for (int screened : {0, 1}) {
+                        qmmm_field f = nullptr;
+                        if (screened) {
+                            qmmm_options o;
+                            qmmm_options_default(&o);
+                            o.backend = b, o.precision = prec;
+                            ok(qmmm_field_create_charges(&f, static_cast<int64_t>(sc.q.size()), sc.xyz.data(),
+                                                         sc.xyz.data() + 1, sc.xyz.data() + 2, 3, sc.q.data(),
+                                                         QMMM_SCREEN_GAUSSIAN, sc.a.data(), sc.b.data(),
+                                                         static_cast<int64_t>(sc.nuc_z.size()), sc.nuc_xyz.data(),
+                                                         sc.nuc_z.data(), &o),
+                               "create_charges");
+                        } else {
+                            f = make(c, b, prec);
+                        }
+                        for (int np : {22, 1024, 8192}) {
+                            const std::vector<double> p = make_points(np, 9);
+                            std::vector<double> u(np), g(3 * static_cast<size_t>(np));
+                            const double te =
+                                time_call([&] { ok(qmmm_field_eval(f, np, p.data(), u.data()), "eval"); }, min_time);
+                            const double tg = time_call(
+                                [&] { ok(qmmm_field_eval_grad(f, np, p.data(), u.data(), g.data()), "eval_grad"); },
+                                min_time);
+                            const char *label = b == QMMM_BACKEND_CPU ? "cpu" : "gpu";
+                            const char *sources = screened ? "screened" : "cells";
+                            std::printf("%-5s %-7s %-9s %6d %12.1f %12.1f %7.2f\n", label, precision_name(prec),
+                                        sources, np, 1e6 * te, 1e6 * tg, tg / te);
+                            rows.push_back({{"kind", "gradient_call"}, {"backend", label},
+                                            {"precision", precision_name(prec)}, {"sources", sources},
+                                            {"sites", screened ? static_cast<int64_t>(sc.q.size() + sc.nuc_z.size())
+                                                               : c.sites()},
+                                            {"points_per_call", np}, {"cpu_threads", threads}, {"eval_us", 1e6 * te},
+                                            {"grad_us", 1e6 * tg}, {"ratio", tg / te}});
+                        }
+                        qmmm_field_destroy(f);
+                    }
         }
 
         // ---- the split's gradient against its value call and the DIRECT gradient (CPU) ----
