@@ -265,6 +265,9 @@ TEST(ForcesGrad, ScreenedChargesMatchLongDoubleEveryPrecision) {
         for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
             check_grad_reference(s, p, 48);
     }
+    // 1,334 screened charges: several chunks, each with near and far ones.
+    for (int p : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE})
+        check_grad_reference(charges_system(4000, QMMM_SCREEN_GAUSSIAN, 9), p, 48);
 }
 
 // Central differences of U (qmmm_field_eval, DOUBLE; step 1e-4 bohr: truncation ~h^2 U''' / 6) at random points, on
@@ -637,6 +640,30 @@ TEST(ForcesDeterminism, BitwiseAcrossThreadsAndBatches) {
             EXPECT_EQ(0, std::memcmp(e[0].data(), e[r].data(), 3 * s.sites() * 8)) << r;
         }
     }
+}
+
+// A call of few points on several threads shares the work by (tile of points, chunk of sites) on the CPU, each chunk's
+// terms kept apart and added in chunk order: the bits of one thread, which takes the tiles whole. Cells, and charges of
+// which a third are screened (their chunks after the plain ones), 22 points (two tiles) and one.
+TEST(ForcesDeterminism, FewPointsOnThreadsAsOnOne) {
+    REQUIRE_BACKEND();
+    for (int prec : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED})
+        for (int sys : {0, 1}) {
+            const Sys s = sys == 0 ? cells_system(20000, 70) : charges_system(20000, QMMM_SCREEN_GAUSSIAN, 71);
+            for (int64_t n : {22, 1}) {
+                const std::vector<double> p = random_points(n, 72);
+                std::vector<double> u[2], g[2];
+                for (int r = 0; r < 2; ++r) {
+                    qmmm_field f = make(s, prec, r == 0 ? 1 : 3);
+                    u[r].resize(n), g[r].resize(3 * n);
+                    ASSERT_EQ(qmmm_field_eval_grad(f, n, p.data(), u[r].data(), g[r].data()), QMMM_SUCCESS)
+                        << qmmm_error_message();
+                    qmmm_field_destroy(f);
+                }
+                EXPECT_EQ(0, std::memcmp(u[0].data(), u[1].data(), n * 8)) << prec << " " << sys << " " << n;
+                EXPECT_EQ(0, std::memcmp(g[0].data(), g[1].data(), 3 * n * 8)) << prec << " " << sys << " " << n;
+            }
+        }
 }
 
 // The async and summing forms give the plain form's bits; the accumulator sums weight * the plain form's values in

@@ -1,12 +1,14 @@
 // field_grad_cpu.cpp -- the gradient dU/dr at points on the CPU, and the CPU kernels object of the forces.
 //
 // Per point a fixed order: the plain sites in chunks of kFieldChunk, each chunk in kLanes lanes by position (lane
-// sums in T, folded in lane order into the point's double sums), then the screened charges in index order. Threads
-// take tiles of points, so a point's bits depend on neither the thread count nor the other points.
+// sums in T, folded in lane order into the point's double sums), then the screened charges in chunks of kFieldChunk
+// (the far ones in lanes so, then the near ones in index order). Threads take tiles of points, so a point's bits
+// depend on neither the thread count nor the other points.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "cpu_parallel.hpp"
 #include "cpu_threads.hpp"
@@ -21,6 +23,10 @@ namespace {
 
 constexpr int kLanes = 8;
 constexpr int64_t kPointTile = 16;
+// A call of fewer tiles of points than kFewTiles a thread shares its work by (tile, chunk), keeping each chunk's
+// terms, at most kFewPointsBytes of them (beyond either, the tiles of points alone share the work).
+constexpr int64_t kFewTiles = 4;
+constexpr size_t kFewPointsBytes = size_t(16) << 20;
 static_assert(kPointTile == avx512_forces::kRowPoints, "the row layout takes a tile of points in its lanes");
 // The row layout is taken where rows average at least this many sites: a row costs four operations and the singular
 // test per point beside its pairs.
@@ -81,6 +87,49 @@ QMMM_PLAIN(plain_float1, float, 1)
 QMMM_PLAIN(plain_float4, float, 4)
 #undef QMMM_PLAIN
 
+// The far screened charges among [b, e) at p (beyond their cut-off, where the screened forms are 1/d to the last bit)
+// into lanes[0..3][l] (U, dU/dr; lane l takes charges b + l, b + l + kLanes, ...), and near[k - b] = 1 for each near
+// one (0 else), which adds nothing here.
+template <class T>
+__attribute__((always_inline)) inline void screened_far_body(int64_t b, int64_t e, const T *__restrict x,
+                                                             const T *__restrict y, const T *__restrict z,
+                                                             const T *__restrict c, const T *__restrict cut2, T px,
+                                                             T py, T pz, T *__restrict lanes, T *__restrict near) {
+    T au[kLanes] = {}, ax[kLanes] = {}, ay[kLanes] = {}, az[kLanes] = {};
+    auto pair = [&](int64_t k, int l) __attribute__((always_inline)) {
+        const T dx = px - x[k], dy = py - y[k], dz = pz - z[k];
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        const bool nr = d2 < cut2[k];
+        near[k - b] = nr ? T(1) : T(0);
+        const T inv = T(1) / root(nr ? T(1) : d2);
+        const T t = nr ? T(0) : c[k] * inv, g = t * inv * inv;
+        au[l] += t, ax[l] -= g * dx, ay[l] -= g * dy, az[l] -= g * dz;
+    };
+    const int64_t full = b + (e - b) / kLanes * kLanes;
+    for (int64_t i = b; i < full; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) pair(i + l, l);
+    for (int64_t i = full; i < e; ++i) pair(i, static_cast<int>(i - full));
+    for (int l = 0; l < kLanes; ++l)
+        lanes[l] = au[l], lanes[kLanes + l] = ax[l], lanes[2 * kLanes + l] = ay[l], lanes[3 * kLanes + l] = az[l];
+}
+
+#define QMMM_SCREENED_FAR(NAME, T)                                                                                  \
+    QMMM_CLONES void NAME(int64_t b, int64_t e, const T *x, const T *y, const T *z, const T *c, const T *cut2, T px, \
+                          T py, T pz, T *lanes, T *near) {                                                          \
+        screened_far_body<T>(b, e, x, y, z, c, cut2, px, py, pz, lanes, near);                                     \
+    }
+QMMM_SCREENED_FAR(screened_far_double, double)
+QMMM_SCREENED_FAR(screened_far_float, float)
+#undef QMMM_SCREENED_FAR
+inline void screened_far(int64_t b, int64_t e, const double *x, const double *y, const double *z, const double *c,
+                         const double *cut2, double px, double py, double pz, double *lanes, double *near) {
+    screened_far_double(b, e, x, y, z, c, cut2, px, py, pz, lanes, near);
+}
+inline void screened_far(int64_t b, int64_t e, const float *x, const float *y, const float *z, const float *c,
+                         const float *cut2, float px, float py, float pz, float *lanes, float *near) {
+    screened_far_float(b, e, x, y, z, c, cut2, px, py, pz, lanes, near);
+}
+
 static_assert(ForceSourcesCpu<float>::kPre == avx512_forces::V<float>::kPre &&
                   ForceSourcesCpu<double>::kPre == avx512_forces::V<double>::kPre,
               "the charges come as the AVX-512 pair term takes them");
@@ -125,27 +174,69 @@ void plain(const ForceSourcesCpu<T> &s, int np, int64_t b, int64_t e, const T *p
 
 #pragma GCC pop_options
 
-// The screened charges' U and dU/dr at p, in index order, in T.
+// The screened charges [b, e) (one chunk) at p added to out: the far ones in lanes (screened_far; the lane sums in T,
+// added in lane order), then the near ones with the screened forms in index order (their sum in T, added after).
 template <class T>
-void screened_point(const ForceSourcesCpu<T> &s, T px, T py, T pz, double *out) {
+void screened_chunk(const ForceSourcesCpu<T> &s, int64_t b, int64_t e, T px, T py, T pz, double *out) {
+    T lanes[4 * kLanes], near[kFieldChunk];
+    screened_far(b, e, s.sx.data(), s.sy.data(), s.sz.data(), s.sc.data(), s.cut2.data(), px, py, pz, lanes, near);
+    for (int q = 0; q < 4; ++q) {
+        double sum = 0;
+        for (int l = 0; l < kLanes; ++l) sum += lanes[q * kLanes + l];
+        out[q] += sum;
+    }
     T v = 0, gx = 0, gy = 0, gz = 0;
-    for (int64_t m = 0; m < s.n_screened; ++m) {
-        const T dx = px - s.sx[m], dy = py - s.sy[m], dz = pz - s.sz[m];
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        T gv, h;
-        if (d2 >= s.cut2[m]) {
-            const T inv = T(1) / std::sqrt(d2);
-            gv = inv, h = -inv * inv * inv;
-        } else {
-            gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[m], s.sb[m]);
-            h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
+    for (int64_t k0 = b; k0 < e; k0 += kLanes) {  // a block's flags at once: most blocks have no near charge
+        const int64_t k1 = std::min(e, k0 + kLanes);
+        T any = 0;
+        for (int64_t k = k0; k < k1; ++k) any += near[k - b];
+        if (any == T(0)) continue;
+        for (int64_t m = k0; m < k1; ++m) {
+            if (near[m - b] == T(0)) continue;
+            const T dx = px - s.sx[m], dy = py - s.sy[m], dz = pz - s.sz[m];
+            const T d2 = dx * dx + dy * dy + dz * dz;
+            const T gv = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, s.sa[m], s.sb[m]);
+            const T h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, s.sa[m], s.sb[m]) : T(0);
+            const T cm = s.sc[m], ch = cm * h;
+            v += cm * gv, gx += ch * dx, gy += ch * dy, gz += ch * dz;
         }
-        const T cm = s.sc[m];
-        v += cm * gv;
-        const T ch = cm * h;
-        gx += ch * dx, gy += ch * dy, gz += ch * dz;
     }
     out[0] += v, out[1] += gx, out[2] += gy, out[3] += gz;
+}
+
+// Chunk c of the sources (the plain sites' chunks of kFieldChunk, then the screened charges') for the tile's points
+// [p0, p1) (p: their offsets in T, kPointTile rows, the rows past p1 copies of the first): t[i - p0] = its terms. A
+// point's sums add its chunks' t in chunk order, one addition a chunk, however the call is cut.
+template <class T>
+void chunk_terms(const ForceSourcesCpu<T> &s, int64_t c, int64_t p0, int64_t p1, const T (*p)[3], double (*t)[4]) {
+    for (int64_t i = p0; i < p1; ++i)
+        for (int q = 0; q < 4; ++q) t[i - p0][q] = 0;
+    const int64_t plain_chunks = (s.n_plain + kFieldChunk - 1) / kFieldChunk;
+    if (c >= plain_chunks) {
+        const int64_t b = (c - plain_chunks) * kFieldChunk, e = std::min(s.n_screened, b + kFieldChunk);
+        for (int64_t i = p0; i < p1; ++i) screened_chunk(s, b, e, p[i - p0][0], p[i - p0][1], p[i - p0][2], t[i - p0]);
+        return;
+    }
+    const int64_t b = c * kFieldChunk, e = std::min(s.n_plain, b + kFieldChunk);
+    if (s.rows.axis >= 0) {  // built only where the AVX-512 loops run
+        // The chunk's rows; a point whose row sums say a site may be within the singular radius takes the chunk from
+        // the plain loop instead (its bits then are that loop's, whatever shares its tile).
+        double part[kPointTile][4] = {};
+        const ForceRow<T> *r = s.rows.rows.data();
+        const int a = s.rows.axis;
+        const uint32_t redo = avx512_forces::grad_rows<T>(
+            r + s.rows.group_rows[c], r + s.rows.group_rows[c + 1], a,
+            a == 0 ? s.x.data() : a == 1 ? s.y.data() : s.z.data(), s.c.data(), &p[0][0], &part[0][0]);
+        for (int64_t i = p0; i < p1; ++i) {
+            if (redo >> (i - p0) & 1) plain(s, 1, b, e, p[i - p0], t[i - p0]);
+            else
+                for (int q = 0; q < 4; ++q) t[i - p0][q] = part[i - p0][q];
+        }
+        return;
+    }
+    int64_t i = p0;
+    for (; i + kPass<T> <= p1; i += kPass<T>) plain(s, kPass<T>, b, e, p[i - p0], t[i - p0]);
+    for (; i < p1; ++i) plain(s, 1, b, e, p[i - p0], t[i - p0]);
 }
 
 }  // namespace
@@ -155,49 +246,63 @@ bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, d
     const double pairs = static_cast<double>(n) * static_cast<double>(s.n_plain + 8 * s.n_screened);
     const int nt = call_threads(s.n_threads, pairs);
     const int64_t tiles = (n + kPointTile - 1) / kPointTile;
-    const bool rows = s.rows.axis >= 0;  // built only where the AVX-512 loops run
-    // One flag for the call, written only by a tile with a non-finite output (no vector of per-tile flags: a call's
-    // only allocation, a malloc and a free per call of a few-charge field); parallel_tiles' end orders it.
-    std::atomic<bool> bad{false};
-    parallel_tiles(nt, tiles, [&](int64_t t) {
+    const int64_t chunks = (s.n_plain + kFieldChunk - 1) / kFieldChunk + (s.n_screened + kFieldChunk - 1) / kFieldChunk;
+    auto points = [&](int64_t t, T (*p)[3]) {  // tile t's offsets; the rows past the last point copy the first
         const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
-        double acc[kPointTile][4] = {};
-        T p[kPointTile][3];
-        for (int64_t i = p0; i < p1; ++i)
-            for (int k = 0; k < 3; ++k) p[i - p0][k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
-        for (int64_t i = p1; i < p0 + kPointTile; ++i)  // the row layout's lanes past the last point: the first point
-            for (int k = 0; k < 3; ++k) p[i - p0][k] = p[0][k];
-        for (int64_t b = 0; b < s.n_plain; b += kFieldChunk) {
-            const int64_t e = std::min(s.n_plain, b + kFieldChunk);
-            if (rows) {
-                // The chunk's rows; a point whose row sums say a site may be within the singular radius takes the
-                // chunk from the plain loop instead (its bits then are that loop's, whatever shares its tile).
-                double part[kPointTile][4] = {};
-                const int64_t c = b / kFieldChunk;
-                const ForceRow<T> *r = s.rows.rows.data();
-                const int a = s.rows.axis;
-                const uint32_t redo = avx512_forces::grad_rows<T>(
-                    r + s.rows.group_rows[c], r + s.rows.group_rows[c + 1], a,
-                    a == 0 ? s.x.data() : a == 1 ? s.y.data() : s.z.data(), s.c.data(), &p[0][0], &part[0][0]);
-                for (int64_t i = p0; i < p1; ++i) {
-                    if (redo >> (i - p0) & 1) plain(s, 1, b, e, p[i - p0], acc[i - p0]);
-                    else
-                        for (int q = 0; q < 4; ++q) acc[i - p0][q] += part[i - p0][q];
-                }
-                continue;
-            }
-            int64_t i = p0;
-            for (; i + kPass<T> <= p1; i += kPass<T>) plain(s, kPass<T>, b, e, p[i - p0], acc[i - p0]);
-            for (; i < p1; ++i) plain(s, 1, b, e, p[i - p0], acc[i - p0]);
-        }
+        for (int64_t i = p0; i < p0 + kPointTile; ++i)
+            for (int k = 0; k < 3; ++k) p[i - p0][k] = static_cast<T>(xyz[3 * (i < p1 ? i : p0) + k] - s.origin[k]);
+    };
+    // One flag for the call, written only by a tile with a non-finite output; parallel_tiles' end orders it.
+    std::atomic<bool> bad{false};
+    auto put = [&](int64_t t, const double (*acc)[4]) {
+        const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
         bool ok = true;
         for (int64_t i = p0; i < p1; ++i) {
-            double *a = acc[i - p0];
-            if (s.n_screened) screened_point(s, p[i - p0][0], p[i - p0][1], p[i - p0][2], a);
+            const double *a = acc[i - p0];
             u[i] = a[0], g[3 * i] = a[1], g[3 * i + 1] = a[2], g[3 * i + 2] = a[3];
             ok &= std::isfinite(a[0]) && std::isfinite(a[1]) && std::isfinite(a[2]) && std::isfinite(a[3]);
         }
         if (!ok) bad.store(true, std::memory_order_relaxed);
+    };
+    const size_t per = static_cast<size_t>(kPointTile) * 4;  // a tile's terms of one chunk
+    if (nt > 1 && chunks > 1 && tiles < kFewTiles * parallel_width(nt) &&
+        static_cast<size_t>(tiles * chunks) * per * sizeof(double) <= kFewPointsBytes) {
+        // Few points (a walker's electrons): the threads take (tile, chunk) pairs, each chunk's terms kept apart and
+        // added in chunk order afterwards, the same additions as below; the tiles alone would leave threads idle or
+        // unevenly loaded (22 points: a tile of 16 and one of 6). A thread's buffer grows and is kept (no allocation
+        // a call once it holds the largest call).
+        thread_local std::vector<double> keep;
+        if (keep.size() < static_cast<size_t>(tiles * chunks) * per) keep.resize(static_cast<size_t>(tiles * chunks) * per);
+        double *part = keep.data();
+        parallel_tiles(nt, tiles * chunks, [&](int64_t k) {
+            const int64_t t = k / chunks, p0 = t * kPointTile;
+            T p[kPointTile][3];
+            points(t, p);
+            chunk_terms(s, k % chunks, p0, std::min(n, p0 + kPointTile), p,
+                        reinterpret_cast<double(*)[4]>(part + static_cast<size_t>(k) * per));
+        });
+        for (int64_t t = 0; t < tiles; ++t) {
+            double acc[kPointTile][4] = {};
+            for (int64_t c = 0; c < chunks; ++c) {
+                const double *q = part + static_cast<size_t>(t * chunks + c) * per;
+                for (int i = 0; i < kPointTile; ++i)
+                    for (int j = 0; j < 4; ++j) acc[i][j] += q[4 * i + j];
+            }
+            put(t, acc);
+        }
+        return !bad.load(std::memory_order_relaxed);
+    }
+    parallel_tiles(nt, tiles, [&](int64_t t) {
+        const int64_t p0 = t * kPointTile, p1 = std::min(n, p0 + kPointTile);
+        double acc[kPointTile][4] = {}, part[kPointTile][4];
+        T p[kPointTile][3];
+        points(t, p);
+        for (int64_t c = 0; c < chunks; ++c) {
+            chunk_terms(s, c, p0, p1, p, part);
+            for (int64_t i = p0; i < p1; ++i)
+                for (int j = 0; j < 4; ++j) acc[i - p0][j] += part[i - p0][j];
+        }
+        put(t, acc);
     });
     return !bad.load(std::memory_order_relaxed);
 }
