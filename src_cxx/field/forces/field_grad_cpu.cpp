@@ -2,8 +2,9 @@
 //
 // Per point a fixed order: the plain sites in chunks of kFieldChunk, each chunk in kLanes lanes by position (lane
 // sums in T, folded in lane order into the point's double sums), then the screened charges in chunks of kFieldChunk
-// (the far ones in lanes so, then the near ones in index order). Threads take tiles of points, so a point's bits
-// depend on neither the thread count nor the other points.
+// (the far ones in lanes so, then the near ones in index order), each chunk's terms added as one. Threads take tiles
+// of points, or in a call of few points (tile, chunk) pairs whose terms are added in chunk order afterwards, so a
+// point's bits depend on neither the thread count nor the other points.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
