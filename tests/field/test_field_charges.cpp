@@ -314,6 +314,39 @@ TEST(Charges, PointValueIndependentOfBatchAndThreads) {
     }
 }
 
+#ifdef QMMM_TEST_CUDA
+// Screened charges on the GPU: a call of few points takes a block per chunk of charges and a second kernel adds each
+// point's chunks; a call whose points fill the GPU sums every chunk in the point's thread. The additions are the same,
+// so a point has the same bits alone, among 22 and among 2^19 points (more blocks than any GPU holds at once). 1,000
+// charges, every one screened (four chunks), no nuclei: the value is the screened term alone.
+TEST(Charges, ScreenedPointAloneAsInACallThatFillsTheGpu) {
+    REQUIRE_BACKEND();
+    const int n = 1 << 19;
+    const auto pts = random_points(n, 72);
+    for (int screening : {QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
+        for (int precision : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
+            Charges c = make_charges(1000, screening, 1, 71);
+            c.nuc_xyz.clear(), c.nuc_z.clear();
+            qmmm_field f = create(c, precision);
+            std::vector<double> all(n), few(22);
+            ASSERT_EQ(qmmm_field_eval(f, n, pts.data(), all.data()), QMMM_SUCCESS) << qmmm_error_message();
+            ASSERT_EQ(qmmm_field_eval(f, 22, &pts[3 * 1000], few.data()), QMMM_SUCCESS) << qmmm_error_message();
+            for (int i = 0; i < 22; ++i)
+                EXPECT_EQ(few[i], all[1000 + i]) << "screening " << screening << ", precision " << precision;
+            const double bound = precision == QMMM_PRECISION_SINGLE ? 3e-5 : qmmm_claims::bound(precision);
+            for (int i : {0, 4321, n - 1}) {
+                double one;
+                ASSERT_EQ(qmmm_field_eval(f, 1, &pts[3 * i], &one), QMMM_SUCCESS) << qmmm_error_message();
+                EXPECT_EQ(one, all[i]) << "point " << i << ", screening " << screening << ", precision " << precision;
+                long double ref, scale;
+                reference(c, &pts[3 * i], &ref, &scale);
+                EXPECT_LE(static_cast<double>(fabsl(all[i] - ref) / scale), bound) << "point " << i;
+            }
+            qmmm_field_destroy(f);
+        }
+}
+#endif
+
 // SINGLE rounds coordinates to float; a field and its points 10^2..10^5 bohr from the origin are summed around a
 // local origin, so the error stays at SINGLE's claim (2e-6 normwise) wherever the system sits. 300 charges (the
 // lean kernels) and 3,000 (the chunked ones), unscreened and with EXP screening, moved by up to 1e5 bohr.

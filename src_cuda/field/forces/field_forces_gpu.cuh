@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "backend/field_shared.hpp"
+#include "charges/field_charges_gpu.cuh"  // Quad, inv_sqrt
 
 namespace qmmm::cuda::forces {
 
@@ -48,27 +49,6 @@ struct ForceDev {
     // field_forces_sign.hpp), 0 where the chunk keeps the running max of 1/d.
     const T *sum_lim = nullptr;
 };
-
-// Four values read as one shared-memory load (LDS.128 for float; two for double): a site (x y z c) or a point
-// (x y z w) of a tile.
-template <class T>
-struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) Quad {
-    T x, y, z, w;
-};
-
-// 1/sqrt(x): float from the MUFU seed (~2^-22.9 relative); double from its seed and a third-order correction
-// (full double precision, as field_pair_gpu.cuh's DOUBLE).
-__device__ __forceinline__ float inv_sqrt(float x) {
-    float r;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-__device__ __forceinline__ double inv_sqrt(double x) {
-    double y;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-    const double e = 1.0 - x * y * y;
-    return y + y * e * (0.5 + 0.375 * e);
-}
 
 // Where launch_sites puts each site's four values (phi, E): at 4 to_caller_p[k] of dst for plain site k, 4
 // to_caller_s[k] for screened site k (the caller's order); the value itself, or with acc_in dst = acc_in + weight x
