@@ -22,12 +22,13 @@ namespace {
 constexpr int kBlock = 128;  // points a block, a thread each; also charges a tile
 // Charges a chunk: a call of few points sums one chunk a thread, so its length is that call's serial part. On an H100
 // (10^4 and 10^5 EXP and Gaussian charges, 1 to 65,536 points, both precisions), the geometric mean of the calls' times
-// against chunks of 256 (no unroll): chunks of 128 0.90, with the pair loop unrolled 2 0.84, 4 0.83; chunks of 64
-// 0.91 and 0.86 (unrolled 2): more chunks for the second kernel to add at 10^5 charges.
+// against chunks of 256, no unroll: chunks of 128 0.90, the pair loop unrolled 2 0.84, 4 0.83; chunks of 64 0.91, 0.86
+// unrolled 2 (the second kernel then adding every chunk in turn: more of them at 10^5 charges).
 constexpr int64_t kChunk = 128;
 constexpr int kUnroll = 4;
 // Chunks a slice: a point's chunk sums are added in slices, then the slices in order, so the second kernel's serial
-// additions are a slice's and the slices' (a warp a point, a lane a slice) instead of every chunk's.
+// additions are a slice's and the slices' (a warp a point, a lane a slice) instead of every chunk's. Against every
+// chunk in turn, same H100 and calls: 0.88 in geometric mean (10^5 Gaussian charges, 22 points, DOUBLE: 55 -> 41 us).
 constexpr int kSliceChunks = 32;
 static_assert(kChunk % kBlock == 0, "chunks of whole tiles");
 constexpr int64_t kPartBytes = int64_t(128) << 20;  // the chunks' partial sums of a round of points, at most
@@ -41,10 +42,10 @@ struct Planes {
     int kind = 0;
 };
 
-// A charge's term at the point p: q (x y z q) and its kernel s (a b cut2 -); beyond the cut-off q/d, where the screening
-// leaves the term to the last bit (field_charges_shared.hpp), with 1/d from the hardware seed (the gradient's form). At
-// 8,192 points on 10^4 Gaussian charges (H100, chunks of 256) against a correctly rounded q / sqrt(d^2): DOUBLE 306 ->
-// 221 us a call, SINGLE 182 -> 127.
+// A charge's term at the point p: q (x y z q) and its kernel s (a b cut2 -); beyond the cut-off q/d, where the
+// screening leaves the term to the last bit (field_charges_shared.hpp), with 1/d from the hardware seed (the gradient's
+// form). At 8,192 points on 10^4 Gaussian charges (H100, chunks of 256) against a correctly rounded q / sqrt(d^2):
+// DOUBLE 306 -> 221 us a call, SINGLE 182 -> 127.
 template <class T>
 __device__ __forceinline__ T screened_term(int kind, T px, T py, T pz, const Quad<T> &q, const Quad<T> &s) {
     const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
@@ -161,10 +162,11 @@ public:
                               cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (screened points)");
         const int64_t chunks = (m_ + kChunk - 1) / kChunk;
-        // Points a round of the chunks' launch: their partial sums within kPartBytes.
-        const int64_t round = std::max<int64_t>(kBlock, kPartBytes / (8 * std::max<int64_t>(chunks, 1)) / kBlock * kBlock);
+        // Points a round of the chunks' launch: their partial sums within kPartBytes (a round is at least a block).
+        const int64_t round =
+            std::max<int64_t>(kBlock, kPartBytes / (8 * std::max<int64_t>(chunks, 1)) / kBlock * kBlock);
         if (chunks <= 1 || static_cast<int64_t>(blocks(n, kBlock)) >= wave_) {
-            // The points' blocks fill the GPU: each takes every chunk (results into mapped host memory).
+            // The points' blocks fill the GPU: each takes every chunk. Results go to mapped host memory (no copy back).
             if (n > 0)
                 screened_kernel<T><<<blocks(n, kBlock), kBlock, 0, stream_>>>(planes_, n, xyz_dev_.p, 0,
                                                                             std::max<int64_t>(chunks, 1), 1,

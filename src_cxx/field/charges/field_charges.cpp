@@ -381,7 +381,7 @@ public:
         if (inner_) inner_->low_latency(running, launches);
         else *running = 0, *launches = 0;
     }
-    // The screened term gives a point the same bits in any batch (ScreenedCpu: either pass; the GPU: a block a point),
+    // The screened term gives a point the same bits in any batch (ScreenedCpu: either pass; the GPU: either grid),
     // so walkers share a call where the cells' backend lets them. Device-resident points: without screened charges.
     int64_t merge_from() const override { return inner_ ? inner_->merge_from() : 1; }
     int eval_device(int64_t n, const double *d_xyz, double *d_u, int64_t n_walkers, const int64_t *offsets,
