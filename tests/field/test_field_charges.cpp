@@ -317,15 +317,16 @@ TEST(Charges, PointValueIndependentOfBatchAndThreads) {
 #ifdef QMMM_TEST_CUDA
 // Screened charges on the GPU: a call of few points takes a block per chunk of charges and a second kernel adds each
 // point's chunks; a call whose points fill the GPU sums every chunk in the point's thread. The additions are the same,
-// so a point has the same bits alone, among 22 and among 2^19 points (more blocks than any GPU holds at once). 1,000
-// charges, every one screened (four chunks), no nuclei: the value is the screened term alone.
+// so a point has the same bits alone, among 22 and among 2^19 points (more blocks than any GPU holds at once). 4,500
+// charges, every one screened (36 chunks of 128: a whole slice of 32 chunks and a part of one), no nuclei: the value
+// is the screened term alone.
 TEST(Charges, ScreenedPointAloneAsInACallThatFillsTheGpu) {
     REQUIRE_BACKEND();
     const int n = 1 << 19;
     const auto pts = random_points(n, 72);
     for (int screening : {QMMM_SCREEN_EXP, QMMM_SCREEN_GAUSSIAN})
         for (int precision : {QMMM_PRECISION_DOUBLE, QMMM_PRECISION_SINGLE, QMMM_PRECISION_MIXED}) {
-            Charges c = make_charges(1000, screening, 1, 71);
+            Charges c = make_charges(4500, screening, 1, 71);
             c.nuc_xyz.clear(), c.nuc_z.clear();
             qmmm_field f = create(c, precision);
             std::vector<double> all(n), few(22);
