@@ -14,6 +14,7 @@
 //     within the header's bound of a long-double sum (an atom on a point left out with on_atom OTHERS); ions on lattice points
 //     at the requested distances; RDF histograms between the certain and possible pair counts of a
 //     double-precision minimum-image reference, N_pairs equal to the reference's;
+//   - a refused qmmm_field_site_accum_add leaves the accumulator's sums, summed weight and count as they were;
 //   - every handle created is destroyed (ASan's leak checker sees the rest);
 //   - the Fortran index base (qmmm_set_index_base, set to 0, 1 or a refused value between calls): no call changes the
 //     caller's base; a failing call's message under base 1 is its message under base 0 with every index (a number
@@ -1289,6 +1290,8 @@ void qmmm_f77_field_eval_grad_(const int64_t *f, const int *n_points, const doub
                                int *status);
 void qmmm_f77_field_site_field_(const int64_t *f, const int *n_points, const double *xyz, const double *w,
                                 double *phi, double *efield, int *status);
+void qmmm_f77_site_accum_add_(const int64_t *f, const int *n_points, const double *xyz, const double *w,
+                              const double *weight, int *status);
 void qmmm_f77_set_dipoles_(const int64_t *f, const int *n_sites, const double *site_xyz, const double *mu, int *status);
 void qmmm_f77_update_dipoles_(const int64_t *f, const int *n_sites, const double *mu, int *status);
 void qmmm_f77_field_backend_(const int64_t *f, int *backend, int *precision, int *status);
@@ -1405,7 +1408,8 @@ void Api::three_ways(const char *call, C c, F f77, const std::vector<std::pair<s
 }
 
 // Calls whose failure names an index or quotes a count, on a live field (or on arrays made here): a NaN or a point
-// beyond reach at point i, a point on a nucleus, a NaN weight, negative and mismatched counts, a bad charge at m.
+// beyond reach at point i, a point on a nucleus, a NaN weight (the site field, or the accumulator's add: its sums
+// read the same before and after), negative and mismatched counts, a bad charge at m.
 void Api::index_messages() {
     const int what = in_.ConsumeIntegralInRange<int>(0, 7);
     const int n = in_.ConsumeIntegralInRange<int>(1, 5);
@@ -1480,14 +1484,33 @@ void Api::index_messages() {
                        [&] { qmmm_f77_field_eval_grad_(&hf, &n, p.data(), u.data(), g.data(), &status); return status; },
                        {{"n_points", n}});
             break;
-        case 2: {  // a NaN or huge weight at i
+        case 2: {  // a NaN or huge weight at i: the site field, or the accumulator's add, which keeps its sums
             w[i] = in_.ConsumeBool() ? kNaN : 1e301;
             const size_t m = static_cast<size_t>(f.nc + f.nn);
             std::vector<double> phi(m), ef(3 * m);
-            three_ways("qmmm_field_site_field",
-                       [&] { return qmmm_field_site_field(f.h, n, p.data(), w.data(), phi.data(), ef.data()); },
-                       [&] { qmmm_f77_field_site_field_(&hf, &n, p.data(), w.data(), phi.data(), ef.data(), &status); return status; },
+            if (in_.ConsumeBool()) {
+                three_ways("qmmm_field_site_field",
+                           [&] { return qmmm_field_site_field(f.h, n, p.data(), w.data(), phi.data(), ef.data()); },
+                           [&] { qmmm_f77_field_site_field_(&hf, &n, p.data(), w.data(), phi.data(), ef.data(), &status); return status; },
+                           {{"n_points", n}});
+                break;
+            }
+            std::vector<double> phi0(m), ef0(3 * m);
+            double ws0 = -1, ws1 = -2;
+            int64_t nc0 = -1, nc1 = -2;
+            FUZZ_CHECK(CALL(qmmm_field_site_accum_read(f.h, phi0.data(), ef0.data(), &ws0, &nc0)) == QMMM_SUCCESS,
+                       "site_accum_read: %s", qmmm_error_message());
+            const double weight = 1.0;
+            three_ways("qmmm_field_site_accum_add",
+                       [&] { return qmmm_field_site_accum_add(f.h, n, p.data(), w.data(), weight); },
+                       [&] { qmmm_f77_site_accum_add_(&hf, &n, p.data(), w.data(), &weight, &status); return status; },
                        {{"n_points", n}});
+            FUZZ_CHECK(CALL(qmmm_field_site_accum_read(f.h, phi.data(), ef.data(), &ws1, &nc1)) == QMMM_SUCCESS,
+                       "site_accum_read: %s", qmmm_error_message());
+            FUZZ_CHECK(std::memcmp(phi.data(), phi0.data(), m * sizeof(double)) == 0 &&
+                           std::memcmp(ef.data(), ef0.data(), 3 * m * sizeof(double)) == 0 && ws1 == ws0 && nc1 == nc0,
+                       "[nothing lost] a refused site_accum_add changed the accumulator (calls %lld -> %lld)",
+                       static_cast<long long>(nc0), static_cast<long long>(nc1));
             break;
         }
         case 3: {  // a negative point count (a sum: n_points quoted)
