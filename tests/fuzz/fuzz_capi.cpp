@@ -1488,7 +1488,8 @@ void Api::index_messages() {
             w[i] = in_.ConsumeBool() ? kNaN : 1e301;
             const size_t m = static_cast<size_t>(f.nc + f.nn);
             std::vector<double> phi(m), ef(3 * m);
-            if (in_.ConsumeBool()) {
+            // k (a coordinate, unused here) chooses, so the input's bytes go where they went before this branch.
+            if (k != 2) {
                 three_ways("qmmm_field_site_field",
                            [&] { return qmmm_field_site_field(f.h, n, p.data(), w.data(), phi.data(), ef.data()); },
                            [&] { qmmm_f77_field_site_field_(&hf, &n, p.data(), w.data(), phi.data(), ef.data(), &status); return status; },
