@@ -346,6 +346,29 @@ TEST(Charges, ScreenedPointAloneAsInACallThatFillsTheGpu) {
             qmmm_field_destroy(f);
         }
 }
+
+// A call of few points keeps its chunks' partial sums within 128 MiB, so 10^6 screened charges (7,813 chunks) take
+// 4,096 points in rounds of 2,048: each point's value has the bits of the same point alone (one round), and the points
+// of the second round land in their own places.
+TEST(Charges, ScreenedRoundsOfPointsKeepTheBits) {
+    REQUIRE_BACKEND();
+    Charges c = make_charges(1000000, QMMM_SCREEN_GAUSSIAN, 1, 73);
+    c.nuc_xyz.clear(), c.nuc_z.clear();
+    qmmm_field f = create(c, QMMM_PRECISION_DOUBLE);
+    const int n = 4096;
+    const auto pts = random_points(n, 74);
+    std::vector<double> all(n);
+    ASSERT_EQ(qmmm_field_eval(f, n, pts.data(), all.data()), QMMM_SUCCESS) << qmmm_error_message();
+    for (int i : {0, 2047, 2048, 3000, n - 1}) {
+        double one;
+        ASSERT_EQ(qmmm_field_eval(f, 1, &pts[3 * i], &one), QMMM_SUCCESS) << qmmm_error_message();
+        EXPECT_EQ(one, all[i]) << "point " << i;
+    }
+    long double ref, scale;
+    reference(c, &pts[3 * 3000], &ref, &scale);
+    EXPECT_LE(static_cast<double>(fabsl(all[3000] - ref) / scale), qmmm_claims::bound(QMMM_PRECISION_DOUBLE));
+    qmmm_field_destroy(f);
+}
 #endif
 
 // SINGLE rounds coordinates to float; a field and its points 10^2..10^5 bohr from the origin are summed around a
