@@ -49,8 +49,7 @@ struct Planes {
 template <class T>
 __device__ __forceinline__ T screened_term(int kind, T px, T py, T pz, const Quad<T> &q, const Quad<T> &s) {
     const T dx = px - q.x, dy = py - q.y, dz = pz - q.z;
-    const T d2 = dx * dx + dy * dy + dz * dz;
-    return q.w * (d2 >= s.z ? inv_sqrt(d2) : screened_inv_r_xyz<T>(kind, dx, dy, dz, s.x, s.y));
+    return q.w * screened_inv_d<T>(kind, dx, dy, dz, dx * dx + dy * dy + dz * dz, s.x, s.y, s.z);
 }
 
 // out[i stride + blockIdx.y] = point i's sum over the chunks [(y0 + blockIdx.y) per, (y0 + blockIdx.y + 1) per): each
@@ -72,13 +71,7 @@ __global__ void __launch_bounds__(kBlock) screened_kernel(Planes<T> c, int64_t n
         const int64_t e = b0 + kChunk < c1 ? b0 + kChunk : c1;
         T v = 0;
         for (int64_t t0 = b0; t0 < e; t0 += kBlock) {
-            __syncthreads();  // every thread is done with the previous tile
-            const int64_t k = t0 + threadIdx.x;
-            if (k < e) {
-                sh[2 * threadIdx.x] = Quad<T>{x[k], y[k], z[k], q[k]};
-                sh[2 * threadIdx.x + 1] = Quad<T>{a[k], b[k], cut2[k], T(0)};
-            }
-            __syncthreads();
+            load_screened_tile<T>(x, y, z, q, a, b, cut2, t0, e, sh);
             const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
 #pragma unroll kUnroll
             for (int j = 0; j < cnt; ++j) v += screened_term<T>(c.kind, px, py, pz, sh[2 * j], sh[2 * j + 1]);

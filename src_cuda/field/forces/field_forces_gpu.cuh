@@ -8,7 +8,8 @@
 #include <cstdint>
 
 #include "backend/field_shared.hpp"
-#include "charges/field_charges_gpu.cuh"  // Quad, inv_sqrt
+#include "charges/field_charges_gpu.cuh"  // Quad, inv_sqrt, screened_inv_d
+#include "forces/field_forces_shared.hpp"
 
 namespace qmmm::cuda::forces {
 
@@ -49,6 +50,15 @@ struct ForceDev {
     // field_forces_sign.hpp), 0 where the chunk keeps the running max of 1/d.
     const T *sum_lim = nullptr;
 };
+
+// A screened site's pair term (field_forces_shared.hpp) at offsets dx dy dz (d2 their squares' sum): g, its 1/d
+// (screened_inv_d), and h, with the term's gradient h d: beyond the cut-off -1/d^3, within it the screened form's (0 on
+// the charge). The gradient's and the site field's kernels take it.
+template <class T>
+__device__ __forceinline__ void screened_g_h(int kind, T dx, T dy, T dz, T d2, T a, T b, T cut2, T &g, T &h) {
+    g = screened_inv_d<T>(kind, dx, dy, dz, d2, a, b, cut2);
+    h = d2 >= cut2 ? -g * g * g : d2 > T(0) ? screened_grad_h<T>(kind, d2, a, b) : T(0);
+}
 
 // Where launch_sites puts each site's four values (phi, E): at 4 to_caller_p[k] of dst for plain site k, 4
 // to_caller_s[k] for screened site k (the caller's order); the value itself, or with acc_in dst = acc_in + weight x

@@ -290,15 +290,8 @@ __global__ void __launch_bounds__(kBlock) grad_rows_kernel(ForceDev<T> s, int64_
 template <class T>
 __device__ __forceinline__ void screened_pair(int kind, T dx, T dy, T dz, T c, T a, T b, T cut2, T &v, T &gx, T &gy,
                                               T &gz) {
-    const T d2 = dx * dx + dy * dy + dz * dz;
     T gv, h;
-    if (d2 >= cut2) {
-        const T inv = inv_sqrt(d2);
-        gv = inv, h = -inv * inv * inv;
-    } else {
-        gv = screened_inv_r_xyz<T>(kind, dx, dy, dz, a, b);
-        h = d2 > T(0) ? screened_grad_h<T>(kind, d2, a, b) : T(0);
-    }
+    screened_g_h<T>(kind, dx, dy, dz, dx * dx + dy * dy + dz * dz, a, b, cut2, gv, h);
     v += c * gv;
     const T ch = c * h;
     gx += ch * dx, gy += ch * dy, gz += ch * dz;
@@ -317,13 +310,7 @@ __global__ void __launch_bounds__(kBlock) grad_screened_kernel(ForceDev<T> s, in
         for (int c = 0; c < 3; ++c) p[c] = static_cast<T>(xyz[3 * i + c] - s.origin[c]);
     T v = 0, gx = 0, gy = 0, gz = 0;
     for (int64_t t0 = b; t0 < e; t0 += kBlock) {
-        __syncthreads();
-        const int64_t k = t0 + threadIdx.x;
-        if (k < e) {
-            sh[2 * threadIdx.x] = Quad<T>{s.sx[k], s.sy[k], s.sz[k], s.sc[k]};
-            sh[2 * threadIdx.x + 1] = Quad<T>{s.sa[k], s.sb[k], s.cut2[k], T(0)};
-        }
-        __syncthreads();
+        load_screened_tile<T>(s.sx, s.sy, s.sz, s.sc, s.sa, s.sb, s.cut2, t0, e, sh);
         const int cnt = static_cast<int>(e - t0 < kBlock ? e - t0 : kBlock);
         for (int j = 0; j < cnt; ++j) {
             const Quad<T> q = sh[2 * j], r = sh[2 * j + 1];

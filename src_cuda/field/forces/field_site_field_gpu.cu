@@ -54,13 +54,7 @@ __device__ __forceinline__ void site_sum(const ForceDev<T> &s, int64_t b0, int64
                 }
                 T g, h;
                 if (kScreened) {
-                    if (d2 >= cut2) {
-                        const T inv = inv_sqrt(d2);
-                        g = inv, h = -inv * inv * inv;
-                    } else {
-                        g = screened_inv_r_xyz<T>(s.kind, dx, dy, dz, a, b);
-                        h = d2 > T(0) ? screened_grad_h<T>(s.kind, d2, a, b) : T(0);
-                    }
+                    screened_g_h<T>(s.kind, dx, dy, dz, d2, a, b, cut2, g, h);
                 } else if (kCareful) {
                     const bool on = d2 < T(kSingularRadius2);
                     const T inv = on ? T(0) : inv_sqrt(d2);
