@@ -292,7 +292,7 @@ void ForceEngine::accum_add(int64_t n, const double *xyz, const double *w, doubl
     const double *host_grad = nullptr;  // the gradient recomputed in double on the host (SINGLE), else staged
     if (accum_grad_) {
         bool bad_g = false;
-        kernels().sites_grad(n, xyz, w, nullptr, &bad_g);
+        kernels().accum_stage_grad(n, xyz, w, weight, &bad_g);
         if (bad_g && s_.precision == QMMM_PRECISION_SINGLE) {
             host_g_.resize(6 * static_cast<size_t>(n_sites()));
             if (sites_grad_host(n, xyz, w, host_g_.data())) bad_g = false, host_grad = host_g_.data();

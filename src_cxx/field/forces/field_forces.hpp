@@ -72,6 +72,12 @@ public:
     // sites_grad (egrad NULL), or by weight * egrad given on the host (the engine's double recomputation).
     virtual void accum_grad_reset() = 0;
     virtual void accum_commit_grad(double weight, const double *egrad) = 0;
+    // An accumulating call's gradient, staged for accum_commit_grad(weight, NULL); *bad as sites_grad. A backend may
+    // stage the running sums + weight x values themselves (the CPU: no pass over the values at the commit).
+    virtual void accum_stage_grad(int64_t n, const double *xyz, const double *w, double weight, bool *bad) {
+        (void)weight;
+        sites_grad(n, xyz, w, nullptr, bad);
+    }
     virtual void accum_read_grad(double *egrad) = 0;
     // The running sums grow by weight * phi / efield given in the caller's site order (values the engine recomputed
     // on the host; the CUDA backend uploads them); false where a backend cannot (then the engine reports the call).

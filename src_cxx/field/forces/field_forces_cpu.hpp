@@ -51,8 +51,11 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
                      double *e_p, double *phi_s, double *e_s, const SiteAccum *acc = nullptr);
 
 // Each plain site's field gradient from n points with weights w: egrad[6k..6k+5] (xx xy xz yy yz zz), k in the plain
-// sites' order (field_site_grad_cpu.cpp). Returns true when every output is finite.
+// sites' order (field_site_grad_cpu.cpp). With acc_in (the accumulator's gradient sums, other storage than egrad):
+// egrad = acc_in + weight * value, the product rounded before the sum, as SiteAccum. Returns true when every value
+// is finite.
 template <class T>
-bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *egrad);
+bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *egrad,
+                          const double *acc_in = nullptr, double weight = 0.0);
 
 }  // namespace qmmm

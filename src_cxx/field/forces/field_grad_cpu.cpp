@@ -420,15 +420,27 @@ public:
         if (!egrad) stage_g_.resize(6 * index_.size()), egrad = stage_g_.data();
         *bad = !force_sites_grad_cpu(s_, n, xyz, w, egrad);
     }
-    void accum_grad_reset() override { acc_g_.assign(6 * index_.size(), 0.0); }
+    void accum_grad_reset() override { acc_g_[0].assign(6 * index_.size(), 0.0), acc_g_[1].resize(6 * index_.size()); }
+    // The call's sums (running sums + weight x values) go into the spare copy as the tiles finish; the commit swaps
+    // it in, so a call that fails later (its potential or field) leaves the sums as they were.
+    void accum_stage_grad(int64_t n, const double *xyz, const double *w, double weight, bool *bad) override {
+        if (acc_g_[0].size() != 6 * index_.size()) accum_grad_reset();
+        *bad = !force_sites_grad_cpu(s_, n, xyz, w, acc_g_[1].data(), acc_g_[0].data(), weight);
+        staged_ = !*bad;
+    }
     void accum_commit_grad(double weight, const double *egrad) override {
-        if (!egrad) egrad = stage_g_.data();
-        if (acc_g_.size() != 6 * index_.size()) accum_grad_reset();
-        for (size_t k = 0; k < acc_g_.size(); ++k) acc_g_[k] += weight * egrad[k];
+        if (acc_g_[0].size() != 6 * index_.size()) accum_grad_reset();
+        if (!egrad) {  // the staged call
+            if (staged_) acc_g_[0].swap(acc_g_[1]);
+            staged_ = false;
+            return;
+        }
+        staged_ = false;
+        for (size_t k = 0; k < acc_g_[0].size(); ++k) acc_g_[0][k] += weight * egrad[k];
     }
     void accum_read_grad(double *egrad) override {
-        if (acc_g_.size() != 6 * index_.size()) accum_grad_reset();
-        std::copy(acc_g_.begin(), acc_g_.end(), egrad);
+        if (acc_g_[0].size() != 6 * index_.size()) accum_grad_reset();
+        std::copy(acc_g_[0].begin(), acc_g_[0].end(), egrad);
     }
 
 private:
@@ -440,7 +452,10 @@ private:
     ForceSourcesCpu<T> s_;
     std::vector<int64_t> index_;
     bool ok_ = true;
-    std::vector<double> pp_, pe_, sp_, se_, stage_g_, acc_g_;
+    std::vector<double> pp_, pe_, sp_, se_, stage_g_;
+    // The gradient's running sums (acc_g_[0]) and the spare copy a staged call writes (acc_g_[1]).
+    std::vector<double> acc_g_[2];
+    bool staged_ = false;
     // The accumulator: acc_[0] the running sums of phi, Ex, Ey, Ez (m each, in the kernels' order), acc_[1] the spare
     // copy a call writes (kept between calls: no allocation per call).
     std::vector<double> acc_[2];

@@ -5,7 +5,8 @@
 // sums every kFieldChunk points, as the site field (field_site_field_cpu.cpp). Threads take tiles of sites (each
 // site is summed by one thread), vectorised across the sites of a block, so a site's bits depend on neither the
 // thread count nor the other sites. Where the CPU has AVX-512 (forces_use_avx512) the pairs take 1/d from the
-// hardware seed as the site field's loops do (field_forces_avx512.hpp's recip); elsewhere the compiler's loops.
+// hardware seed as the site field's loops do (field_forces_avx512.hpp's recip); elsewhere the compiler's loops. The
+// accumulator's form writes running sum + weight x value as each tile finishes (no pass over the values after).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -175,8 +176,8 @@ inline void grad_points(int64_t m, const float *x, const float *y, const float *
 }  // namespace
 
 template <class T>
-bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w,
-                          double *egrad) {
+bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *egrad,
+                          const double *acc_in, double weight) {
     std::vector<T> p(4 * static_cast<size_t>(n));  // x y z w per point, offsets from the origin, w times kPre
     for (int64_t i = 0; i < n; ++i) {
         for (int k = 0; k < 3; ++k) p[4 * i + k] = static_cast<T>(xyz[3 * i + k] - s.origin[k]);
@@ -205,7 +206,14 @@ bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *
         for (int64_t k = 0; k < m; ++k)
             for (int c = 0; c < 6; ++c) {
                 const double v = g[c * kSiteTile + k];
-                egrad[6 * (first + k) + c] = v;
+                const int64_t o = 6 * (first + k) + c;
+                if (acc_in) {
+                    double p = weight * v;
+                    __asm__("" : "+x"(p));  // rounded apart, not fused into the sum: the bits of adding the values
+                    egrad[o] = acc_in[o] + p;
+                } else {
+                    egrad[o] = v;
+                }
                 ok = ok && std::isfinite(v);
             }
         if (!ok) bad.store(true, std::memory_order_relaxed);
@@ -214,8 +222,8 @@ bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *
 }
 
 template bool force_sites_grad_cpu<double>(const ForceSourcesCpu<double> &, int64_t, const double *, const double *,
-                                           double *);
+                                           double *, const double *, double);
 template bool force_sites_grad_cpu<float>(const ForceSourcesCpu<float> &, int64_t, const double *, const double *,
-                                          double *);
+                                          double *, const double *, double);
 
 }  // namespace qmmm
