@@ -309,6 +309,12 @@ TEST(Charges, PointValueIndependentOfBatchAndThreads) {
             ASSERT_EQ(qmmm_field_eval(f1, 1, &pts[3 * i], &one), QMMM_SUCCESS);
             EXPECT_EQ(one, all[i]);
         }
+        // A walker's 22 points on up to 5 threads (tiles of fewer points than a thread's share of 300)
+        qmmm_field f5 = create(c, QMMM_PRECISION_DOUBLE, 1, 5);
+        std::vector<double> few(22);
+        ASSERT_EQ(qmmm_field_eval(f5, 22, pts.data(), few.data()), QMMM_SUCCESS);
+        EXPECT_EQ(few, std::vector<double>(all.begin(), all.begin() + 22));
+        qmmm_field_destroy(f5);
 #endif
         qmmm_field_destroy(f1), qmmm_field_destroy(f2);
     }
