@@ -65,8 +65,9 @@ public:
     virtual void accum_reset() = 0;
     virtual void accum_read(double *phi, double *efield) = 0;
     // The field gradient at the sites of n points with weights w (6 a site: xx xy xz yy yz zz; plain sites only, the
-    // engine refuses a field with screened ones), in the caller's site order. egrad NULL: the values stay staged in
-    // the backend (on the GPU's memory for CUDA) for accum_commit_grad. *bad as sites().
+    // engine refuses a field with screened ones), in the caller's site order. egrad NULL (the default accum_stage_grad
+    // only, which the CPU backend replaces): the values stay staged on the GPU's memory for accum_commit_grad. *bad as
+    // sites().
     virtual void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) = 0;
     // The gradient sums (allocated and zeroed by accum_grad_reset) grow by weight * the staged values of the last
     // sites_grad (egrad NULL), or by weight * egrad given on the host (the engine's double recomputation).

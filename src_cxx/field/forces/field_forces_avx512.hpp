@@ -461,8 +461,7 @@ QMMM_AVX512 void put_sites(__mmask16 m, const Sums<float> &s, double *phi, doubl
     if (m >> 8) store8(static_cast<__mmask8>(m >> 8), h[0], h[1], h[2], h[3], phi + 8, e + 24);
 }
 
-// weight * v rounded on its own: the empty asm hides the product from the compiler, which would otherwise contract
-// the multiply and the accumulator's add into one fused multiply-add (other bits than the caller's own sums).
+// weight * v rounded on its own, eight lanes of add_weighted's product (field_forces_cpu.hpp: why).
 QMMM_AVX512 __m512d product(__m512d weight, __m512d v) {
     __m512d p = _mm512_mul_pd(weight, v);
     __asm__("" : "+v"(p));

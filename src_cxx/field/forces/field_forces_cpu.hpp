@@ -33,10 +33,18 @@ struct ForceSourcesCpu {
 template <class T>
 bool force_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, double *u, double *g);
 
+// in + weight * v with the product rounded on its own: the empty asm hides it from the compiler, which would otherwise
+// contract the multiply and the add into one fused multiply-add (other bits than the caller adding weight times the
+// plain call's values). The AVX-512 loops' form: avx512_forces::product.
+inline double add_weighted(double in, double weight, double v) {
+    double p = weight * v;
+    __asm__("" : "+x"(p));
+    return in + p;
+}
+
 // The site accumulator's running sums in the kernels' order (the plain sites, then the screened ones at n_plain), one
-// array each for phi, Ex, Ey, Ez: a call reads in and writes out[q][k] = in[q][k] + weight * value, the product
-// rounded before the sum (the bits of the caller adding weight times the plain call's values). out is other storage
-// than in (the accumulator's spare copy), so a call that fails leaves the sums in `in` as they were.
+// array each for phi, Ex, Ey, Ez: a call reads in and writes out[q][k] = add_weighted(in[q][k], weight, value). out is
+// other storage than in (the accumulator's spare copy), so a call that fails leaves the sums in `in` as they were.
 struct SiteAccum {
     const double *in[4];
     double *out[4];
@@ -52,7 +60,7 @@ bool force_sites_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, 
 
 // Each plain site's field gradient from n points with weights w: egrad[6k..6k+5] (xx xy xz yy yz zz), k in the plain
 // sites' order (field_site_grad_cpu.cpp). With acc_in (the accumulator's gradient sums, other storage than egrad):
-// egrad = acc_in + weight * value, the product rounded before the sum, as SiteAccum. Returns true when every value
+// egrad = add_weighted(acc_in, weight, value), as SiteAccum. Returns true when every value
 // is finite.
 template <class T>
 bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *xyz, const double *w, double *egrad,

@@ -401,8 +401,11 @@ public:
         if (acc_[0].size() != 4 * static_cast<size_t>(m)) accum_reset();
         for (int64_t k = 0; k < m; ++k) {
             const int64_t j = at(k);
-            acc_[0][j] += weight * phi[k];
-            for (int c = 0; c < 3; ++c) acc_[0][(c + 1) * m + j] += weight * efield[3 * k + c];
+            acc_[0][j] = add_weighted(acc_[0][j], weight, phi[k]);
+            for (int c = 0; c < 3; ++c) {
+                double &a = acc_[0][(c + 1) * m + j];
+                a = add_weighted(a, weight, efield[3 * k + c]);
+            }
         }
         return true;
     }
@@ -415,9 +418,9 @@ public:
             for (int c = 0; c < 3; ++c) efield[3 * k + c] = acc_[0][(c + 1) * m + j];
         }
     }
-    // Plain sites only (the engine refuses screened ones): the caller's order is the plain sites' own.
+    // Plain sites only (the engine refuses screened ones): the caller's order is the plain sites' own. egrad is never
+    // NULL here: the CPU stages an accumulating call's gradient through accum_stage_grad, which writes the sums.
     void sites_grad(int64_t n, const double *xyz, const double *w, double *egrad, bool *bad) override {
-        if (!egrad) stage_g_.resize(6 * index_.size()), egrad = stage_g_.data();
         *bad = !force_sites_grad_cpu(s_, n, xyz, w, egrad);
     }
     void accum_grad_reset() override { acc_g_[0].assign(6 * index_.size(), 0.0), acc_g_[1].resize(6 * index_.size()); }
@@ -436,7 +439,7 @@ public:
             return;
         }
         staged_ = false;
-        for (size_t k = 0; k < acc_g_[0].size(); ++k) acc_g_[0][k] += weight * egrad[k];
+        for (size_t k = 0; k < acc_g_[0].size(); ++k) acc_g_[0][k] = add_weighted(acc_g_[0][k], weight, egrad[k]);
     }
     void accum_read_grad(double *egrad) override {
         if (acc_g_[0].size() != 6 * index_.size()) accum_grad_reset();
@@ -452,7 +455,7 @@ private:
     ForceSourcesCpu<T> s_;
     std::vector<int64_t> index_;
     bool ok_ = true;
-    std::vector<double> pp_, pe_, sp_, se_, stage_g_;
+    std::vector<double> pp_, pe_, sp_, se_;
     // The gradient's running sums (acc_g_[0]) and the spare copy a staged call writes (acc_g_[1]).
     std::vector<double> acc_g_[2];
     bool staged_ = false;

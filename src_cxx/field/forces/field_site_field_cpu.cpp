@@ -129,8 +129,7 @@ inline bool plain_points_acc(int64_t m, const float *x, const float *y, const fl
     return avx512_forces::sites_plain_acc<float, kSiteVectors>(m, x, y, z, on_value, pw, np, pwt, acc, o);
 }
 
-// The tile's double sums added to the accumulator at o: out = in + weight * value, the product rounded apart (the
-// empty asm keeps the compiler from fusing it into the sum); whether every value is finite.
+// The tile's double sums added to the accumulator at o (add_weighted); whether every value is finite.
 inline bool acc_store_sites(int64_t m, const double *ph, const double *ex, const double *ey, const double *ez,
                             const SiteAccum &acc, int64_t o) {
     if (forces_use_avx512()) return avx512_forces::sites_acc_store(m, ph, ex, ey, ez, acc, o);
@@ -138,9 +137,7 @@ inline bool acc_store_sites(int64_t m, const double *ph, const double *ex, const
     const double *v[4] = {ph, ex, ey, ez};
     for (int64_t k = 0; k < m; ++k)
         for (int q = 0; q < 4; ++q) {
-            double p = acc.weight * v[q][k];
-            __asm__("" : "+x"(p));
-            acc.out[q][o + k] = acc.in[q][o + k] + p;
+            acc.out[q][o + k] = add_weighted(acc.in[q][o + k], acc.weight, v[q][k]);
             ok &= __builtin_isfinite(v[q][k]);
         }
     return ok;

@@ -207,13 +207,7 @@ bool force_sites_grad_cpu(const ForceSourcesCpu<T> &s, int64_t n, const double *
             for (int c = 0; c < 6; ++c) {
                 const double v = g[c * kSiteTile + k];
                 const int64_t o = 6 * (first + k) + c;
-                if (acc_in) {
-                    double p = weight * v;
-                    __asm__("" : "+x"(p));  // rounded apart, not fused into the sum: the bits of adding the values
-                    egrad[o] = acc_in[o] + p;
-                } else {
-                    egrad[o] = v;
-                }
+                egrad[o] = acc_in ? add_weighted(acc_in[o], weight, v) : v;
                 ok = ok && std::isfinite(v);
             }
         if (!ok) bad.store(true, std::memory_order_relaxed);
